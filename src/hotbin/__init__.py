@@ -1,0 +1,8 @@
+"""hotbin: histograms, scans and spatial heatmaps that stay fast on skewed data."""
+from __future__ import annotations
+
+from .api import backends, bincount, cumsum, histogram, histogram2d
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "backends", "bincount", "cumsum", "histogram", "histogram2d"]

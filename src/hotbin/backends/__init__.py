@@ -1,0 +1,80 @@
+"""Backends: one module per device family, all behind the same few primitives.
+
+A backend module (``hotbin.backends.<name>``) provides:
+
+``available() -> bool``
+    usable on this machine (its dependencies import and a device exists).
+``require() -> None``
+    raise ``ModuleNotFoundError`` naming the install command, or ``RuntimeError``
+    saying which device is missing.
+``devices() -> list[str]``
+    human-readable device names.
+``asarray(a)`` / ``to_output(x, like)``
+    take any array (NumPy, CuPy, torch) into the backend's array type; return a
+    result as the same kind of array as ``like`` (NumPy in, NumPy out; CuPy in,
+    CuPy out, on the same device).
+``minmax(a) -> (lo, hi)``
+    NumPy scalars of ``a.dtype``; NaN when ``a`` holds a NaN (as ``a.min()``).
+``max_abs(w) -> float``
+    ``max |w|`` (NaN when a weight is NaN).
+``histogram(a, rule, weights=None, scale=None)``
+    1-D histogram of the (flattened) values under a :class:`hotbin.binning.BinRule`.
+    int64 counts; with weights, sums in float64 (int64 for integer weights); with
+    ``scale`` (an int from :func:`hotbin.fixedpoint.scale_for`), the deterministic
+    fixed-point float64 sums.
+``histogram2d(x, y, rx, ry, weights=None, scale=None) -> (grid, kept)``
+    ``grid[ix, iy]`` under the two rules, and the number of points that landed in
+    a cell.
+``bincount(x, length, weights=None)``
+    counts (int64) or float64 sums of the non-negative integers ``x < length``
+    (validated by the caller).
+``cumsum(a, exclusive)``
+    prefix sums of the flattened values in NumPy's ``cumsum`` dtype.
+
+Backends are imported lazily: importing :mod:`hotbin` imports none of them.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+
+NAMES = ("cpu", "cuda", "wgpu")
+ENV = "HOTBIN_BACKEND"
+
+
+def load(name: str):
+    """The backend module ``name``, checked to be usable here."""
+    if name not in NAMES:
+        raise ValueError(f"backend: unknown backend {name!r}; choose one of {', '.join(NAMES)}")
+    mod = importlib.import_module(f"{__name__}.{name}")
+    mod.require()
+    return mod
+
+
+def available() -> list[str]:
+    """Names of the backends usable on this machine, cpu first."""
+    out = []
+    for name in NAMES:
+        try:
+            mod = importlib.import_module(f"{__name__}.{name}")
+            if mod.available():
+                out.append(name)
+        except Exception:  # a broken optional install must not break the listing
+            continue
+    return out
+
+
+def on_gpu(a) -> bool:
+    """True for CuPy arrays and torch CUDA tensors (anything on an NVIDIA device)."""
+    if hasattr(a, "__cuda_array_interface__"):
+        return True
+    is_cuda = getattr(a, "is_cuda", None)
+    return bool(is_cuda) if isinstance(is_cuda, bool) else False
+
+
+def select(backend: str | None, *arrays):
+    """Pick the backend: ``backend=``, else ``$HOTBIN_BACKEND``, else the inputs' device."""
+    name = backend or os.environ.get(ENV) or None
+    if name is None:
+        name = "cuda" if any(on_gpu(a) for a in arrays if a is not None) else "cpu"
+    return load(name)

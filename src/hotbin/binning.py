@@ -1,0 +1,258 @@
+"""Where bin edges fall and which bin a value lands in.
+
+This module is the only owner of that rule. Every backend re-implements
+:meth:`BinRule.index` in its own language (numba, CUDA C++, WGSL) and is tested
+against it on the same edge cases.
+
+The rule (DESIGN.md §4)
+-----------------------
+Edges are NumPy's, value for value and dtype for dtype: they are produced by
+``numpy.histogram_bin_edges`` itself, called so that it does not scan the data
+unless NumPy's own rule needs it (string bin rules).
+
+A value ``v`` lands in bin ``i`` iff ``edges[i] <= v < edges[i+1]``, the last bin
+closed (``v == edges[-1]`` lands in the last bin), compared in ``cmp_dtype``:
+
+* ``bins`` an int: the edges' dtype (``np.result_type(first, last, a)``, made
+  floating), exactly as NumPy casts the data before comparing;
+* ``bins`` a sequence: ``np.result_type(a, edges)``, as ``searchsorted`` compares.
+
+Values outside ``[edges[0], edges[-1]]`` and NaN land in no bin. Kernels may
+guess ``i`` by multiplying (``(v - lo) * nbins / (hi - lo)``) but must then
+correct the guess against the edges array until the rule above holds, so the
+result does not depend on how the guess rounds.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["BinRule", "histogram_rule", "histogram2d_rules", "cell_rule", "check_data"]
+
+# Comparison dtypes that kernels implement. Narrower types are widened exactly.
+_KERNEL_CMP = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64)}
+
+
+@dataclass(frozen=True)
+class BinRule:
+    """A 1-D bin rule: the edges returned to the user and how values are compared."""
+
+    edges: np.ndarray  #: edges exactly as NumPy returns them
+    cmp: np.ndarray  #: the same edges in the comparison dtype (what kernels compare against)
+    uniform: bool  #: edges came from ``linspace``: a multiply gives a good first guess
+
+    @property
+    def nbins(self) -> int:
+        return self.edges.size - 1
+
+    @property
+    def lo(self) -> float:
+        return float(self.cmp[0])
+
+    @property
+    def hi(self) -> float:
+        return float(self.cmp[-1])
+
+    @property
+    def scale(self) -> float:
+        """Multiplier of the first guess: ``nbins / (hi - lo)`` (0 when degenerate)."""
+        width = self.hi - self.lo
+        return self.nbins / width if width > 0 and np.isfinite(width) else 0.0
+
+    @property
+    def kernel_cmp(self) -> np.ndarray:
+        """Edges widened exactly to a dtype every kernel implements (f32, f64, i64, u64).
+
+        Comparing a value widened to this dtype against these edges gives the same
+        answer as comparing in :attr:`cmp`'s dtype, because the widening is exact
+        and order preserving (float16 -> float32, small ints -> int64).
+        """
+        dt = self.cmp.dtype
+        if dt in _KERNEL_CMP:
+            return self.cmp
+        if dt == np.float16:
+            return self.cmp.astype(np.float32)
+        if dt.kind == "i" or dt.kind == "b":
+            return self.cmp.astype(np.int64)
+        if dt.kind == "u":
+            return self.cmp.astype(np.uint64)
+        raise TypeError(f"no kernel compares in {dt}")
+
+    def index(self, v) -> np.ndarray:
+        """Reference implementation: the bin of each value, -1 for none (NumPy only)."""
+        v = np.asarray(v)
+        if v.dtype == np.bool_:
+            v = v.astype(np.uint8)
+        c = v.astype(self.cmp.dtype)
+        e = self.cmp
+        i = np.searchsorted(e, c, side="right") - 1
+        i[c == e[-1]] = self.nbins - 1
+        out = (c >= e[0]) & (c <= e[-1])
+        i[~out] = -1
+        return i
+
+
+def check_data(a: np.ndarray, name: str = "a") -> np.ndarray:
+    """Reject dtypes no histogram can take; bool becomes uint8 (as NumPy does)."""
+    if a.dtype == np.bool_:
+        return a.view(np.uint8)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{name}: cannot histogram data of dtype {a.dtype}; "
+                        "expected bool, integer or real floating-point values")
+    return a
+
+
+def _positive_int_bins(bins) -> int | None:
+    try:
+        n = operator.index(bins)
+    except TypeError:
+        return None
+    if n < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    return n
+
+
+def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule:
+    """The :class:`BinRule` of ``numpy.histogram(a, bins, range)``.
+
+    ``minmax`` computes ``(a.min(), a.max())`` as NumPy scalars of ``a``'s dtype;
+    it is called only when the range must come from the data, so backends can
+    supply a fast parallel reduction.
+    """
+    dt = a.dtype
+    empty = np.empty(0, dt)
+    if isinstance(bins, str):
+        # NumPy's estimators need the data itself (and the weights check).
+        edges = np.histogram_bin_edges(_host(a), bins, range, weights=_host(weights))
+        return _rule(edges, edges.dtype, True)
+    n = _positive_int_bins(bins)
+    if n is None:
+        edges = np.asarray(bins)
+        if edges.ndim != 1:
+            raise ValueError("`bins` must be 1d, when an array")
+        if edges.dtype.kind not in "iufb":
+            raise TypeError(f"bins: edges of dtype {edges.dtype} are not real numbers")
+        if edges.size < 1 or np.any(edges[:-1] > edges[1:]):
+            raise ValueError("`bins` must increase monotonically, when an array")
+        edges = np.histogram_bin_edges(empty, edges)
+        return _rule(edges, np.result_type(dt, edges.dtype), False)
+    if range is None and a.size:
+        lo, hi = minmax(a)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
+        range = (lo, hi)
+    elif range is not None:
+        range = _check_range(range, "range")
+    edges = np.histogram_bin_edges(empty, n, range)
+    return _rule(edges, edges.dtype, True)
+
+
+def _check_range(r, name):
+    try:
+        lo, hi = r
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a (min, max) pair, got {r!r}") from None
+    for v in (lo, hi):
+        if isinstance(v, complex) or np.iscomplexobj(v):
+            raise TypeError(f"{name}: bounds must be real numbers, got {r!r}")
+    if lo > hi:
+        raise ValueError("max must be larger than min in range parameter.")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
+    return lo, hi
+
+
+def _rule(edges: np.ndarray, cmp_dtype, uniform: bool) -> BinRule:
+    cmp_dtype = np.dtype(cmp_dtype)
+    if cmp_dtype == np.bool_:
+        cmp_dtype = np.dtype(np.uint8)
+    cmp = edges.astype(cmp_dtype, copy=False)
+    if uniform and edges.size > 2:
+        # A string rule may give non-linspace edges; only linspace edges get a multiply guess.
+        uniform = bool(np.all(cmp[1:] >= cmp[:-1]))
+    return BinRule(edges=edges, cmp=cmp, uniform=uniform)
+
+
+def histogram2d_rules(x, y, bins=10, range=None, minmax=None):
+    """The two rules of ``numpy.histogram2d(x, y, bins, range)`` (via ``histogramdd``).
+
+    ``histogramdd`` stacks ``x`` and ``y`` into one array, so both axes see their
+    common dtype; its edges come from ``linspace`` without a dtype, and it bins
+    with ``searchsorted(edges, v, 'right')`` with the last edge closed: the same
+    rule as the 1-D one.
+    """
+    dt = np.result_type(x.dtype, y.dtype)
+    try:
+        nb = len(bins)
+    except TypeError:
+        nb = 1
+    if nb not in (1, 2):
+        bins = [np.asarray(bins)] * 2
+    elif np.ndim(bins) == 0:
+        bins = [bins] * 2
+    elif nb == 1:
+        raise ValueError("The dimension of bins must be equal to the dimension of the sample x.")
+    ranges = [None, None] if range is None else list(range)
+    if len(ranges) != 2:
+        raise ValueError(f"range: expected [[xmin, xmax], [ymin, ymax]], got {range!r}")
+    return [_dd_rule(i, v, dt, b, r, minmax) for i, (v, b, r) in enumerate(zip((x, y), bins, ranges))]
+
+
+def _dd_rule(i, v, dt, b, r, minmax) -> BinRule:
+    if np.ndim(b) == 0:
+        try:
+            n = operator.index(b)
+        except TypeError:
+            raise TypeError(f"`bins[{i}]` must be an integer, when a scalar") from None
+        if n < 1:
+            raise ValueError(f"`bins[{i}]` must be positive, when an integer")
+        if r is not None:
+            lo, hi = _check_range(r, f"range[{i}]")
+        elif v.size == 0:
+            lo, hi = 0, 1
+        else:
+            lo, hi = (np.asarray(m).astype(dt)[()] for m in minmax(v))
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, n + 1)
+        return _rule(edges, np.result_type(dt, edges.dtype), True)
+    edges = np.asarray(b)
+    if edges.ndim != 1:
+        raise ValueError(f"`bins[{i}]` must be a scalar or 1d array")
+    if edges.dtype.kind not in "iufb":
+        raise TypeError(f"bins[{i}]: edges of dtype {edges.dtype} are not real numbers")
+    if edges.size < 1 or np.any(edges[:-1] > edges[1:]):
+        raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an array")
+    return _rule(edges, np.result_type(dt, edges.dtype), False)
+
+
+def cell_rule(n: int, lo, hi, name: str) -> BinRule:
+    """Heatmap cells along one axis: ``linspace(lo, hi, n + 1)`` in float64, half-open.
+
+    Unlike a histogram's last bin, the last cell is open at ``hi``, so adjacent
+    heatmaps tile without double counting. Kernels implement that by using the
+    rule with ``hi`` replaced by the largest float64 below it as the closed end.
+    """
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"{name}: must be a positive number of cells, got {n}")
+    lo, hi = float(lo), float(hi)
+    edges = np.linspace(lo, hi, n + 1)
+    cmp = edges.copy()
+    cmp[-1] = np.nextafter(hi, -np.inf)  # closed at the float just below hi == open at hi
+    return BinRule(edges=edges, cmp=cmp, uniform=True)
+
+
+def _host(a):
+    if a is None or isinstance(a, np.ndarray):
+        return a
+    get = getattr(a, "get", None)  # CuPy
+    if get is not None:
+        return get()
+    if hasattr(a, "cpu"):  # torch
+        return a.detach().cpu().numpy()
+    return np.asarray(a)
