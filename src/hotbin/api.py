@@ -40,11 +40,17 @@ def _scale(be, w, deterministic):
 
 
 def _weighted(compute, be, w, deterministic):
-    """Run ``compute(weights, scale)``; complex weights are two real runs."""
+    """Run ``compute(weights, scale)``; complex weights are two real runs.
+
+    With a fixed-point scale the backend returns integer words, turned into
+    float64 here by the one combine rule.
+    """
     if w is not None and w.dtype.kind == "c":
-        re, im = w.real, w.imag
-        return compute(re, _scale(be, re, deterministic)) + 1j * compute(im, _scale(be, im, deterministic))
-    return compute(w, _scale(be, w, deterministic))
+        return (_weighted(compute, be, w.real, deterministic)
+                + 1j * _weighted(compute, be, w.imag, deterministic))
+    s = _scale(be, w, deterministic)
+    out = compute(w, s)
+    return out if s is None else fixedpoint.combine(_backends.to_host(out), s)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=None,

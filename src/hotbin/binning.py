@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .backends import to_host
+
 __all__ = ["BinRule", "histogram_rule", "histogram2d_rules", "cell_rule", "check_data"]
 
 # Comparison dtypes that kernels implement. Narrower types are widened exactly.
@@ -125,7 +127,7 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
     empty = np.empty(0, dt)
     if isinstance(bins, str):
         # NumPy's estimators need the data itself (and the weights check).
-        edges = np.histogram_bin_edges(_host(a), bins, range, weights=_host(weights))
+        edges = np.histogram_bin_edges(to_host(a), bins, range, weights=to_host(weights))
         return _rule(edges, edges.dtype, True)
     n = _positive_int_bins(bins)
     if n is None:
@@ -245,14 +247,3 @@ def cell_rule(n: int, lo, hi, name: str) -> BinRule:
     cmp = edges.copy()
     cmp[-1] = np.nextafter(hi, -np.inf)  # closed at the float just below hi == open at hi
     return BinRule(edges=edges, cmp=cmp, uniform=True)
-
-
-def _host(a):
-    if a is None or isinstance(a, np.ndarray):
-        return a
-    get = getattr(a, "get", None)  # CuPy
-    if get is not None:
-        return get()
-    if hasattr(a, "cpu"):  # torch
-        return a.detach().cpu().numpy()
-    return np.asarray(a)

@@ -51,12 +51,28 @@ def split(w: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
     return hi.astype(np.int64), lo.astype(np.int64)
 
 
-def combine(hi: np.ndarray, lo: np.ndarray, s: int) -> np.ndarray:
-    """float64 value of the integer sums ``hi * 2**32 + lo`` times ``2**-s`` (a fixed function)."""
-    hi = np.asarray(hi, np.int64)
-    lo = np.asarray(lo, np.int64)
-    hi = hi + (lo >> SPLIT)  # fold the carry: 0 <= lo < 2**32 afterwards
-    lo = lo & ((1 << SPLIT) - 1)
+def fold(words: np.ndarray) -> np.ndarray:
+    """Normalize words ``[hi, lo, ...]`` (axis 0) so that ``0 <= lo < 2**32``; same value."""
+    words = np.asarray(words, np.int64)
+    hi = words[0] + (words[1] >> SPLIT)
+    return np.stack([hi, words[1] & ((1 << SPLIT) - 1)])
+
+
+def merge(partials: np.ndarray) -> np.ndarray:
+    """Exact sum of partial words stacked on axis 0 (shape ``(k, 2, ...)``) -> ``(2, ...)``.
+
+    This is the one combine rule for fixed-point partials: threads, GPU blocks and
+    Dask chunks all produce words, and any grouping of merges gives the same words.
+    Each partial's low word must be below ``LO_CHUNK * 2**32`` (fold it first otherwise).
+    """
+    partials = np.asarray(partials, np.int64)
+    folded = np.stack([fold(p) for p in partials]) if partials.shape[0] else partials
+    return fold(folded.sum(axis=0))
+
+
+def combine(words: np.ndarray, s: int) -> np.ndarray:
+    """float64 value of words ``hi * 2**32 + lo`` times ``2**-s`` (a fixed function of them)."""
+    hi, lo = fold(words)
     return np.ldexp(hi.astype(np.float64), SPLIT - s) + np.ldexp(lo.astype(np.float64), -s)
 
 

@@ -20,11 +20,12 @@ A backend module (``hotbin.backends.<name>``) provides:
 ``histogram(a, rule, weights=None, scale=None)``
     1-D histogram of the (flattened) values under a :class:`hotbin.binning.BinRule`.
     int64 counts; with weights, sums in float64 (int64 for integer weights); with
-    ``scale`` (an int from :func:`hotbin.fixedpoint.scale_for`), the deterministic
-    fixed-point float64 sums.
+    ``scale`` (an int from :func:`hotbin.fixedpoint.scale_for`), the fixed-point
+    integer words ``(2, nbins)`` int64 (:func:`hotbin.fixedpoint.split`, summed,
+    low word folded), which the caller merges and combines.
 ``histogram2d(x, y, rx, ry, weights=None, scale=None) -> (grid, kept)``
-    ``grid[ix, iy]`` under the two rules, and the number of points that landed in
-    a cell.
+    ``grid[ix, iy]`` under the two rules (words ``(2, nx, ny)`` with ``scale``),
+    and the number of points that landed in a cell.
 ``bincount(x, length, weights=None)``
     counts (int64) or float64 sums of the non-negative integers ``x < length``
     (validated by the caller).
@@ -37,6 +38,8 @@ from __future__ import annotations
 
 import importlib
 import os
+
+import numpy as np
 
 NAMES = ("cpu", "cuda", "wgpu")
 ENV = "HOTBIN_BACKEND"
@@ -70,6 +73,17 @@ def on_gpu(a) -> bool:
         return True
     is_cuda = getattr(a, "is_cuda", None)
     return bool(is_cuda) if isinstance(is_cuda, bool) else False
+
+
+def to_host(a):
+    """A NumPy array of any array (CuPy and torch are copied to the host); None stays None."""
+    if a is None or isinstance(a, np.ndarray):
+        return a
+    if hasattr(a, "__cuda_array_interface__") and callable(getattr(a, "get", None)):  # CuPy
+        return a.get()
+    if hasattr(a, "detach"):  # torch
+        return a.detach().cpu().numpy()
+    return np.asarray(a)
 
 
 def select(backend: str | None, *arrays):

@@ -16,6 +16,7 @@ from numba import njit, prange
 
 from .. import fixedpoint
 from ..binning import BinRule
+from . import to_host
 
 NAME = "cpu"
 
@@ -54,14 +55,7 @@ def devices() -> list[str]:
 
 
 def asarray(a):
-    if isinstance(a, np.ndarray):
-        return a
-    get = getattr(a, "get", None)  # CuPy -> host
-    if callable(get) and hasattr(a, "__cuda_array_interface__"):
-        return get()
-    if hasattr(a, "detach"):  # torch
-        return a.detach().cpu().numpy()
-    return np.asarray(a)
+    return to_host(a)
 
 
 def to_output(x, like=None):
@@ -361,15 +355,7 @@ def _fixed(kernel, arrays, weights, ncells, scale):
             hi += lw >> fixedpoint.SPLIT
             lw &= (1 << fixedpoint.SPLIT) - 1
             done = 0
-    hi_s, lo_s = _sum_words(hi[:, :ncells], lw[:, :ncells])
-    return fixedpoint.combine(hi_s, lo_s, scale)
-
-
-def _sum_words(hi, lw):
-    """Sum per-thread words without overflow: fold carries before adding."""
-    hi = hi + (lw >> fixedpoint.SPLIT)
-    lw = lw & ((1 << fixedpoint.SPLIT) - 1)
-    return hi.sum(axis=0), lw.sum(axis=0)
+    return fixedpoint.merge(np.stack([hi[:, :ncells], lw[:, :ncells]], axis=1))
 
 
 def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
@@ -382,7 +368,7 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
         grid = _fixed(lambda a, b, w, f, hi, lw: _hist2d_fixed(a, b, w, f, *ax, *ay, hi, lw),
                       [x, y], weights, ncell, scale)
         kept = int(histogram2d(x, y, rx, ry)[1])
-        return grid.reshape(nx, ny), kept
+        return grid.reshape(2, nx, ny), kept
     wd = np.dtype(np.int64) if weights is None else _weight_dtype(weights.dtype)
     out = np.zeros((_nparts(x.size, (ncell + 1) * 8), ncell + 1), wd)
     kx, ky = _kernel_dtype(x.dtype), _kernel_dtype(y.dtype)
