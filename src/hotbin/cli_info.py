@@ -8,12 +8,13 @@ def register(sub):
 
 
 def run(args) -> int:
-    from . import __version__, backends
+    from . import __version__
+    from . import backends as registry
 
     print(f"hotbin {__version__}")
-    for name in backends.NAMES:
+    for name in registry.NAMES:
         try:
-            mod = backends.load(name)
+            mod = registry.load(name)
             print(f"  {name:5s} yes  {'; '.join(mod.devices())}")
         except Exception as exc:
             print(f"  {name:5s} no   ({exc})")
