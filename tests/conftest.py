@@ -1,6 +1,6 @@
 """The backend matrix: every test that takes ``backend`` runs once per backend.
 
-A new backend joins the whole matrix by adding its name to ``hotbin.backends.NAMES``;
+A new backend joins the whole matrix by adding its name to ``hotbin.backend.NAMES``;
 backends not usable on this machine are skipped with the reason.
 """
 import importlib
@@ -8,7 +8,7 @@ import importlib
 import numpy as np
 import pytest
 
-from hotbin import backends as registry
+from hotbin import backend as registry
 
 
 def _usable(name):
@@ -34,7 +34,7 @@ def backend(request):
 @pytest.fixture
 def be(backend):
     """The backend module itself (for primitive-level tests)."""
-    return importlib.import_module(f"hotbin.backends.{backend}")
+    return importlib.import_module(f"hotbin.backend.{backend}")
 
 
 def to_numpy(a):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backends as _backends
+from . import backend as _backends
 from . import fixedpoint
 from .binning import check_data, histogram2d_rules, histogram_rule
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backends import to_host
+from .backend import to_host
 
 __all__ = ["BinRule", "histogram_rule", "histogram2d_rules", "cell_rule", "check_data"]
 

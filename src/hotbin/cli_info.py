@@ -9,7 +9,7 @@ def register(sub):
 
 def run(args) -> int:
     from . import __version__
-    from . import backends as registry
+    from . import backend as registry
 
     print(f"hotbin {__version__}")
     for name in registry.NAMES:

@@ -1,6 +1,6 @@
 """Backends: one module per device family, all behind the same few primitives.
 
-A backend module (``hotbin.backends.<name>``) provides:
+A backend module (``hotbin.backend.<name>``) provides:
 
 ``available() -> bool``
     usable on this machine (its dependencies import and a device exists).
