@@ -417,3 +417,4 @@ def cumsum(a, exclusive=False):
     np.cumsum(sums[:-1], out=offsets[1:])
     _scan_blocks(flat, offsets, exclusive, SCAN_BLOCK, out)
     return out
+from .cpu_luma import luma_histogram  # noqa: E402,F401
