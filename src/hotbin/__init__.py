@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from .api import backends, bincount, cumsum, histogram, histogram2d
+from .images import channel_histograms, equalize, luminance, luminance_histogram, percentiles
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "backends", "bincount", "cumsum", "histogram", "histogram2d"]
+__all__ = ["__version__", "backends", "bincount", "cumsum", "histogram", "histogram2d",
+           "luminance", "luminance_histogram", "equalize", "channel_histograms", "percentiles"]
