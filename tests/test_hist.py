@@ -1,0 +1,276 @@
+"""Histogram objects (issue #9): UHI protocol, NumPy round trips, mergeable partials, pickling, plots."""
+import pickle
+import sys
+
+import numpy as np
+import pytest
+
+import hotbin
+from hotbin import Histogram, fixedpoint
+
+
+def _bits(a):
+    return np.ascontiguousarray(a).tobytes()
+
+
+@pytest.fixture
+def data(rng):
+    a = rng.normal(size=5000)
+    w = rng.exponential(size=5000) * np.where(rng.random(5000) < 0.2, -1.0, 1.0)
+    return a, w
+
+
+# --- UHI protocol -------------------------------------------------------------------
+
+def test_uhi_protocol(data):
+    plottable = pytest.importorskip("uhi.typing.plottable")
+    a, w = data
+    for h in (hotbin.hist(a), hotbin.hist(a, weights=w, deterministic=True), hotbin.hist2d(a, w)):
+        assert isinstance(h, plottable.PlottableHistogram)
+        assert h.kind == "COUNT"
+        for ax in h.axes:
+            assert isinstance(ax, plottable.PlottableAxisGeneric)
+            assert isinstance(ax.traits, plottable.PlottableTraits)
+            assert ax.traits.circular is False and ax.traits.discrete is False
+
+
+def test_axis_is_a_sequence_of_intervals():
+    h = hotbin.hist(np.arange(10), bins=5, xlabel="x")
+    ax = h.axes[0]
+    assert len(ax) == 5
+    assert ax[0] == (0.0, 1.8)
+    assert ax[-1] == ax[4] == (7.2, 9.0)
+    assert list(ax) == [ax[i] for i in range(5)]
+    with pytest.raises(IndexError):
+        ax[5]
+    assert ax.label == "x"
+    np.testing.assert_array_equal(ax.edges, np.linspace(0, 9, 6))
+    np.testing.assert_allclose(ax.centers, (ax.edges[1:] + ax.edges[:-1]) / 2)
+    assert ax == hotbin.hist(np.arange(10.0), bins=5).axes[0]
+    assert ax != hotbin.hist(np.arange(10.0), bins=4).axes[0]
+
+
+# --- round trips against NumPy -------------------------------------------------------------
+
+def test_counts_round_trip(backend, data):
+    a, _ = data
+    h = hotbin.hist(a, bins=30, backend=backend)
+    ref, edges = np.histogram(a, bins=30)
+    values, e = h.to_numpy()
+    np.testing.assert_array_equal(values, ref)
+    assert values.dtype == np.int64
+    np.testing.assert_array_equal(e, edges)
+    assert e.dtype == edges.dtype
+    np.testing.assert_array_equal(h.counts(), ref)
+    np.testing.assert_array_equal(h.variances(), ref)
+    assert not h.weighted and not h.deterministic
+    np.testing.assert_allclose(h.density(), np.histogram(a, bins=30, density=True)[0])
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_weighted_round_trip(backend, data, deterministic):
+    a, w = data
+    h = hotbin.hist(a, bins=[-3, -1, 0, 0.5, 3], weights=w, backend=backend, deterministic=deterministic)
+    np.testing.assert_allclose(h.values(), np.histogram(a, [-3, -1, 0, 0.5, 3], weights=w)[0], rtol=1e-12)
+    sw2 = np.histogram(a, [-3, -1, 0, 0.5, 3], weights=w ** 2)[0]
+    np.testing.assert_allclose(h.variances(), sw2, rtol=1e-12)
+    np.testing.assert_allclose(h.counts(), h.values() ** 2 / sw2, rtol=1e-10)
+    assert h.weighted and h.deterministic == deterministic
+    if deterministic:
+        ref, _ = hotbin.histogram(a, bins=[-3, -1, 0, 0.5, 3], weights=w, backend=backend, deterministic=True)
+        assert _bits(h.values()) == _bits(ref)
+
+
+def test_integer_weights_stay_exact():
+    a = np.array([0, 1, 1, 2, 3])
+    w = np.array([2**40, 1, 1, 5, -3], dtype=np.int64)
+    h = hotbin.hist(a, bins=4, weights=w)
+    assert h.values().dtype == np.int64
+    np.testing.assert_array_equal(h.values(), [2**40, 2, 5, -3])
+    np.testing.assert_array_equal(h.variances(), np.array([2.0**80, 2, 25, 9]))
+
+
+def test_2d_round_trip(backend, data):
+    x, y = data
+    h = hotbin.hist2d(x, y, bins=(7, 5), backend=backend, xlabel="x", ylabel="y")
+    ref, xe, ye = np.histogram2d(x, y, bins=(7, 5))
+    values, hx, hy = h.to_numpy()
+    np.testing.assert_array_equal(values, ref)
+    np.testing.assert_array_equal(hx, xe)
+    np.testing.assert_array_equal(hy, ye)
+    assert h.shape == (7, 5) and h.ndim == 2
+    assert [ax.label for ax in h.axes] == ["x", "y"]
+    np.testing.assert_allclose(h.density(), np.histogram2d(x, y, bins=(7, 5), density=True)[0])
+    hw = hotbin.hist2d(x, y, bins=4, weights=y, backend=backend)
+    np.testing.assert_allclose(hw.values(), np.histogram2d(x, y, bins=4, weights=y)[0], rtol=1e-12)
+    np.testing.assert_allclose(hw.variances(), np.histogram2d(x, y, bins=4, weights=y**2)[0], rtol=1e-12)
+
+
+def test_from_arrays():
+    h = Histogram(np.array([1, 2, 3]), [0, 1, 2, 3], label="mine")
+    assert h.label == "mine" and h.values().tolist() == [1, 2, 3]
+    with pytest.raises(ValueError, match="values"):
+        Histogram(np.array([1, 2]), [0, 1, 2, 3])
+    with pytest.raises(ValueError, match="variances"):
+        Histogram(np.array([1, 2, 3]), [0, 1, 2, 3], variances=[1, 2])
+
+
+def test_series_name_labels_the_axis():
+    pd = pytest.importorskip("pandas")
+    s = pd.Series(np.arange(20.0), name="speed")
+    assert hotbin.hist(s).axes[0].label == "speed"
+
+
+def test_bad_input():
+    with pytest.raises(TypeError, match="complex"):
+        hotbin.hist(np.arange(3.0), weights=np.ones(3, complex))
+    with pytest.raises(ValueError, match="weights"):
+        hotbin.hist(np.arange(3.0), weights=np.ones(4))
+    with pytest.raises(ValueError, match="bins"):
+        hotbin.hist(np.arange(3.0), bins=0)
+    with pytest.raises(ValueError, match="bounds"):
+        hotbin.hist(np.arange(3.0), weights=np.ones(3), bounds=(1.0, 3))
+    with pytest.raises(ValueError, match="bounds"):
+        hotbin.hist(np.arange(3.0), weights=np.full(3, 2.0), deterministic=True, bounds=(1.0, 3))
+    with pytest.raises(ValueError, match="finite"):
+        hotbin.hist(np.arange(3.0), weights=np.array([1, np.nan, 2]), deterministic=True)
+
+
+# --- mergeable partials ------------------------------------------------------------------
+
+def _split(n, k, rng):
+    cuts = np.sort(rng.choice(np.arange(1, n), k - 1, replace=False))
+    return np.split(np.arange(n), cuts)
+
+
+def test_merge_counts_equals_one_histogram(backend, data, rng):
+    a, _ = data
+    parts = [hotbin.hist(a[i], bins=20, range=(-4, 4), backend=backend) for i in _split(a.size, 5, rng)]
+    whole = hotbin.hist(a, bins=20, range=(-4, 4), backend=backend)
+    merged = sum(parts)
+    np.testing.assert_array_equal(merged.values(), whole.values())
+    np.testing.assert_array_equal((parts[0] + parts[1]).values(), parts[1].values() + parts[0].values())
+    np.testing.assert_array_equal(merged.axes[0].edges, whole.axes[0].edges)
+
+
+def test_merge_weighted_close(data, rng):
+    a, w = data
+    idx = _split(a.size, 3, rng)
+    merged = sum(hotbin.hist(a[i], range=(-4, 4), weights=w[i]) for i in idx)
+    whole = hotbin.hist(a, range=(-4, 4), weights=w)
+    np.testing.assert_allclose(merged.values(), whole.values(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(merged.variances(), whole.variances(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dims", [1, 2])
+def test_deterministic_merge_is_bitwise(backend, data, rng, dims):
+    a, w = data
+    bounds = (fixedpoint.max_abs(w), a.size)
+
+    def build(i):
+        if dims == 1:
+            return hotbin.hist(a[i], 25, (-4, 4), w[i], backend=backend, deterministic=True, bounds=bounds)
+        return hotbin.hist2d(a[i], w[i], 6, [(-4, 4), (-5, 5)], w[i], backend=backend,
+                             deterministic=True, bounds=bounds)
+
+    whole = build(np.arange(a.size))
+    for k in (2, 3, 7):
+        parts = [build(i) for i in _split(a.size, k, rng)]
+        for merged in (sum(parts), sum(parts[::-1]), parts[0] + sum(parts[1:])):
+            assert _bits(merged.values()) == _bits(whole.values())
+            assert _bits(merged.variances()) == _bits(whole.variances())
+    # without bounds, the whole histogram's default scale is the in-memory API's
+    if dims == 1:
+        ref, _ = hotbin.histogram(a, 25, (-4, 4), w, backend=backend, deterministic=True)
+        assert _bits(whole.values()) == _bits(ref)
+
+
+def test_merge_refuses_mismatches(data):
+    a, w = data
+    h = hotbin.hist(a, bins=10, range=(-4, 4))
+    with pytest.raises(ValueError, match="different edges"):
+        h + hotbin.hist(a, bins=11, range=(-4, 4))
+    with pytest.raises(ValueError, match="different edges"):
+        h + hotbin.hist(a, bins=10, range=(-4, 5))
+    with pytest.raises(ValueError, match="different edges"):
+        h + hotbin.hist(a.astype(np.float32), bins=10, range=(-4, 4))
+    with pytest.raises(ValueError, match="2-D"):
+        h + hotbin.hist2d(a, w)
+    with pytest.raises(ValueError, match="weighted"):
+        h + hotbin.hist(a, bins=10, range=(-4, 4), weights=w)
+    hw = hotbin.hist(a, bins=10, range=(-4, 4), weights=w)
+    hd = hotbin.hist(a, bins=10, range=(-4, 4), weights=w, deterministic=True)
+    with pytest.raises(ValueError, match="deterministic"):
+        hw + hd
+    with pytest.raises(ValueError, match="scale"):
+        hd + hotbin.hist(a[:10], bins=10, range=(-4, 4), weights=w[:10], deterministic=True)
+    with pytest.raises(TypeError):
+        h + 1
+
+
+# --- pickling --------------------------------------------------------------------------------
+
+def test_pickle_round_trip(data):
+    a, w = data
+    bounds = (fixedpoint.max_abs(w), a.size)
+    h1 = hotbin.hist(a[:1000], 12, (-4, 4), w[:1000], deterministic=True, bounds=bounds, label="L")
+    h2 = hotbin.hist(a[1000:], 12, (-4, 4), w[1000:], deterministic=True, bounds=bounds)
+    back = pickle.loads(pickle.dumps(h1))
+    assert isinstance(back, Histogram) and back.label == "L" and back.deterministic
+    assert _bits(back.values()) == _bits(h1.values())
+    assert _bits(back.variances()) == _bits(h1.variances())
+    assert _bits((back + h2).values()) == _bits((h1 + h2).values())
+    h2d = hotbin.hist2d(a, w, bins=3)
+    back = pickle.loads(pickle.dumps(h2d))
+    np.testing.assert_array_equal(back.values(), h2d.values())
+    assert back.axes == h2d.axes
+
+
+# --- plots ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def figure():
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 3), dpi=50)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _render(fig, tmp_path):
+    import matplotlib.image
+
+    path = tmp_path / "plot.png"
+    fig.savefig(path)
+    img = matplotlib.image.imread(path)
+    assert img.shape == (150, 200, 4)
+    return img
+
+
+def test_plot_1d_png(figure, tmp_path, data):
+    ax = figure.subplots()
+    h = hotbin.hist(data[0], bins=20, label="a", xlabel="value")
+    assert hotbin.hist(data[0]).plot(ax=ax, color="red") is ax
+    assert ax.get_xlabel() == ""
+    h.plot(ax=ax, color="red")
+    assert ax.get_xlabel() == "value"
+    img = _render(figure, tmp_path)
+    red = (img[..., 0] - img[..., 1] > 0.3) & (img[..., 0] - img[..., 2] > 0.3)
+    assert red.sum() > 50  # the outline is drawn
+
+
+def test_plot_2d_png(figure, tmp_path, data):
+    ax = figure.subplots()
+    hotbin.hist2d(*data, bins=8, label="points").plot(ax=ax, cmap="viridis")
+    assert len(figure.axes) == 2  # the image and its colorbar
+    assert ax.get_title() == "points"
+    img = _render(figure, tmp_path)
+    assert (img[..., :3].std(axis=2) > 0.1).sum() > 500  # coloured cells, not a blank page
+
+
+def test_plot_without_matplotlib(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "hotbin\[plot\]"'):
+        hotbin.hist(np.arange(5)).plot()
