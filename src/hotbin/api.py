@@ -146,7 +146,7 @@ def bincount(x, weights=None, minlength=0, *, backend=None):
     if xa.ndim != 1:
         raise ValueError("object too deep for desired array" if xa.ndim > 1 else
                          "object of too small depth for desired array")
-    if xa.dtype.kind not in "biu" or not np.can_cast(xa.dtype, np.intp, "safe"):
+    if xa.dtype.kind not in "biu":
         raise TypeError(f"Cannot cast array data from {xa.dtype!r} to dtype('int64') "
                         "according to the rule 'safe'")
     minlength = int(minlength)

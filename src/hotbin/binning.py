@@ -107,10 +107,13 @@ def check_data(a: np.ndarray, name: str = "a") -> np.ndarray:
 
 
 def _positive_int_bins(bins) -> int | None:
+    """``bins`` as a count (NumPy's checks and messages), or None for an edges array."""
+    if np.ndim(bins) != 0:
+        return None
     try:
         n = operator.index(bins)
     except TypeError:
-        return None
+        raise TypeError("`bins` must be an integer, a string, or an array") from None
     if n < 1:
         raise ValueError("`bins` must be positive, when an integer")
     return n
@@ -189,13 +192,12 @@ def histogram2d_rules(x, y, bins=10, range=None, minmax=None):
     try:
         nb = len(bins)
     except TypeError:
-        nb = 1
-    if nb not in (1, 2):
-        bins = [np.asarray(bins)] * 2
-    elif np.ndim(bins) == 0:
-        bins = [bins] * 2
-    elif nb == 1:
-        raise ValueError("The dimension of bins must be equal to the dimension of the sample x.")
+        bins = [bins, bins]
+    else:
+        if nb == 1:
+            raise ValueError("The dimension of bins must be equal to the dimension of the sample x.")
+        if nb != 2:
+            bins = [np.asarray(bins)] * 2
     ranges = [None, None] if range is None else list(range)
     if len(ranges) != 2:
         raise ValueError(f"range: expected [[xmin, xmax], [ymin, ymax]], got {range!r}")
