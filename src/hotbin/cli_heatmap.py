@@ -1,0 +1,273 @@
+"""``hotbin heatmap``: render a PNG heatmap of two columns of a CSV or Parquet file.
+
+Files are read in chunks of ``--chunk-rows`` rows, so memory stays bounded
+whatever the file's size: when a range is not given, one pass finds the finite
+extent of the columns, then a second pass counts each chunk and sums the
+partial heatmaps (same cells as a heatmap of the whole file in memory).
+``--demo`` renders a generated data set and needs only numpy and numba.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+from .cli import UserError
+
+#: rows per chunk when streaming a file (two float64 columns: 16 MiB)
+CHUNK_ROWS = 1 << 20
+#: points in the --demo data set
+DEMO_POINTS = 4_000_000
+_PARQUET_EXT = (".parquet", ".pq", ".parq")
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zip": "zip", ".xz": "xz", ".zst": "zstd"}
+
+
+def register(sub):
+    from .shade import CMAPS, HOWS
+
+    p = sub.add_parser(
+        "heatmap", help="render a PNG heatmap of two columns of a CSV or Parquet file",
+        description="Render a PNG heatmap of the points (x, y) of a CSV or Parquet file, "
+                    "streamed in chunks. Try: hotbin heatmap --demo -o heatmap.png")
+    p.add_argument("input", nargs="?", metavar="INPUT", help="a .csv (.tsv, .csv.gz) or .parquet file")
+    p.add_argument("--x", metavar="COL", help="column of the x coordinates")
+    p.add_argument("--y", metavar="COL", help="column of the y coordinates")
+    p.add_argument("--weight", metavar="COL", help="column of weights to sum per cell (default: count)")
+    p.add_argument("--width", type=int, default=1024, help="cells across (default 1024)")
+    p.add_argument("--height", type=int, default=1024, help="cells down (default 1024)")
+    p.add_argument("--x-range", metavar="LO,HI", type=_pair, help="half-open x extent (default: the data's)")
+    p.add_argument("--y-range", metavar="LO,HI", type=_pair, help="half-open y extent (default: the data's)")
+    p.add_argument("--how", choices=HOWS, default="eq_hist", help="normalization (default eq_hist)")
+    p.add_argument("--cmap", default="inferno", help=f"colormap: {', '.join(CMAPS)} (default inferno)")
+    p.add_argument("--smooth", type=float, default=0.0, help="Gaussian blur, standard deviation in cells")
+    p.add_argument("--background", default=None, help="colour of empty cells, e.g. black (default: transparent)")
+    p.add_argument("--backend", choices=("cpu", "cuda", "wgpu"), default=None)
+    p.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help=f"rows per chunk (default {CHUNK_ROWS})")
+    p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
+    p.add_argument("--demo", action="store_true", help="render a generated data set (no INPUT needed)")
+    p.add_argument("--seed", type=int, default=2026, help="seed of the --demo data (default 2026)")
+    p.add_argument("-o", "--output", default="heatmap.png", metavar="OUT.png", help="default heatmap.png")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from .shade import colormap
+
+    t0 = time.perf_counter()
+    colormap(args.cmap)  # reject a bad name before reading anything
+    if args.width < 1 or args.height < 1:
+        raise UserError(f"--width and --height must be positive, got {args.width}x{args.height}")
+    if args.chunk_rows < 1:
+        raise UserError(f"--chunk-rows must be positive, got {args.chunk_rows}")
+    progress = _Progress(args.progress or sys.stderr.isatty())
+    if args.demo:
+        if args.input:
+            raise UserError("give either INPUT or --demo, not both")
+        hm, n, what = _demo(args), DEMO_POINTS, "demo data"
+        if args.background is None:
+            args.background = "black"
+    else:
+        if not args.input:
+            raise UserError("give an INPUT file (CSV or Parquet), or --demo")
+        if not (args.x and args.y):
+            raise UserError("name the coordinate columns with --x COL --y COL")
+        hm, n = _from_file(args, progress)
+        what = os.path.basename(args.input)
+    hm.to_png(args.output, how=args.how, cmap=args.cmap, smooth=args.smooth, background=args.background)
+    print(f"wrote {args.output}: {hm.width}x{hm.height} cells, {n:,} points of {what}, "
+          f"{hm.dropped:,} outside, {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def _pair(text):
+    import argparse
+
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LO,HI (two numbers), got {text!r}") from None
+    return lo, hi
+
+
+# --- files -----------------------------------------------------------------------
+
+def _from_file(args, progress):
+    from .heatmap import Heatmap, data_range, heatmap
+
+    path = args.input
+    if not os.path.exists(path):
+        raise UserError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise UserError(f"{path}: is a directory, not a CSV or Parquet file")
+    reader = _reader(path, [c for c in (args.x, args.y, args.weight) if c], args.chunk_rows)
+    x_range, y_range = args.x_range, args.y_range
+    if x_range is None or y_range is None:
+        lo, hi = np.full(2, np.inf), np.full(2, -np.inf)
+        for cols, done in progress.over(reader, "finding the extent (pass 1 of 2)"):
+            for k, c in enumerate(cols[:2]):
+                f = c[np.isfinite(c)]
+                if f.size:
+                    lo[k], hi[k] = min(lo[k], f.min()), max(hi[k], f.max())
+        found = [data_range(lo[k], hi[k], a) if lo[k] <= hi[k] else (0.0, 1.0)
+                 for k, a in enumerate("xy")]
+        x_range = x_range or found[0]
+        y_range = y_range or found[1]
+    total, n = None, 0
+    label = "counting" if args.x_range and args.y_range else "counting (pass 2 of 2)"
+    for cols, done in progress.over(reader, label):
+        part = heatmap(cols[0], cols[1], cols[2] if args.weight else None, width=args.width,
+                       height=args.height, x_range=x_range, y_range=y_range, backend=args.backend)
+        total = part if total is None else total + part
+        n += cols[0].size
+    if total is None:  # a file without rows
+        empty = np.zeros((args.height, args.width), np.float64 if args.weight else np.int64)
+        total = Heatmap(empty, 0, tuple(map(float, x_range)), tuple(map(float, y_range)))
+    return total, n
+
+
+class _Reader:
+    """Iterable over chunks of float64 columns; every iteration reads the file anew."""
+
+    def __init__(self, path, columns, chunk_rows, kind):
+        self.path, self.columns, self.chunk_rows, self.kind = path, columns, chunk_rows, kind
+        self.size = os.path.getsize(path)
+
+    def __iter__(self):
+        try:
+            yield from (self._parquet() if self.kind == "parquet" else self._csv())
+        except UserError:
+            raise
+        except Exception as exc:  # the reading library's errors: unreadable or malformed file
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UserError(f"{self.path}: cannot read as {self.kind}: {first}") from None
+
+    def _check(self, names):
+        missing = [c for c in self.columns if c not in names]
+        if missing:
+            have = ", ".join(map(str, names[:20])) + (", ..." if len(names) > 20 else "")
+            raise UserError(f"{self.path}: no column {missing[0]!r} (columns: {have})")
+
+    def _csv(self):
+        pd = _need("pandas", "reading CSV files")
+        lower = self.path.lower()
+        sep = "\t" if lower.endswith((".tsv", ".tsv.gz", ".tab")) else ","
+        compression = next((c for ext, c in _COMPRESSION.items() if lower.endswith(ext)), None)
+        header = pd.read_csv(self.path, sep=sep, nrows=0, compression=compression)
+        self._check([str(c) for c in header.columns])
+        with open(self.path, "rb") as f:  # f.tell(): bytes read so far, for the progress bar
+            for df in pd.read_csv(f, sep=sep, usecols=list(dict.fromkeys(self.columns)),
+                                  chunksize=self.chunk_rows, compression=compression):
+                yield [_floats(df[c], c) for c in self.columns], f.tell() / max(self.size, 1)
+
+    def _parquet(self):
+        pq = _need("pyarrow", "reading Parquet files", module="pyarrow.parquet")
+        f = pq.ParquetFile(self.path)
+        self._check(list(f.schema_arrow.names))
+        rows = max(f.metadata.num_rows, 1)
+        seen = 0
+        for batch in f.iter_batches(batch_size=self.chunk_rows, columns=list(dict.fromkeys(self.columns))):
+            seen += batch.num_rows
+            yield [_floats(batch.column(c).to_numpy(zero_copy_only=False), c)
+                   for c in self.columns], seen / rows
+
+
+def _floats(col, name):
+    try:
+        a = np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan) if hasattr(col, "to_numpy")
+                       else col, np.float64)
+    except (TypeError, ValueError):
+        raise UserError(f"column {name!r} holds values that are not numbers") from None
+    return a
+
+
+def _reader(path, columns, chunk_rows):
+    with open(path, "rb") as f:  # also raises for an unreadable file
+        magic = f.read(4)
+    kind = "parquet" if path.lower().endswith(_PARQUET_EXT) or magic == b"PAR1" else "csv"
+    return _Reader(path, columns, chunk_rows, kind)
+
+
+def _need(package, what, module=None):
+    import importlib
+
+    try:
+        return importlib.import_module(module or package)
+    except ModuleNotFoundError:
+        raise UserError(f"{what} needs {package}: pip install {package}") from None
+
+
+class _Progress:
+    """A one-line progress bar on stderr (only when shown)."""
+
+    def __init__(self, show):
+        self.show = show
+
+    def over(self, chunks, label):
+        t0 = time.perf_counter()
+        rows = 0
+        for cols, done in chunks:
+            rows += cols[0].size
+            if self.show:
+                frac = min(max(done or 0.0, 0.0), 1.0)
+                bar = "#" * int(30 * frac)
+                sys.stderr.write(f"\r{label} [{bar:<30s}] {frac:4.0%} {rows:,} rows "
+                                 f"{time.perf_counter() - t0:.1f} s")
+                sys.stderr.flush()
+            yield cols, done
+        if self.show:
+            sys.stderr.write("\n")
+
+
+# --- demo data -----------------------------------------------------------------------
+
+def _demo(args):
+    """A seeded, skewed point set: dense city centres over sparse countryside and roads."""
+    from .heatmap import heatmap
+
+    x, y = demo_points(DEMO_POINTS, args.seed)
+    return heatmap(x, y, width=args.width, height=args.height,
+                   x_range=args.x_range or (0.0, 100.0), y_range=args.y_range or (0.0, 100.0),
+                   backend=args.backend)
+
+
+def demo_points(n=DEMO_POINTS, seed=2026):
+    """``n`` float32 points in ``[0, 100)^2``: cities (dense cores, suburbs), roads, countryside."""
+    rng = np.random.default_rng(seed)
+    ncity = 9
+    centres = rng.uniform(12, 88, size=(ncity, 2))
+    size = np.sort(rng.pareto(1.2, ncity) + 1)[::-1]  # a few big cities, many small ones
+    share = size / size.sum()
+    n_rural, n_road = n // 20, n // 8
+    n_city = n - n_rural - n_road
+    per_city = rng.multinomial(n_city, share)
+    xs, ys = [rng.uniform(0, 100, n_rural)], [rng.uniform(0, 100, n_rural)]
+    for (cx, cy), k, s in zip(centres, per_city, size):
+        core = k // 2
+        r = 0.35 * np.sqrt(s)  # core radius grows with the city
+        xs.append(cx + rng.normal(0, r, core))
+        ys.append(cy + rng.normal(0, r, core))
+        # suburbs: heavy-tailed spread, slightly elongated
+        sub = k - core
+        ang = rng.uniform(0, 2 * np.pi, sub)
+        dist = r * 1.5 * rng.standard_exponential(sub) ** 1.5
+        xs.append(cx + dist * np.cos(ang) * 1.3)
+        ys.append(cy + dist * np.sin(ang))
+    # roads between nearby cities: points along segments, a little jitter
+    pairs = [(i, j) for i in range(ncity) for j in range(i + 1, ncity)]
+    dist = np.array([np.hypot(*(centres[i] - centres[j])) for i, j in pairs])
+    roads = [pairs[k] for k in np.argsort(dist)[:ncity + 3]]
+    per_road = rng.multinomial(n_road, np.full(len(roads), 1 / len(roads)))
+    for (i, j), k in zip(roads, per_road):
+        t = rng.uniform(0, 1, k)
+        bend = np.sin(np.pi * t) * rng.normal(0, 3)  # roads curve a little
+        (ax, ay), (bx, by) = centres[i], centres[j]
+        nx, ny = -(by - ay), bx - ax
+        norm = np.hypot(nx, ny) or 1.0
+        xs.append(ax + t * (bx - ax) + (bend / norm) * nx + rng.normal(0, 0.08, k))
+        ys.append(ay + t * (by - ay) + (bend / norm) * ny + rng.normal(0, 0.08, k))
+    x = np.concatenate(xs).astype(np.float32)
+    y = np.concatenate(ys).astype(np.float32)
+    order = rng.permutation(x.size)
+    return x[order], y[order]

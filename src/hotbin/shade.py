@@ -1,0 +1,254 @@
+"""Shading: a grid of counts to an RGBA picture, composed of hotbin's primitives.
+
+``shade`` = optional Gaussian smoothing (:func:`blur`) -> a normalization to ``[0, 1]`` (``eq_hist``,
+``log``, ``cbrt`` or ``linear``) -> a colormap lookup. ``eq_hist`` is histogram ->
+cumulative sum -> interpolation (:func:`hotbin.histogram`, :func:`hotbin.cumsum`),
+as in datashader; nothing here launches a kernel of its own. Smoothing runs with
+the array module of the counts (NumPy, or CuPy on the GPU); the picture is
+returned as a NumPy array.
+
+Empty cells (zero, NaN or infinite values) are fully transparent. Every other
+cell is opaque and coloured from ``FLOOR`` upwards in the colormap, so the
+sparsest cells stay visible: the bottom of inferno, magma and fire is black,
+which vanishes against a dark page.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from . import backend as _backends
+from .colormaps import ALIASES, CONTROL_POINTS
+
+__all__ = ["shade", "normalize", "eq_hist", "blur", "colormap", "HOWS", "CMAPS"]
+
+HOWS = ("eq_hist", "log", "cbrt", "linear")
+CMAPS = tuple(CONTROL_POINTS)
+#: lowest colormap position of a non-empty cell (keeps the sparsest cells visible)
+FLOOR = 0.2
+#: bins of eq_hist's histogram for float values (datashader uses 256 * 256 too)
+EQ_HIST_BINS = 1 << 16
+#: Gaussian taps reach this many standard deviations each way
+TRUNCATE = 3.0
+
+
+def shade(counts, how="eq_hist", cmap="inferno", smooth=0.0, span=None, background=None):
+    """RGBA picture ``(H, W, 4)`` uint8 of a 2-D grid of counts or sums.
+
+    Parameters
+    ----------
+    counts : array, shape (H, W)
+        NumPy or CuPy. Row 0 of the picture is row 0 of ``counts``.
+    how : {"eq_hist", "log", "cbrt", "linear"}
+        The normalization (:func:`normalize`).
+    cmap : str or sequence of colours
+        A name in :data:`CMAPS` (``grey`` also works), or ``(n, 3)`` RGB values in
+        0-255, or a list of ``"#rrggbb"`` strings, interpolated to 256 entries.
+    smooth : float
+        Standard deviation, in cells, of a Gaussian blur applied first (0: none).
+        Smoothing spreads counts into neighbouring cells, which then show.
+    span : (float, float), optional
+        Values mapped to the bottom and top of the colormap (data units);
+        values outside are clipped. Defaults to the extent of the non-empty cells.
+    background : str or (r, g, b), optional
+        Colour of empty cells (opaque); default: fully transparent.
+
+    Returns
+    -------
+    numpy.ndarray (H, W, 4) uint8
+        Empty cells (0, NaN, inf) transparent; every other cell opaque, coloured
+        from ``FLOOR`` to 1 along the colormap, monotone in the value for every
+        ``how``.
+    """
+    lut = colormap(cmap)
+    data = _as_float(counts)
+    if data.ndim != 2:
+        raise ValueError(f"counts: expected a 2-D grid, got shape {tuple(data.shape)}")
+    if smooth:
+        data = blur(data, smooth)
+    xp = _xp(data)
+    mask = xp.isfinite(data) & (data != 0)
+    t = normalize(data, how, span, mask)
+    pos = FLOOR + (1.0 - FLOOR) * t
+    idx = xp.clip(xp.rint(pos * (lut.shape[0] - 1)), 0, lut.shape[0] - 1).astype(np.intp)
+    rgba = xp.zeros(data.shape + (4,), np.uint8)
+    rgba[..., :3] = xp.asarray(lut)[idx]
+    rgba[..., 3] = 255
+    rgba = _backends.to_host(rgba)
+    empty = ~_backends.to_host(mask)
+    if background is None:
+        rgba[empty] = 0
+    else:
+        rgba[empty] = (*_rgb(background, "background"), 255)
+    return rgba
+
+
+def normalize(values, how="eq_hist", span=None, mask=None):
+    """Map values to ``[0, 1]``, monotone non-decreasing; 0 outside ``mask``.
+
+    ``linear``, ``log`` and ``cbrt`` apply ``f`` = identity, signed ``log1p``
+    (``sign(v) * log1p(|v|)``) or ``cbrt`` and scale ``f(span[0])..f(span[1])``
+    to ``0..1``. ``eq_hist`` gives each value the fraction of the masked cells
+    at or below it (:func:`eq_hist`), after clipping to ``span``. When all the
+    masked values are equal they map to 1.
+    """
+    if how not in HOWS:
+        raise ValueError(f"how: expected one of {', '.join(HOWS)}, got {how!r}")
+    xp = _xp(values)
+    if mask is None:
+        mask = xp.isfinite(values) & (values != 0)
+    out = xp.zeros(values.shape, np.float64)
+    v = values[mask]
+    if v.size == 0:
+        return out
+    lo, hi = _span(span) if span is not None else (float(v.min()), float(v.max()))
+    v = xp.clip(v, lo, hi)
+    if how == "eq_hist":
+        out[mask] = eq_hist(v)
+        return out
+    f = {"linear": lambda a: a, "cbrt": xp.cbrt,
+         "log": lambda a: xp.sign(a) * xp.log1p(xp.abs(a))}[how]
+    flo, fhi = (float(f(xp.asarray(b, np.float64))) for b in (lo, hi))
+    out[mask] = 1.0 if fhi == flo else (f(v) - flo) / (fhi - flo)
+    return out
+
+
+def eq_hist(v, nbins=EQ_HIST_BINS):
+    """Histogram equalization of the 1-D values ``v``: histogram, cumulative sum, interpolation.
+
+    Integer-valued input with fewer distinct levels than ``nbins`` gets one bin
+    per level (exact ranks); otherwise ``nbins`` equal bins. The lowest value
+    maps to 0, the highest to 1; all-equal values map to 1.
+    """
+    from .api import cumsum, histogram
+
+    xp = _xp(v)
+    lo, hi = float(v.min()), float(v.max())
+    if lo == hi:
+        return xp.ones(v.shape, np.float64)
+    levels = hi - lo + 1
+    if levels <= nbins and bool((v == xp.rint(v)).all()):
+        hist, edges = histogram(v, bins=int(levels), range=(lo - 0.5, hi + 0.5))
+    else:
+        hist, edges = histogram(v, bins=nbins, range=(lo, hi))
+    cdf = cumsum(hist).astype(np.float64)
+    centres = (edges[:-1] + edges[1:]) / 2
+    first = cdf[0]  # bin 0 holds the lowest value
+    return xp.clip((xp.interp(v, centres, cdf) - first) / (cdf[-1] - first), 0.0, 1.0)
+
+
+def blur(values, sigma):
+    """Separable Gaussian blur (standard deviation ``sigma`` cells, zeros beyond the edges).
+
+    Runs with the array module of ``values`` (NumPy, CuPy on the GPU); returns float64.
+    """
+    try:
+        sigma = float(sigma)
+    except (TypeError, ValueError):
+        raise TypeError(f"smooth: expected a number of cells, got {sigma!r}") from None
+    if not (math.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"smooth: expected a finite standard deviation >= 0 (cells), got {sigma}")
+    xp = _xp(values)
+    data = xp.where(xp.isfinite(values), values, 0).astype(np.float64)
+    if sigma == 0:
+        return data
+    r = max(1, math.ceil(TRUNCATE * sigma))
+    taps = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma) ** 2)
+    taps /= taps.sum()
+    for axis in (0, 1):
+        data = _blur_axis(xp, data, taps, axis)
+    return data
+
+
+def _blur_axis(xp, a, taps, axis):
+    r = taps.size // 2
+    out = a * taps[r]
+    b = xp.moveaxis(a, axis, 0)
+    o = xp.moveaxis(out, axis, 0)  # a view: writes land in out
+    for k in range(1, min(r, b.shape[0] - 1) + 1):
+        o[k:] += taps[r + k] * b[:-k]
+        o[:-k] += taps[r - k] * b[k:]
+    return out
+
+
+def colormap(cmap="inferno", n=256) -> np.ndarray:
+    """``(n, 3)`` uint8 table of a colormap name or a sequence of colours."""
+    if isinstance(cmap, str):
+        name = ALIASES.get(cmap.lower(), cmap.lower())
+        if name not in CONTROL_POINTS:
+            raise ValueError(f"cmap: unknown colormap {cmap!r}; choose one of {', '.join(CMAPS)}")
+        return _table(name, n)
+    try:
+        pts = np.array([_rgb(c, "cmap") for c in cmap], np.float64)
+    except TypeError:
+        raise TypeError(f"cmap: expected a colormap name or a sequence of colours, got {cmap!r}") from None
+    if len(pts) < 1:
+        raise ValueError("cmap: needs at least one colour")
+    return _interpolate(pts, n)
+
+
+@lru_cache(maxsize=None)
+def _table(name, n):
+    words = "".join(CONTROL_POINTS[name].split())
+    pts = np.array([[int(words[i + k:i + k + 2], 16) for k in (0, 2, 4)]
+                    for i in range(0, len(words), 6)], np.float64)
+    table = _interpolate(pts, n)
+    table.flags.writeable = False
+    return table
+
+
+def _interpolate(pts, n):
+    if len(pts) == 1:
+        return np.repeat(pts.astype(np.uint8), n, axis=0)
+    at = np.linspace(0, 1, len(pts))
+    x = np.linspace(0, 1, n)
+    return np.rint(np.stack([np.interp(x, at, pts[:, c]) for c in range(3)], axis=1)).astype(np.uint8)
+
+
+_NAMED = {"black": (0, 0, 0), "white": (255, 255, 255)}
+
+
+def _rgb(c, name):
+    """(r, g, b) ints of ``"#rrggbb"``, ``"black"``/``"white"`` or three numbers 0-255."""
+    if isinstance(c, str):
+        if c.lower() in _NAMED:
+            return _NAMED[c.lower()]
+        h = c.lstrip("#")
+        if len(h) != 6:
+            raise ValueError(f"{name}: expected '#rrggbb', 'black', 'white' or (r, g, b), got {c!r}")
+        try:
+            return tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))
+        except ValueError:
+            raise ValueError(f"{name}: {c!r} is not a hex colour") from None
+    rgb = np.asarray(c, np.float64)
+    if rgb.shape != (3,) or not np.all((rgb >= 0) & (rgb <= 255)):
+        raise ValueError(f"{name}: expected three values in 0-255, got {c!r}")
+    return tuple(int(round(v)) for v in rgb)
+
+
+def _span(span):
+    try:
+        lo, hi = (float(b) for b in span)
+    except (TypeError, ValueError):
+        raise ValueError(f"span: expected a (low, high) pair of numbers, got {span!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"span: expected finite low < high, got {span!r}")
+    return lo, hi
+
+
+def _xp(a):
+    return np if isinstance(a, np.ndarray) else importlib.import_module("cupy")
+
+
+def _as_float(counts):
+    """float64 grid: CuPy stays on the GPU; anything else becomes NumPy."""
+    if hasattr(counts, "__cuda_array_interface__"):
+        try:
+            cupy = importlib.import_module("cupy")
+        except ModuleNotFoundError:
+            return np.asarray(_backends.to_host(counts), np.float64)
+        return cupy.asarray(counts, dtype=np.float64)
+    return np.asarray(_backends.to_host(counts), np.float64)
