@@ -4,9 +4,10 @@ from __future__ import annotations
 from .api import backends, bincount, cumsum, histogram, histogram2d
 from .images import channel_histograms, equalize, luminance, luminance_histogram, percentiles
 from .hist import Histogram, hist, hist2d
+from .heatmap import Heatmap, heatmap
 
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "backends", "bincount", "cumsum", "histogram", "histogram2d",
            "luminance", "luminance_histogram", "equalize", "channel_histograms", "percentiles",
-           "Histogram", "hist", "hist2d"]
+           "Histogram", "hist", "hist2d", "Heatmap", "heatmap"]

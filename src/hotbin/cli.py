@@ -11,7 +11,7 @@ import importlib
 import sys
 
 #: modules that provide sub-commands
-COMMANDS = ("hotbin.cli_info", "hotbin.cli_image")
+COMMANDS = ("hotbin.cli_info", "hotbin.cli_image", "hotbin.cli_heatmap")
 
 
 class UserError(Exception):
