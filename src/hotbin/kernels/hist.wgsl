@@ -1,0 +1,153 @@
+// Histograms of 32-bit values (1-D) and of (x, y) pairs (2-D) under the exact rule of rule.wgsl.
+//
+// Each invocation walks its share of the chunk (grid-stride) and keeps a run: the current cell
+// and how many consecutive values of its share landed there. A run is flushed only when the
+// cell changes, so a hot cell costs one flush per run, not one atomic per value.
+//   hist_private: runs flush into workgroup counters (all cells fit), then one 64-bit add per
+//                 non-empty cell into the global result (DESIGN.md §1.1).
+//   hist_global:  too many cells for workgroup memory; runs flush into a direct-mapped
+//                 workgroup cache of cells (a slot is claimed once by the first cell seen), and
+//                 only misses go to global memory. A hot cell claims its slot early and then
+//                 never reaches a global atomic.
+// Global results are 64-bit split counters: (lo, hi) u32 words, the carry added by whichever
+// atomic wrapped the low word. Workgroup counters stay below 2^32 because one dispatch reads
+// at most one storage binding (< 2^31 values).
+
+override WG: u32 = 256u;
+override SLOTS: u32 = 256u;   // workgroup words, a power of 2: counters (hist_private) or
+                              // SLOTS/2 cache tags then SLOTS/2 cache counts (hist_global)
+override DIMS: u32 = 1u;
+override KIND_X: u32 = 2u;
+override KIND_Y: u32 = 2u;
+
+struct Params {
+    n: u32,         // values in this chunk
+    ny: u32,        // cells along y (2-D)
+    ncell: u32,
+    _pad: u32,
+    rx: Axis,
+    ry: Axis,
+}
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(2) var<storage, read> xs: array<u32>;
+@group(0) @binding(3) var<storage, read> ys: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<atomic<u32>>;
+
+var<workgroup> wg: array<atomic<u32>, SLOTS>;
+
+fn value16(j: u32) -> u32 {
+    return (xs[j >> 1u] >> ((j & 1u) * 16u)) & 0xffffu;
+}
+
+fn cell_of(j: u32) -> u32 {
+    var bx: u32;
+    if (KIND_X == KIND_LUT16) {
+        bx = bin_of(value16(j), KIND_X, P.rx);
+    } else {
+        bx = bin_of(xs[j], KIND_X, P.rx);
+    }
+    if (DIMS == 1u || bx == NONE) {
+        return bx;
+    }
+    let by = bin_of(ys[j], KIND_Y, P.ry);
+    if (by == NONE) {
+        return NONE;
+    }
+    return bx * P.ny + by;
+}
+
+fn add64(i: u32, c: u32) {
+    let old = atomicAdd(&out[2u * i], c);
+    if (old > 0xffffffffu - c) {
+        atomicAdd(&out[2u * i + 1u], 1u);
+    }
+}
+
+fn flush_private(c: u32, k: u32) {
+    atomicAdd(&wg[c], k);
+}
+
+fn flush_cached(c: u32, k: u32) {
+    let half = SLOTS / 2u;
+    let s = c & (half - 1u);
+    var owner = atomicLoad(&wg[s]);
+    if (owner == NONE) {
+        let r = atomicCompareExchangeWeak(&wg[s], NONE, c);
+        owner = select(r.old_value, c, r.exchanged);
+    }
+    if (owner == c) {
+        atomicAdd(&wg[half + s], k);
+    } else {
+        add64(c, k);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn hist_private(@builtin(local_invocation_index) lid: u32,
+                @builtin(workgroup_id) wid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    for (var i = lid; i < SLOTS; i += WG) {
+        atomicStore(&wg[i], 0u);
+    }
+    workgroupBarrier();
+    var cur = NONE;
+    var run = 0u;
+    for (var j = wid.x * WG + lid; j < P.n; j += nwg.x * WG) {
+        let c = cell_of(j);
+        if (c != cur) {
+            if (cur != NONE) {
+                flush_private(cur, run);
+            }
+            cur = c;
+            run = 0u;
+        }
+        run += 1u;
+    }
+    if (cur != NONE) {
+        flush_private(cur, run);
+    }
+    workgroupBarrier();
+    for (var i = lid; i < P.ncell; i += WG) {
+        let k = atomicLoad(&wg[i]);
+        if (k != 0u) {
+            add64(i, k);
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn hist_global(@builtin(local_invocation_index) lid: u32,
+               @builtin(workgroup_id) wid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>) {
+    let half = SLOTS / 2u;
+    for (var i = lid; i < half; i += WG) {
+        atomicStore(&wg[i], NONE);
+        atomicStore(&wg[half + i], 0u);
+    }
+    workgroupBarrier();
+    var cur = NONE;
+    var run = 0u;
+    for (var j = wid.x * WG + lid; j < P.n; j += nwg.x * WG) {
+        let c = cell_of(j);
+        if (c != cur) {
+            if (cur != NONE) {
+                flush_cached(cur, run);
+            }
+            cur = c;
+            run = 0u;
+        }
+        run += 1u;
+    }
+    if (cur != NONE) {
+        flush_cached(cur, run);
+    }
+    workgroupBarrier();
+    for (var i = lid; i < half; i += WG) {
+        let c = atomicLoad(&wg[i]);
+        let k = atomicLoad(&wg[half + i]);
+        if (c != NONE && k != 0u) {
+            add64(c, k);
+        }
+    }
+}

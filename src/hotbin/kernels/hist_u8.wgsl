@@ -1,0 +1,67 @@
+// Counts of the 256 byte values of a uint8 chunk (the host folds values into bins exactly).
+//
+// Privatized (DESIGN.md §1.1): each workgroup zeroes COPIES interleaved copies of 256 counters,
+// counts 16-byte loads into them, and adds each non-empty value's total into the global
+// 64-bit split counters (lo, hi u32 words). Neighbouring invocations use different copies,
+// and copies of one value sit in neighbouring banks, so a hot value does not serialize on
+// one counter; a load whose 16 bytes are all equal (a constant run) is one atomic add.
+// The host counts the chunk's last bytes that do not fill a 16-byte load.
+
+override WG: u32 = 256u;
+override COPIES: u32 = 8u;   // a power of 2
+
+struct Params {
+    n16: u32,   // 16-byte loads in this chunk
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(2) var<storage, read> data: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read_write> out: array<atomic<u32>>;
+
+var<workgroup> wg: array<atomic<u32>, 256u * COPIES>;
+
+fn count_word(w: u32, copy: u32) {
+    atomicAdd(&wg[(w & 0xffu) * COPIES + copy], 1u);
+    atomicAdd(&wg[((w >> 8u) & 0xffu) * COPIES + copy], 1u);
+    atomicAdd(&wg[((w >> 16u) & 0xffu) * COPIES + copy], 1u);
+    atomicAdd(&wg[(w >> 24u) * COPIES + copy], 1u);
+}
+
+@compute @workgroup_size(WG)
+fn count_bytes(@builtin(local_invocation_index) lid: u32,
+               @builtin(workgroup_id) wid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>) {
+    for (var i = lid; i < 256u * COPIES; i += WG) {
+        atomicStore(&wg[i], 0u);
+    }
+    workgroupBarrier();
+    let copy = lid & (COPIES - 1u);
+    for (var j = wid.x * WG + lid; j < P.n16; j += nwg.x * WG) {
+        let v = data[j];
+        let b = v.x & 0xffu;
+        if (all(v == vec4<u32>(b * 0x01010101u))) {
+            atomicAdd(&wg[b * COPIES + copy], 16u);
+        } else {
+            count_word(v.x, copy);
+            count_word(v.y, copy);
+            count_word(v.z, copy);
+            count_word(v.w, copy);
+        }
+    }
+    workgroupBarrier();
+    for (var b = lid; b < 256u; b += WG) {
+        var k = 0u;
+        for (var c = 0u; c < COPIES; c += 1u) {
+            k += atomicLoad(&wg[b * COPIES + c]);
+        }
+        if (k != 0u) {
+            let old = atomicAdd(&out[2u * b], k);
+            if (old > 0xffffffffu - k) {
+                atomicAdd(&out[2u * b + 1u], 1u);
+            }
+        }
+    }
+}
