@@ -1,0 +1,393 @@
+"""Heatmaps (#4): cells, orientation, dropped points, determinism, shading, PNG and the CLI."""
+import importlib.util
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import hotbin
+from hotbin import png
+from hotbin.heatmap import Heatmap, data_range
+from hotbin.shade import FLOOR, colormap, normalize, shade
+
+from conftest import to_numpy
+
+
+def hm_np(*args, **kw):
+    hm = hotbin.heatmap(*args, **kw)
+    return hm, to_numpy(hm.counts)
+
+
+def points(rng, n=20_000, hot=0.5):
+    """Uniform points in [0, 1)^2 with a share piled into one hot spot (never all zero)."""
+    x = rng.random(n)
+    y = rng.random(n)
+    k = int(n * hot)
+    x[:k] = 0.3 + 0.01 * rng.random(k)
+    y[:k] = 0.7 + 0.01 * rng.random(k)
+    return x, y
+
+
+# --- cells and orientation -------------------------------------------------------
+
+def test_orientation_low_y_is_row_0_and_bottom_of_png(backend, tmp_path):
+    x = np.array([0.1, 0.9])
+    y = np.array([0.05, 0.95])
+    hm, c = hm_np(x, y, width=4, height=3, x_range=(0, 1), y_range=(0, 1), backend=backend)
+    assert c.shape == (3, 4) and (hm.height, hm.width) == (3, 4)
+    assert c[0, 0] == 1 and c[2, 3] == 1 and c.sum() == 2
+    path = tmp_path / "o.png"
+    hm.to_png(path, how="linear")
+    img = png.read(path)
+    assert img.shape == (3, 4, 4)
+    assert img[2, 0, 3] == 255  # low y, low x: bottom-left of the picture
+    assert img[0, 3, 3] == 255  # high y, high x: top-right
+    assert img[0, 0, 3] == 0 and img[2, 3, 3] == 0
+
+
+def test_half_open_edges_and_neighbours(backend):
+    lo, hi = -1.5, 2.5
+    below_hi = np.nextafter(hi, -np.inf)
+    xs = np.array([lo, hi, below_hi, np.nextafter(lo, -np.inf), np.nextafter(lo, np.inf)])
+    y = np.full(xs.size, 0.5)
+    hm, c = hm_np(xs, y, width=8, height=1, x_range=(lo, hi), y_range=(0, 1), backend=backend)
+    assert hm.dropped == 2  # x == hi and the float just below lo
+    assert c[0, 0] == 2 and c[0, 7] == 1
+    # the same on the y axis (rows)
+    hm, c = hm_np(y, xs, width=1, height=8, x_range=(0, 1), y_range=(lo, hi), backend=backend)
+    assert hm.dropped == 2 and c[0, 0] == 2 and c[7, 0] == 1
+
+
+def test_interior_edges_follow_linspace(backend):
+    """A point exactly on an interior edge belongs to the cell above it, as the exact rule says."""
+    edges = np.linspace(0.0, 1.0, 11)
+    x = np.concatenate([edges[:-1], np.nextafter(edges[1:-1], -np.inf)])
+    y = np.full(x.size, 0.5)
+    _, c = hm_np(x, y, width=10, height=1, x_range=(0, 1), y_range=(0, 1), backend=backend)
+    expect = np.ones(10, np.int64)
+    expect[:-1] += 1  # the float below edges[i+1] is still in cell i
+    np.testing.assert_array_equal(c[0], expect)
+
+
+def test_dropped_counts_outside_nan_inf(backend, rng):
+    x, y = points(rng, 5000)
+    x[:7] = np.nan
+    y[7:10] = np.inf
+    x[10:15] = -np.inf
+    x[15:20] = 2.0
+    hm, c = hm_np(x, y, width=16, height=16, x_range=(0, 1), y_range=(0, 1), backend=backend)
+    assert hm.dropped == 20
+    assert c.dtype == np.int64 and int(c.sum()) + hm.dropped == x.size
+
+
+def test_automatic_range_keeps_every_finite_point(backend, rng):
+    x, y = points(rng, 3000)
+    x[5] = np.nan
+    y[6] = np.inf
+    hm, c = hm_np(x * 40 - 7, y * 3, width=37, height=23, backend=backend)
+    assert hm.dropped == 2 and int(c.sum()) == x.size - 2
+    fx = (x * 40 - 7)[np.isfinite(x)]
+    assert hm.x_range[0] == fx.min() and hm.x_range[1] > fx.max()
+    assert c[:, -1].sum() >= 1 and c[-1, :].sum() >= 1  # the maxima land in the last cells
+
+
+def test_constant_and_empty_data(backend):
+    hm, c = hm_np(np.full(9, 3.0), np.full(9, -2.0), width=5, height=5, backend=backend)
+    assert hm.x_range == (2.5, 3.5) and hm.y_range == (-2.5, -1.5)
+    assert c[2, 2] == 9 and hm.dropped == 0
+    hm, c = hm_np(np.array([]), np.array([]), width=3, height=2, backend=backend)
+    assert c.shape == (2, 3) and c.sum() == 0 and hm.dropped == 0
+
+
+def test_data_range_is_minimal():
+    lo, hi = data_range(1.0, 2.0)
+    assert lo == 1.0 and hi == np.nextafter(2.0, np.inf)
+    assert data_range(5, 5) == (4.5, 5.5)
+
+
+def test_parity_with_numpy_histogram2d_interior(backend, rng):
+    x, y = points(rng, 50_000, hot=0.3)
+    x = (x * 10 - 3).astype(np.float32)
+    y = (y * 5 + 1).astype(np.float32)
+    xr, yr = (-3.0, 7.0), (1.0, 6.0)
+    ref, _, _ = np.histogram2d(y.astype(np.float64), x.astype(np.float64), bins=(50, 70),
+                               range=(yr, xr))
+    hm, c = hm_np(x, y, width=70, height=50, x_range=xr, y_range=yr, backend=backend)
+    # NumPy closes its last row/column; none of these points sits on the upper edges
+    assert not np.any(x == xr[1]) and not np.any(y == yr[1])
+    np.testing.assert_array_equal(c, ref.astype(np.int64))
+    assert hm.dropped == 0
+
+
+def test_tiling_quadrants_sum_to_the_whole(backend, rng):
+    x, y = points(rng, 40_000, hot=0.5)
+    x = np.concatenate([x, [0.5, 0.5, 0.0, 1.0 - 2**-53]])  # points on the seams
+    y = np.concatenate([y, [0.5, 0.25, 0.5, 0.5]])
+    kw = dict(width=32, height=32, backend=backend)
+    whole, c = hm_np(x, y, x_range=(0, 1), y_range=(0, 1), **kw)
+    q = {}
+    for i, yr in enumerate([(0, 0.5), (0.5, 1)]):
+        for j, xr in enumerate([(0, 0.5), (0.5, 1)]):
+            q[i, j] = hm_np(x, y, width=16, height=16, x_range=xr, y_range=yr, backend=backend)[1]
+    tiled = np.block([[q[0, 0], q[0, 1]], [q[1, 0], q[1, 1]]])
+    np.testing.assert_array_equal(tiled, c)
+    assert sum(int(v.sum()) for v in q.values()) == int(c.sum()) == x.size - whole.dropped
+
+
+def test_weights_sum_per_cell(backend, rng):
+    x, y = points(rng, 10_000)
+    w = rng.normal(size=x.size)
+    hm, c = hm_np(x, y, w, width=20, height=10, x_range=(0, 1), y_range=(0, 1), backend=backend)
+    ref, _, _ = np.histogram2d(y, x, bins=(10, 20), range=((0, 1), (0, 1)), weights=w)
+    assert c.dtype == np.float64
+    np.testing.assert_allclose(c, ref, rtol=1e-12, atol=1e-9)
+    _, ci = hm_np(x, y, np.ones(x.size, np.int32), width=20, height=10, x_range=(0, 1),
+                  y_range=(0, 1), backend=backend)
+    assert ci.dtype == np.float64
+    np.testing.assert_array_equal(ci, hm_np(x, y, width=20, height=10, x_range=(0, 1),
+                                            y_range=(0, 1), backend=backend)[1])
+
+
+def test_deterministic_sums_are_bitwise_equal_under_permutation(backend, rng):
+    x, y = points(rng, 30_000, hot=0.6)
+    w = rng.normal(size=x.size) * 10.0 ** rng.integers(-6, 6, x.size)
+    kw = dict(width=16, height=16, x_range=(0, 1), y_range=(0, 1), backend=backend,
+              deterministic=True)
+    _, a = hm_np(x, y, w, **kw)
+    for _ in range(2):
+        p = rng.permutation(x.size)
+        _, b = hm_np(x[p], y[p], w[p], **kw)
+        assert a.tobytes() == b.tobytes()
+    ref, _, _ = np.histogram2d(y, x, bins=16, range=((0, 1), (0, 1)), weights=w)
+    np.testing.assert_allclose(a, ref, rtol=1e-9, atol=1e-9 * np.abs(w).max())
+
+
+def test_chunks_sum_to_the_whole(backend, rng):
+    x, y = points(rng, 9000)
+    kw = dict(width=12, height=9, x_range=(0, 1), y_range=(0, 1), backend=backend)
+    whole = hotbin.heatmap(x, y, **kw)
+    parts = [hotbin.heatmap(x[s:s + 2000], y[s:s + 2000], **kw) for s in range(0, x.size, 2000)]
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    np.testing.assert_array_equal(to_numpy(total.counts), to_numpy(whole.counts))
+    with pytest.raises(ValueError, match="other"):
+        whole + hotbin.heatmap(x, y, width=3, height=9, x_range=(0, 1), y_range=(0, 1))
+
+
+def test_layouts_and_dtypes(backend, rng):
+    x, y = points(rng, 4000)
+    kw = dict(width=8, height=8, x_range=(0, 1), y_range=(0, 1), backend=backend)
+    _, ref = hm_np(x, y, **kw)
+    xy = np.stack([x, y], axis=1)  # non-contiguous columns
+    np.testing.assert_array_equal(hm_np(xy[:, 0], xy[:, 1], **kw)[1], ref)
+    np.testing.assert_array_equal(hm_np(x.astype(">f8"), y.astype(">f8"), **kw)[1], ref)
+    xi = np.array([0, 1, 2, 3, 3], np.int16)
+    _, ci = hm_np(xi, xi, width=4, height=4, backend=backend)
+    np.testing.assert_array_equal(np.diag(ci), [1, 1, 1, 2])
+
+
+@pytest.mark.parametrize("kw, exc, word", [
+    (dict(width=0), ValueError, "width"),
+    (dict(height=-3), ValueError, "height"),
+    (dict(width=2.5), TypeError, "width"),
+    (dict(x_range=(1, 0)), ValueError, "x_range"),
+    (dict(y_range=(0, np.inf)), ValueError, "y_range"),
+    (dict(x_range=(np.nan, 1)), ValueError, "x_range"),
+    (dict(x_range=(2, 2)), ValueError, "x_range"),
+    (dict(y_range=(0, 1, 2)), ValueError, "y_range"),
+    (dict(x_range=(0j, 1)), TypeError, "x_range"),
+])
+def test_bad_arguments(kw, exc, word):
+    x = np.array([0.1, 0.2])
+    with pytest.raises(exc, match=word):
+        hotbin.heatmap(x, x, **kw)
+
+
+def test_bad_inputs():
+    x = np.array([0.1, 0.2])
+    with pytest.raises(ValueError, match="y"):
+        hotbin.heatmap(x, np.array([0.1, 0.2, 0.3]))
+    with pytest.raises(TypeError, match="x"):
+        hotbin.heatmap(x.astype(complex), x)
+    with pytest.raises(TypeError, match="y"):
+        hotbin.heatmap(x, np.array([object(), object()]))
+    with pytest.raises(TypeError, match="weights"):
+        hotbin.heatmap(x, x, weights=np.array([1j, 2j]))
+    with pytest.raises(ValueError, match="weights"):
+        hotbin.heatmap(x, x, weights=np.ones(3))
+    with pytest.raises(ValueError, match="x, y"):
+        hotbin.heatmap(np.ones((2, 2)), np.ones((2, 2)))
+    with pytest.raises(ValueError, match="weights"):
+        hotbin.heatmap(x, x, weights=np.array([np.nan, 1.0]), deterministic=True)
+
+
+# --- shading --------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["eq_hist", "log", "cbrt", "linear"])
+@pytest.mark.parametrize("cmap", ["inferno", "gray", "viridis", "fire"])
+def test_shade_empty_transparent_nonempty_visible(how, cmap, rng):
+    counts = np.zeros((30, 40), np.int64)
+    counts[rng.integers(0, 30, 200), rng.integers(0, 40, 200)] = rng.integers(1, 10**6, 200)
+    counts[0, 0] = 1
+    img = shade(counts, how=how, cmap=cmap)
+    assert img.shape == (30, 40, 4) and img.dtype == np.uint8
+    empty = counts == 0
+    assert np.all(img[empty] == 0)
+    assert np.all(img[~empty, 3] == 255)
+    lowest = colormap(cmap)[0]
+    assert not np.any(np.all(img[~empty, :3] == lowest, axis=1))  # not the invisible bottom colour
+
+
+@pytest.mark.parametrize("how", ["linear", "log", "cbrt", "eq_hist"])
+def test_shade_is_monotone_in_count(how):
+    counts = np.arange(0, 2000, dtype=np.int64).reshape(40, 50) ** 2
+    t = normalize(counts.astype(float), how)
+    nz = counts.ravel() > 0
+    assert np.all(np.diff(t.ravel()[nz]) >= 0)
+    assert t.ravel()[nz][0] == 0 and t.ravel()[nz][-1] == 1
+    gray = shade(counts, how=how, cmap="gray")[..., 0].ravel()[nz].astype(int)
+    assert np.all(np.diff(gray) >= 0) and gray[0] >= round(FLOOR * 255) and gray[-1] == 255
+
+
+def test_eq_hist_spreads_levels():
+    counts = np.array([[1, 1, 1, 1, 2, 3, 1000]])
+    t = normalize(counts.astype(float), "eq_hist")[0]
+    assert t[0] == 0 and t[-1] == 1 and 0 < t[4] < t[5] < 1
+    assert np.all(t[:4] == 0)
+
+
+def test_span_clips_and_background():
+    counts = np.array([[0, 1, 5, 10, 100]])
+    t = normalize(counts.astype(float), "linear", span=(5, 10))[0]
+    np.testing.assert_allclose(t, [0, 0, 0, 1, 1])
+    img = shade(counts, how="linear", background="black")
+    assert tuple(img[0, 0]) == (0, 0, 0, 255)
+    with pytest.raises(ValueError, match="span"):
+        shade(counts, span=(3, 1))
+    with pytest.raises(ValueError, match="how"):
+        shade(counts, how="sqrt")
+    with pytest.raises(ValueError, match="cmap"):
+        shade(counts, cmap="jet-ish")
+
+
+def test_smoothing_spreads_and_keeps_mass():
+    counts = np.zeros((21, 21))
+    counts[10, 10] = 100.0
+    from hotbin.shade import blur
+
+    b = blur(counts, 2.0)
+    assert abs(b.sum() - 100.0) < 1e-9 and b[10, 10] < 100 and b[10, 13] > 0
+    np.testing.assert_allclose(b, b.T)
+    img = shade(counts, smooth=2.0)
+    assert img[10, 14, 3] == 255 and img[0, 0, 3] == 0
+    with pytest.raises(ValueError, match="smooth"):
+        shade(counts, smooth=-1)
+
+
+def test_weighted_negative_values_shade(rng):
+    counts = rng.normal(size=(10, 10))
+    counts[0, :] = 0
+    for how in ("linear", "log", "cbrt", "eq_hist"):
+        img = shade(counts, how=how)
+        assert np.all(img[0, :, 3] == 0) and np.all(img[1:, :, 3] == 255)
+
+
+def test_png_roundtrip_and_xarray(backend, rng, tmp_path):
+    x, y = points(rng, 5000)
+    hm = hotbin.heatmap(x, y, width=40, height=30, backend=backend)
+    path = tmp_path / "h.png"
+    hm.to_png(path, cmap="viridis", smooth=1.0)
+    img = png.read(path)
+    np.testing.assert_array_equal(img, hm.shade(cmap="viridis", smooth=1.0)[::-1])
+    xr = pytest.importorskip("xarray")
+    da = hm.to_xarray()
+    assert isinstance(da, xr.DataArray) and da.dims == ("y", "x") and da.shape == (30, 40)
+    np.testing.assert_allclose(da.x.values[[0, -1]], hm.x_edges[[0, -2]] + np.diff(hm.x_edges)[[0, -1]] / 2)
+    assert da.attrs["x_range"] == hm.x_range and da.attrs["dropped"] == hm.dropped
+
+
+# --- CLI ------------------------------------------------------------------------
+
+def cli(*args, cwd=None):
+    # not ``-m hotbin.cli``: that runs cli.py as __main__, a second copy of its UserError class
+    main = "import sys; from hotbin.cli import main; sys.exit(main())"
+    return subprocess.run([sys.executable, "-c", main, "heatmap", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def _table(rng, n=30_000):
+    x, y = points(rng, n, hot=0.5)
+    x[:3] = np.nan
+    return x * 100, y * 50 - 10, rng.random(n)
+
+
+def _in_memory(x, y, width, height):
+    return hotbin.heatmap(x, y, width=width, height=height)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="pandas not installed")
+def test_cli_csv_streams_chunks_like_in_memory(rng, tmp_path):
+    import pandas as pd
+
+    x, y, w = _table(rng)
+    path = tmp_path / "pts.csv"
+    pd.DataFrame({"lon": x, "lat": y, "w": w}).to_csv(path, index=False)
+    out = tmp_path / "out.png"
+    r = cli(path, "--x", "lon", "--y", "lat", "--width", 64, "--height", 48, "--chunk-rows", 7000,
+            "-o", out)
+    assert r.returncode == 0, r.stderr
+    back = pd.read_csv(path)
+    ref = _in_memory(back["lon"].to_numpy(), back["lat"].to_numpy(), 64, 48)
+    np.testing.assert_array_equal(png.read(out), ref.shade()[::-1])
+    r = cli(path, "--x", "lon", "--y", "lat", "--weight", "w", "--width", 16, "--height", 16,
+            "--x-range", "0,100", "--y-range=-10,40", "--how", "log", "--cmap", "viridis", "-o", out)
+    assert r.returncode == 0, r.stderr and png.read(out).shape == (16, 16, 4)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyarrow") is None, reason="pyarrow not installed")
+def test_cli_parquet(rng, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    x, y, _ = _table(rng)
+    path = tmp_path / "pts.parquet"
+    pq.write_table(pa.table({"x": x, "y": y}), path, row_group_size=5000)
+    out = tmp_path / "p.png"
+    r = cli(path, "--x", "x", "--y", "y", "--width", 50, "--height", 50, "--chunk-rows", 4000,
+            "--how", "linear", "-o", out)
+    assert r.returncode == 0, r.stderr
+    ref = _in_memory(x, y, 50, 50)
+    np.testing.assert_array_equal(png.read(out), ref.shade(how="linear")[::-1])
+
+
+def test_cli_demo(tmp_path):
+    out = tmp_path / "demo.png"
+    r = cli("--demo", "--width", 256, "--height", 256, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout
+    img = png.read(out)
+    assert img.shape == (256, 256, 4)
+    assert len(np.unique(img.reshape(-1, 4), axis=0)) > 50  # a picture, not a flat field
+
+
+@pytest.mark.parametrize("args, word", [
+    (["missing.csv", "--x", "a", "--y", "b"], "missing.csv"),
+    (["pts.csv", "--x", "nope", "--y", "b"], "nope"),
+    (["garbage.parquet", "--x", "a", "--y", "b"], "garbage.parquet"),
+    (["pts.csv", "--x", "a"], "--y"),
+    ([], "INPUT"),
+    (["pts.csv", "--x", "a", "--y", "b", "--cmap", "nosuch"], "nosuch"),
+])
+def test_cli_errors_are_one_line(args, word, tmp_path):
+    (tmp_path / "pts.csv").write_text("a,b\n1,2\n3,4\n")
+    (tmp_path / "garbage.parquet").write_bytes(b"PAR1 this is not parquet at all")
+    r = cli(*args, "-o", tmp_path / "x.png", cwd=tmp_path)
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr and word in lines[0]
+
+
+def test_heatmap_is_exported():
+    assert hotbin.Heatmap is Heatmap and "heatmap" in hotbin.__all__
