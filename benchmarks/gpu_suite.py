@@ -1,0 +1,311 @@
+"""GPU benchmark suite: hotbin's cuda backend against CUB, CuPy and torch, in one process.
+
+Run on a CUDA machine from the repository root::
+
+    nvcc -O3 -arch=sm_90 -shared -Xcompiler -fPIC -o /tmp/libcub_anchor.so benchmarks/cub_anchor.cu
+    PYTHONPATH=src python3 benchmarks/gpu_suite.py --cub /tmp/libcub_anchor.so --out results.md
+
+Every timed answer is checked against an exact reference first (integer
+references computed another way on the device). Inputs are uniform, narrow
+(about 60 bins used) and constant (never all zeros). Times are CUDA-event
+medians after warm-up; GB/s counts input bytes read once; the floor is the
+input size over the bandwidth of a measured read-only kernel. ``--sweep`` also
+times the alternatives behind each entry of cuda.py's tuning table.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import datetime
+import json
+import statistics
+import sys
+
+import cupy as cp
+import numpy as np
+
+import hotbin
+from hotbin.backend import cuda as cb
+from hotbin.binning import histogram_rule
+
+ROWS: list[dict] = []
+
+
+def timeit(fn, reps=20, warm=3):
+    """Median milliseconds of fn() by CUDA events on the current stream."""
+    for _ in range(warm):
+        fn()
+    cp.cuda.Device().synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(a, b))
+    return statistics.median(ts)
+
+
+def hash_u32(n, seed):
+    """n pseudo-random uint32 words (a murmur3 finalizer over a counter)."""
+    x = cp.arange(n, dtype=cp.uint32)
+    x *= np.uint32(0x9E3779B1)
+    x += np.uint32(seed)
+    x ^= x >> np.uint32(16)
+    x *= np.uint32(0x85EBCA6B)
+    x ^= x >> np.uint32(13)
+    x *= np.uint32(0xC2B2AE35)
+    x ^= x >> np.uint32(16)
+    return x
+
+
+def datasets_u8(n):
+    u = hash_u32(n // 4, 1).view(cp.uint8)
+    yield "uniform", u
+    v = u % np.uint8(61)
+    v += np.uint8(100)
+    del u
+    yield "narrow", v
+    del v
+    yield "constant", cp.full(n, 7, cp.uint8)
+
+
+def datasets_u16(n):
+    u = hash_u32(n // 2, 2).view(cp.uint16)
+    yield "uniform", u
+    v = u % np.uint16(960)
+    v += np.uint16(30000)
+    del u
+    yield "narrow", v
+    del v
+    yield "constant", cp.full(n, 12345, cp.uint16)
+
+
+def datasets_f32(n):
+    u = (hash_u32(n, 3) >> np.uint32(8)).astype(cp.float32)
+    u *= np.float32(2.0 ** -24)
+    yield "uniform", u
+    v = u * np.float32(60 / 256)
+    v += np.float32(0.3)
+    del u
+    yield "narrow", v
+    del v
+    yield "constant", cp.full(n, 0.37, cp.float32)
+
+
+def ref_hist(x, rule):
+    """Exact reference: searchsorted in the comparison dtype (NumPy's rule), then bincount."""
+    e = cp.asarray(rule.cmp)
+    c = x.astype(e.dtype)
+    i = cp.searchsorted(e, c, side="right") - 1
+    i[c == e[-1]] = rule.nbins - 1
+    keep = (c >= e[0]) & (c <= e[-1])
+    return cp.bincount(i[keep], minlength=rule.nbins)
+
+
+def ref_values(x, nbins):
+    """Exact reference for integer data over (0, 2^bits) with nbins equal bins."""
+    nvals = 1 << (8 * x.dtype.itemsize)
+    counts = cp.zeros(nvals, cp.int64)
+    step = 1 << 28
+    for s in range(0, x.size, step):
+        counts += cp.bincount(x[s:s + step], minlength=nvals)
+    return counts.reshape(nbins, -1).sum(axis=1)
+
+
+class Cub:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path) if path else None
+
+    def call(self, name, *args):
+        rc = getattr(self.lib, name)(*[ctypes.c_void_p(a.data.ptr) if isinstance(a, cp.ndarray) else a
+                                       for a in args], ctypes.c_void_p(0))
+        if rc:
+            raise RuntimeError(f"{name} returned {rc}")
+
+
+def gbs(nbytes, ms):
+    return nbytes / (ms * 1e-3) / 1e9 if ms else float("nan")
+
+
+def row(group, case, nbytes, **times):
+    r = {"group": group, "case": case, "bytes": nbytes, **times}
+    ROWS.append(r)
+    parts = [f"{k}={gbs(nbytes, v):7.0f} GB/s ({v:.3f} ms)" for k, v in times.items() if v]
+    print(f"{group:10s} {case:28s} " + "  ".join(parts), flush=True)
+    return r
+
+
+def torch_of(x):
+    import torch
+    return torch.from_dlpack(x)
+
+
+def hist_group(name, gen, n, bins, rng_, cub, cub_fn, level_t, anchors_n, sweep, variants):
+    for dist, x in gen(n):
+        rule = histogram_rule(x[:1], bins, rng_)
+        if x.dtype.kind in "iu":
+            ref = ref_values(x, bins)
+        else:
+            ref = ref_hist(x, rule)
+        got = cb.histogram(x, rule)
+        assert cp.array_equal(got, ref), f"{name} {dist}: wrong histogram"
+        api, _ = hotbin.histogram(x, bins=bins, range=rng_)
+        assert cp.array_equal(api, ref)
+        t = {"ours": timeit(lambda: cb.histogram(x, rule)),
+             "ours_api": timeit(lambda: hotbin.histogram(x, bins=bins, range=rng_), reps=10)}
+        if cub.lib:
+            h = cp.zeros(bins, cp.int32)
+            lo, hi = level_t(rng_[0]), level_t(rng_[1])
+            cub.call(cub_fn, x, ctypes.c_longlong(x.size), h, ctypes.c_int(bins), lo, hi)
+            t["cub"] = timeit(lambda: cub.call(cub_fn, x, ctypes.c_longlong(x.size), h,
+                                               ctypes.c_int(bins), lo, hi))
+        r = row(name, dist, x.nbytes, **t)
+        if anchors_n:
+            xs = x[:anchors_n]
+            fr = anchors_n / x.size
+            a = {"cupy_histogram": timeit(lambda: cp.histogram(xs, bins, rng_), reps=3, warm=1) / fr}
+            if x.dtype.kind == "u":
+                a["cupy_bincount"] = timeit(lambda: cp.bincount(xs), reps=3, warm=1) / fr
+            try:
+                import torch
+                tx = torch_of(xs)
+                if x.dtype.kind == "f":
+                    a["torch_histc"] = timeit(lambda: torch.histc(tx, bins, *rng_), reps=3, warm=1) / fr
+                elif x.dtype == np.uint8:
+                    a["torch_bincount"] = timeit(lambda: torch.bincount(tx), reps=3, warm=1) / fr
+            except ImportError:
+                pass
+            r.update(a)
+            print(" " * 40 + "  ".join(f"{k}={gbs(x.nbytes, v):.0f} GB/s" for k, v in a.items()))
+        if sweep:
+            for label, ov in variants:
+                cb.OVERRIDE.clear()
+                cb.OVERRIDE.update(ov)
+                try:
+                    got = cb.histogram(x, rule)
+                    ok = bool(cp.array_equal(got, ref))
+                    ms = timeit(lambda: cb.histogram(x, rule), reps=10)
+                finally:
+                    cb.OVERRIDE.clear()
+                row(name + "/sweep", f"{dist} {label}{'' if ok else ' WRONG'}", x.nbytes, ours=ms)
+        del x
+
+
+def scan_group(n, cub, anchors_n):
+    import torch
+    for name, x in (("int32", (hash_u32(n, 4) % np.uint32(2001)).astype(cp.int32) - 1000),
+                    ("float32", (hash_u32(n, 5) >> np.uint32(8)).astype(cp.float32) * np.float32(2.0 ** -24))):
+        got = hotbin.cumsum(x)
+        if name == "int32":
+            ref = cp.cumsum(x.astype(cp.int64))
+            assert cp.array_equal(got, ref), "scan int32 wrong"
+        else:
+            ref = cp.cumsum(x.astype(cp.float64))
+            err = float(cp.max(cp.abs(got - ref) / cp.maximum(ref, 1)))
+            assert err < 1e-3, f"scan float32 error {err}"
+            assert cp.array_equal(got, hotbin.cumsum(x)), "float scan not reproducible"
+        t = {"ours": timeit(lambda: cb.cumsum(x))}
+        if cub.lib:
+            if name == "int32":
+                o32 = cp.empty(n, cp.int32)
+                o64 = cp.empty(n, cp.int64)
+                t["cub_same_dtype"] = timeit(lambda: cub.call("anchor_scan_i32", x, o32, ctypes.c_longlong(n)))
+                t["cub_to_int64"] = timeit(lambda: cub.call("anchor_scan_i32_i64", x, o64, ctypes.c_longlong(n)))
+                assert cp.array_equal(o64, ref), "CUB int64 scan disagrees"
+            else:
+                o = cp.empty(n, cp.float32)
+                t["cub_same_dtype"] = timeit(lambda: cub.call("anchor_scan_f32", x, o, ctypes.c_longlong(n)))
+        xs = x[:anchors_n]
+        fr = anchors_n / n
+        t["cupy_cumsum"] = timeit(lambda: cp.cumsum(xs), reps=3, warm=1) / fr
+        tx = torch_of(xs)
+        t["torch_cumsum"] = timeit(lambda: torch.cumsum(tx, 0), reps=3, warm=1) / fr
+        r = row("scan", f"{name} 2^{int(np.log2(n))}", x.nbytes, **t)
+        r["out_bytes"] = got.nbytes
+
+
+def floor(cub):
+    x = hash_u32(1 << 29, 9)  # 2 GiB
+    sink = cp.zeros(1, cp.uint32)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    out = {}
+    if cub.lib:
+        out["read_only"] = timeit(lambda: cub.call("anchor_read", x, ctypes.c_longlong(x.nbytes), sink,
+                                                    ctypes.c_int(sms * 4)))
+    y = cp.empty_like(x)
+    out["d2d_copy"] = timeit(lambda: cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, x.nbytes, 3, 0))
+    r = row("floor", "2 GiB", x.nbytes, **out)
+    return gbs(x.nbytes, out.get("read_only", out["d2d_copy"] / 2))
+
+
+def table(floor_gbs, device, date):
+    lines = [f"# hotbin cuda backend: GPU benchmark ({device}, {date})", "",
+             f"Floor: read-only kernel {floor_gbs:.0f} GB/s. GB/s = input bytes / median time.", "",
+             "| group | case | ours GB/s | ours (api) | CUB | cupy | torch | ours/CUB | ours/floor |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in ROWS:
+        if "ours" not in r:
+            continue
+        b = r["bytes"]
+        ours = gbs(b, r.get("ours"))
+        cub = r.get("cub") or r.get("cub_same_dtype")
+        cupy_t = r.get("cupy_histogram") or r.get("cupy_cumsum")
+        torch_t = r.get("torch_histc") or r.get("torch_bincount") or r.get("torch_cumsum")
+        extra = ""
+        if "cub_to_int64" in r:
+            extra = f" (to int64: {gbs(b, r['cub_to_int64']):.0f}; times ours {r['ours']:.3f} ms, CUB {r['cub_same_dtype']:.3f} / {r['cub_to_int64']:.3f} ms)"
+        elif "cub_same_dtype" in r:
+            extra = f" (times ours {r['ours']:.3f} ms, CUB {r['cub_same_dtype']:.3f} ms)"
+        if "cupy_bincount" in r:
+            extra += f" cupy.bincount {gbs(b, r['cupy_bincount']):.0f}"
+        fmt = lambda t: f"{gbs(b, t):.0f}" if t else "–"  # noqa: E731
+        ratio = f"{r['ours'] and cub and cub / r['ours']:.2f}" if cub and r.get("ours") else "–"
+        lines.append(f"| {r['group']} | {r['case']} | {ours:.0f} | {fmt(r.get('ours_api'))} | "
+                     f"{fmt(cub)}{extra} | {fmt(cupy_t)} | {fmt(torch_t)} | {ratio} | "
+                     f"{ours / floor_gbs:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cub", default=None, help="path of libcub_anchor.so")
+    ap.add_argument("--out", default="gpu_results.md")
+    ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--small", action="store_true", help="smaller inputs (smoke test)")
+    args = ap.parse_args()
+    cub = Cub(args.cub)
+    dev = cb.devices()[0]
+    date = datetime.date.today().isoformat()
+    print(dev, date)
+    big, mid = (1 << 31, 1 << 28) if not args.small else (1 << 24, 1 << 22)
+    fl = floor(cub)
+    lanes_variants = [("copies x1", {"layout": "copies", "copies": 1}),
+                      ("copies x8", {"layout": "copies", "copies": 8}),
+                      ("lanes unroll1", {"layout": "lanes", "unroll": 1}),
+                      ("lanes unroll4", {"layout": "lanes", "unroll": 4}),
+                      ("lanes 256x8", {"layout": "lanes", "block": 256, "blocks_per_sm": 8}),
+                      ("lanes 1024x2", {"layout": "lanes", "block": 1024, "blocks_per_sm": 2})]
+    hist_group("G1 u8 256", datasets_u8, big, 256, (0, 256), cub, "anchor_hist_u8", ctypes.c_int,
+               mid, args.sweep, lanes_variants)
+    hist_group("G2 f32 256", datasets_f32, mid, 256, (0.0, 1.0), cub, "anchor_hist_f32",
+               ctypes.c_float, mid, args.sweep,
+               lanes_variants[:2] + [("no shortcut", {"shortcut": False})])
+    u16_variants = [("cluster4", {"layout": "cluster4"}), ("global", {"layout": "global"}),
+                    ("rule copies", {"lut": False}), ("rule copies x1", {"lut": False, "copies": 1})]
+    hist_group("G3 u16 4096", datasets_u16, mid, 4096, (0, 65536), cub, "anchor_hist_u16", ctypes.c_int,
+               0, args.sweep, u16_variants)
+    hist_group("G3 u16 65536", datasets_u16, mid, 65536, (0, 65536), cub, "anchor_hist_u16",
+               ctypes.c_int, 0, args.sweep, u16_variants[:2])
+    scan_group(mid, cub, 1 << 28 if not args.small else mid)
+    md = table(fl, dev, date)
+    with open(args.out, "w") as f:
+        f.write(md)
+    with open(args.out.rsplit(".", 1)[0] + ".json", "w") as f:
+        json.dump({"device": dev, "date": date, "floor_gbs": fl, "rows": ROWS}, f, indent=1)
+    print(md)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

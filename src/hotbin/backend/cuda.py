@@ -1,0 +1,595 @@
+"""The cuda backend: CUDA C++ kernels (``hotbin/kernels/*.cu``) compiled with NVRTC.
+
+Kernels are loaded with :mod:`importlib.resources`, specialized with C++ templates
+(``name_expressions``), compiled once per instantiation through
+:class:`cupy.RawModule` and cached (in memory, and on disk by CuPy). Inputs may be
+NumPy arrays (copied to the device), CuPy arrays (used as they are) or torch CUDA
+tensors (zero-copy through ``__cuda_array_interface__``); results come back as
+the input's array type on the input's device (:func:`to_output`).
+
+Semantics are the cpu backend's, bit for bit: the exact bin rule of
+:mod:`hotbin.binning` is fused into the kernels (multiply guess, then correct
+against the edges array), 8/16-bit integers are counted by raw value and folded
+into bins through a table built by :meth:`BinRule.index`, counts are 32-bit per
+block and 64-bit in the result, and fixed-point words equal the cpu backend's
+after :func:`hotbin.fixedpoint.fold`. Float64 weighted sums use float64 atomics
+(not bitwise reproducible; ``deterministic=True`` is).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.resources
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .. import fixedpoint
+from ..binning import BinRule
+from . import on_gpu, to_host
+
+NAME = "cuda"
+INSTALL = 'pip install "hotbin[cuda]"'
+
+
+# --- tuning (benchmarks/gpu_suite.py; results in benchmarks/results/gpu-2026-11-30-h200.md) ---
+
+@dataclass(frozen=True)
+class Policy:
+    """How one counting launch is laid out."""
+
+    layout: str  #: lanes | copies | cluster2 | cluster4 | global (see kernels/hist1d.cu)
+    block: int = 512  #: threads per block
+    blocks_per_sm: int = 4  #: resident blocks wanted per SM (capped by shared memory)
+    unroll: int = 2  #: 16-byte loads in flight per thread
+    copies: int = 8  #: most private copies per block (layout "copies")
+
+
+#: Counting strategy, by number of slots (bins, or raw values for 8/16-bit ints):
+#: the first policy whose layout can hold the slots wins (bounds in _count_policy).
+LANES_MAX_SLOTS = 256
+COUNT_TABLE = (
+    # <= 256 slots: 32 lane-indexed copies, bank-conflict free on every input
+    # (gpu_suite "u8-256" uniform/narrow/constant: lanes vs copies).
+    Policy("lanes", block=512, blocks_per_sm=4, unroll=2),
+    # fits one block: private copies, up to `copies` of them (gpu_suite "u16-4096").
+    Policy("copies", block=512, blocks_per_sm=4, unroll=2, copies=8),
+    # 2x or 4x one block: split over a cluster through distributed shared memory
+    # (gpu_suite "u16-65536": cluster2 vs cluster4 vs global).
+    Policy("cluster2", block=1024, blocks_per_sm=1, unroll=2),
+    Policy("cluster4", block=1024, blocks_per_sm=2, unroll=2),
+    # beyond: 64-bit global atomics straight into the result.
+    Policy("global", block=512, blocks_per_sm=4, unroll=2),
+)
+
+#: Weighted sums: one private copy per block when it fits, else global atomics.
+SUM_POLICY = Policy("copies", block=512, blocks_per_sm=4)
+SUM_GLOBAL = Policy("global", block=512, blocks_per_sm=4)
+#: edges are staged in shared memory up to this size, else read through L1
+EDGE_STAGE_BYTES = 16 << 10
+#: scan: threads per block and 16-byte vectors per thread (gpu_suite "scan")
+SCAN_BLOCK = 256
+SCAN_NVEC = 4
+#: 2-D placeholder: global atomics
+HIST2D_BLOCK = 512
+
+#: benchmarks and tests may force choices: Policy fields ({"layout": "cluster4",
+#: "unroll": 4, ...}), "lut": False (8/16-bit ints through the rule, not the value
+#: table), "shortcut": False (always check the guess against the edges). Empty in use.
+OVERRIDE: dict = {}
+
+LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
+_CTYPE = {
+    np.dtype(np.uint8): "unsigned char", np.dtype(np.int8): "signed char",
+    np.dtype(np.uint16): "unsigned short", np.dtype(np.int16): "short",
+    np.dtype(np.uint32): "unsigned int", np.dtype(np.int32): "int",
+    np.dtype(np.uint64): "unsigned long long", np.dtype(np.int64): "long long",
+    np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+}
+_BIN_RULE, _BIN_RAW = 0, 1
+_ACC = {"f64": 0, "i64": 1, "fixed": 2}
+_ACC2 = {"count": 0, "f64": 1, "i64": 2, "fixed": 3}
+_LAYOUT = {"lanes": 0, "copies": 1, "global": 2}
+_U32_SHARE = 1 << 31  #: most samples one block counts in one launch (32-bit counters)
+
+
+# --- availability ---------------------------------------------------------------
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError as exc:
+        raise ModuleNotFoundError(f"the cuda backend needs CuPy: {INSTALL}") from exc
+    return cupy
+
+
+def require() -> None:
+    cp = _cupy()
+    try:
+        n = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # no driver, no device
+        raise RuntimeError(f"cuda backend: no CUDA device ({exc})") from None
+    if n < 1:
+        raise RuntimeError("cuda backend: no CUDA device found")
+
+
+def available() -> bool:
+    try:
+        require()
+        return True
+    except Exception:
+        return False
+
+
+def devices() -> list[str]:
+    cp = _cupy()
+    out = []
+    for i in range(cp.cuda.runtime.getDeviceCount()):
+        p = cp.cuda.runtime.getDeviceProperties(i)
+        name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+        out.append(f"{name} (cuda:{i}, {p['multiProcessorCount']} SMs, "
+                   f"{p['totalGlobalMem'] / 2**30:.0f} GiB)")
+    return out
+
+
+# --- arrays ------------------------------------------------------------------------
+
+def _is_torch(a) -> bool:
+    return type(a).__module__.startswith("torch") and hasattr(a, "detach")
+
+
+def asarray(a):
+    """A CuPy array: CuPy as is, torch CUDA tensors without a copy, anything else copied."""
+    cp = _cupy()
+    if isinstance(a, cp.ndarray):
+        return a
+    if _is_torch(a):
+        t = a.detach()
+        if t.is_cuda:
+            return cp.asarray(t)  # __cuda_array_interface__: zero-copy, strides kept
+        a = t.numpy()
+    a = np.asarray(a)
+    if a.dtype.kind not in "biufc":
+        return a  # the caller's dtype check names the argument
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return cp.asarray(a)
+
+
+def to_output(x, like=None):
+    """``x`` as ``like``'s array type on ``like``'s device (NumPy for anything else)."""
+    if _is_torch(like):
+        import torch
+        if like.is_cuda:
+            if isinstance(x, np.ndarray):
+                return torch.from_numpy(np.ascontiguousarray(x)).to(like.device)
+            return torch.from_dlpack(_cupy().asarray(x))
+        return torch.from_numpy(np.ascontiguousarray(to_host(x)))
+    if like is not None and on_gpu(like):
+        cp = _cupy()
+        with cp.cuda.Device(getattr(getattr(like, "device", None), "id", None)):
+            return cp.asarray(x)
+    return to_host(x)
+
+
+def _flat(x, dtype=None):
+    """1-D C-contiguous CuPy array of ``dtype`` (bool viewed as uint8, float16 widened)."""
+    cp = _cupy()
+    if x.dtype == np.bool_:
+        x = x.view(cp.uint8)
+    if dtype is None:
+        dtype = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
+    return cp.ascontiguousarray(x, dtype=dtype).reshape(-1)
+
+
+def _kernel_dtype(dt) -> np.dtype:
+    dt = np.dtype(dt)
+    if dt == np.bool_:
+        return np.dtype(np.uint8)
+    if dt == np.float16:
+        return np.dtype(np.float32)
+    if dt not in _CTYPE:
+        raise TypeError(f"cuda backend: no kernel for dtype {dt}")
+    return dt
+
+
+# --- kernels: sources, compilation, launch -------------------------------------------
+
+def _kernel_dir():
+    return importlib.resources.files("hotbin") / "kernels"
+
+
+@functools.lru_cache(maxsize=None)
+def _source(name: str) -> str:
+    return (_kernel_dir() / name).read_text()
+
+
+@functools.lru_cache(maxsize=None)
+def _options() -> tuple:
+    # CuPy's disk cache keys on the source and the options: the headers' hash is an
+    # option, so editing a header recompiles.
+    h = hashlib.sha256()
+    for f in sorted(_kernel_dir().iterdir(), key=lambda p: p.name):
+        if f.name.endswith(".cuh"):
+            h.update(f.read_bytes())
+    with importlib.resources.as_file(_kernel_dir()) as d:
+        inc = str(d)
+    return (f"-I{inc}", f"-DHOTBIN_HEADERS={h.hexdigest()[:16]}")
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(file: str, expr: str):
+    cp = _cupy()
+    mod = cp.RawModule(code=_source(file), options=_options(), name_expressions=(expr,))
+    return mod.get_function(expr)
+
+
+#: every template instantiation this module launches, by file (for .ci/compile_kernels.py)
+def ci_name_expressions() -> dict[str, list[str]]:
+    f, d, u8, u16, i64 = "float", "double", "unsigned char", "unsigned short", "long long"
+    out = {"hist1d.cu": [], "scan.cu": [], "hist2d.cu": []}
+    h = out["hist1d.cu"]
+    for t, c in ((f, f), (d, d), ("int", d), (i64, i64), (u8, d)):
+        for lay in (0, 1, 2):
+            h.append(f"hist_count<{t}, {c}, 0, {lay}, 2>")
+        h.append(f"hist_count_cluster2<{t}, {c}, 0, 2>")
+        for acc in (0, 1, 2):
+            h.append(f"hist_sum<{t}, {c}, 0, {acc}, false>")
+            h.append(f"hist_sum<{t}, {c}, 0, {acc}, true>")
+    for t in (u8, u16, "unsigned int", i64):
+        for lay in (0, 1, 2):
+            h.append(f"hist_count<{t}, {t}, 1, {lay}, 2>")
+        h.append(f"hist_count_cluster2<{t}, {t}, 1, 2>")
+        h.append(f"hist_count_cluster4<{t}, {t}, 1, 2>")
+        h.append(f"hist_sum<{t}, {t}, 1, 0, false>")
+    h.append("fold_lut")
+    for t, a in (("int", i64), (f, f), (d, d), (u8, i64), (u16, "unsigned long long"), (i64, i64)):
+        for ex in ("false", "true"):
+            out["scan.cu"].append(f"scan_lookback<{t}, {a}, {SCAN_BLOCK}, {SCAN_NVEC}, {ex}>")
+    for c in (f, d):
+        for acc in range(4):
+            out["hist2d.cu"].append(f"hist2d_global<{c}, {c}, {acc}>")
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _device_info(dev_id: int) -> dict:
+    cp = _cupy()
+    a = cp.cuda.Device(dev_id).attributes
+    return {"sms": a["MultiProcessorCount"],
+            "smem_block": a["MaxSharedMemoryPerBlockOptin"],
+            "smem_sm": a["MaxSharedMemoryPerMultiprocessor"]}
+
+
+_SMEM_SET: dict = {}  #: id(kernel) -> dynamic shared memory limit set so far
+
+
+def _launch(kern, grid, block, args, smem=0):
+    if smem > 48 * 1024 and _SMEM_SET.get(id(kern), 0) < smem:
+        kern.max_dynamic_shared_size_bytes = smem
+        _SMEM_SET[id(kern)] = smem
+    kern((grid,), (block,), args, shared_mem=smem)
+
+
+def _grid(info, policy, smem, n, per_thread):
+    """Blocks to launch: resident blocks that fit, fewer for small inputs."""
+    fit = info["smem_sm"] // (smem + 1024) if smem else policy.blocks_per_sm
+    per_sm = max(1, min(policy.blocks_per_sm, 2048 // policy.block, fit))
+    g = min(info["sms"] * per_sm, max(1, -(-n // (policy.block * per_thread))))
+    return g
+
+
+# --- the bin rule's kernel arguments ---------------------------------------------------
+
+def _guess_margin(rule: BinRule) -> float:
+    """Fraction of a bin within which a multiply guess must be checked against the edges.
+
+    A guess ``x = (v - lo) * scale`` whose fractional part lies in
+    ``(tau, 1 - tau)`` is the exact bin: ``tau`` bounds, in bins, the distance of
+    each real edge from ``lo + i * width`` plus the rounding of the guess (float32
+    or float64, as the kernel computes it). 2.0 disables the shortcut.
+    """
+    e = rule.kernel_cmp
+    if not rule.uniform or rule.scale == 0 or e.dtype.kind != "f" or rule.nbins < 1:
+        return 2.0
+    nb = rule.nbins
+    ld = e.astype(np.longdouble)
+    ideal = ld[0] + np.arange(nb + 1, dtype=np.longdouble) * ((ld[-1] - ld[0]) / nb)
+    mag = max(abs(rule.lo), abs(rule.hi))
+    dev = float(np.max(np.abs(ld - ideal))) + 16 * float(np.finfo(np.longdouble).eps) * 2 * mag
+    eps = 2.0 ** -24 if e.dtype == np.float32 else 2.0 ** -53
+    tau = 2 * (dev * rule.scale + 8 * eps * (nb + 1))
+    return tau if tau < 0.25 else 2.0
+
+
+@functools.lru_cache(maxsize=64)
+def _device_table(dev_id: int, data: bytes, dtype: str):
+    """A small host table (edges, value->bin) uploaded once per device."""
+    cp = _cupy()
+    with cp.cuda.Device(dev_id):
+        return cp.asarray(np.frombuffer(data, dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _margin(data: bytes, dtype: str, nbins: int, uniform: bool) -> float:
+    e = np.frombuffer(data, dtype)
+    return _guess_margin(BinRule(edges=e, cmp=e, uniform=uniform))
+
+
+def _rule_args(rule: BinRule, cp, stage: bool):
+    k = rule.kernel_cmp
+    key = (np.ascontiguousarray(k).tobytes(), k.dtype.str)
+    e = _device_table(cp.cuda.Device().id, *key)
+    tau = _margin(*key, rule.nbins, rule.uniform) if OVERRIDE.get("shortcut", True) else 2.0
+    return (e, np.uint32(rule.nbins), np.float64(rule.lo), np.float64(rule.scale),
+            np.float64(tau), np.int32(rule.uniform), np.int32(stage))
+
+
+def _raw_args(dtype, cp):
+    return (cp.zeros(1, dtype), np.uint32(0), np.float64(0), np.float64(0), np.float64(2),
+            np.int32(0), np.int32(0))
+
+
+def _edge_bytes(rule):
+    if rule is None:
+        return 0
+    b = (rule.nbins + 1) * rule.kernel_cmp.dtype.itemsize
+    return b if b <= EDGE_STAGE_BYTES else 0
+
+
+# --- counting ------------------------------------------------------------------------------
+
+def _count_policy(nslots: int, info: dict, edge_bytes: int) -> Policy:
+    cap = (info["smem_block"] - edge_bytes - 16) // 4  # one-copy counters that fit a block
+    bounds = {"lanes": LANES_MAX_SLOTS, "copies": cap - 1, "cluster2": 2 * cap, "cluster4": 4 * cap,
+              "global": math.inf}
+    forced = OVERRIDE.get("layout")
+    fields = {k: v for k, v in OVERRIDE.items() if k in Policy.__dataclass_fields__ and k != "layout"}
+    for pol in COUNT_TABLE:
+        if forced == pol.layout and nslots <= bounds[pol.layout]:
+            return replace(pol, **fields)
+    for pol in COUNT_TABLE:
+        if nslots <= bounds[pol.layout]:
+            return replace(pol, **fields)
+    raise AssertionError("unreachable: the global layout takes any number of slots")
+
+
+def _count(x, rule: BinRule | None, nslots: int, out, base: int = 0):
+    """out[s] += number of values of x whose bin (rule) or value (rule None) is base + s."""
+    cp = _cupy()
+    n = x.size
+    if n == 0 or nslots == 0:
+        return
+    info = _device_info(x.device.id)
+    t = _CTYPE[x.dtype]
+    eb = _edge_bytes(rule)
+    pol = _count_policy(nslots, info, eb)
+    if rule is None:
+        c, binner, args = t, _BIN_RAW, _raw_args(x.dtype, cp)
+    else:
+        c, binner, args = _CTYPE[rule.kernel_cmp.dtype], _BIN_RULE, _rule_args(rule, cp, eb > 0)
+    if pol.layout in ("cluster2", "cluster4"):
+        k = int(pol.layout[-1])
+        per = -(-nslots // k)
+        smem, copies = ((per * 4 + 15) & ~15) + eb, 0
+        kern = _kernel("hist1d.cu", f"hist_count_{pol.layout}<{t}, {c}, {binner}, {pol.unroll}>")
+    else:
+        lay = _LAYOUT[pol.layout]
+        if pol.layout == "lanes":
+            smem, copies = nslots * 32 * 4, 32
+        elif pol.layout == "copies":
+            stride = nslots | 1
+            budget = info["smem_sm"] // pol.blocks_per_sm - 1024 - eb
+            copies = max(1, min(pol.copies, budget // (stride * 4), (info["smem_block"] - eb) // (stride * 4)))
+            smem = stride * copies * 4
+        else:
+            smem, copies = 0, 0
+        smem = ((smem + 15) & ~15) + eb if (smem or eb) else 0
+        kern = _kernel("hist1d.cu", f"hist_count<{t}, {c}, {binner}, {lay}, {pol.unroll}>")
+        k = 1
+    per_thread = (16 // x.dtype.itemsize) * pol.unroll
+    grid = _grid(info, pol, smem, n, per_thread)
+    grid = -(-grid // k) * k
+    step = grid * _U32_SHARE
+    for s in range(0, n, step):
+        xs = x[s:s + step]
+        _launch(kern, grid, pol.block,
+                (xs, np.int64(xs.size), *args, np.uint64(base), np.uint32(nslots),
+                 np.uint32(copies), out), smem)
+
+
+def _sum(x, w, rule: BinRule | None, nslots: int, acc: str, out, factor=0.0):
+    """Weighted sums of w by bin (rule) or value (rule None) into out (see hist_sum)."""
+    cp = _cupy()
+    n = x.size
+    if n == 0 or nslots == 0:
+        return
+    info = _device_info(x.device.id)
+    t = _CTYPE[x.dtype]
+    eb = _edge_bytes(rule)
+    words = nslots * (2 if acc == "fixed" else 1)
+    fits = words * 8 + eb <= info["smem_block"] and OVERRIDE.get("layout") != "global"
+    pol = SUM_POLICY if fits else SUM_GLOBAL
+    smem = (words * 8 if fits else 0) + eb
+    if rule is None:
+        c, binner, args = t, _BIN_RAW, _raw_args(x.dtype, cp)
+    else:
+        c, binner, args = _CTYPE[rule.kernel_cmp.dtype], _BIN_RULE, _rule_args(rule, cp, eb > 0)
+    kern = _kernel("hist1d.cu", f"hist_sum<{t}, {c}, {binner}, {_ACC[acc]}, {'false' if fits else 'true'}>")
+    grid = _grid(info, pol, smem, n, 4)
+    # fixed point: a launch takes at most LO_CHUNK weights, then the low words are folded
+    step = fixedpoint.LO_CHUNK if acc == "fixed" else grid * _U32_SHARE
+    for s in range(0, n, step):
+        xs, ws = x[s:s + step], w[s:s + step]
+        _launch(kern, grid, pol.block,
+                (xs, ws, np.int64(xs.size), *args, np.uint64(0), np.uint32(nslots),
+                 np.float64(factor), out), smem)
+        if acc == "fixed":
+            _fold_words(out, nslots)
+
+
+def _fold_words(out, nslots):
+    """In place: hi += lo >> 32, lo &= 2^32 - 1 on flat words [hi..., lo...] (int64 view)."""
+    v = out.view(np.int64)
+    hi, lo = v[:nslots], v[nslots:]
+    hi += lo >> fixedpoint.SPLIT
+    lo &= (1 << fixedpoint.SPLIT) - 1
+
+
+# --- primitives -------------------------------------------------------------------------------
+
+def minmax(a):
+    x = asarray(a)
+    with x.device:
+        v = x.view(np.uint8) if x.dtype == np.bool_ else x
+        lo, hi = v.min().get()[()], v.max().get()[()]
+    return x.dtype.type(lo), x.dtype.type(hi)
+
+
+def max_abs(w) -> float:
+    lo, hi = minmax(w)
+    return fixedpoint.max_abs(np.array([lo, hi]))
+
+
+def _weights(w, kind):
+    """Weights as the kernel's dtype: float64 (sums, fixed point) or int64."""
+    return _flat(w, np.dtype(np.float64) if kind == "f" else np.dtype(np.int64))
+
+
+def histogram(a, rule: BinRule, weights=None, scale=None):
+    cp = _cupy()
+    x = asarray(a)
+    with x.device:
+        x = _flat(x, _kernel_dtype(x.dtype))
+        nb = rule.nbins
+        if weights is None and x.dtype in LUT_KINDS and OVERRIDE.get("lut", True):
+            return _histogram_lut(x, rule)
+        if weights is None:
+            out = cp.zeros(nb, cp.uint64)
+            _count(x, rule, nb, out)
+            return out.view(cp.int64)
+        w = asarray(weights)
+        if scale is not None:
+            out = cp.zeros(2 * nb, cp.uint64)
+            _sum(x, _weights(w, "f"), rule, nb, "fixed", out,
+                 float(np.ldexp(1.0, scale - fixedpoint.SPLIT)))
+            return out.view(cp.int64).reshape(2, nb)
+        if w.dtype.kind == "f":
+            out = cp.zeros(nb, cp.float64)
+            _sum(x, _weights(w, "f"), rule, nb, "f64", out)
+            return out
+        out = cp.zeros(nb, cp.uint64)
+        _sum(x, _weights(w, "i"), rule, nb, "i64", out)
+        return out.view(cp.int64)
+
+
+def _histogram_lut(x, rule: BinRule):
+    """8/16-bit integers: count each raw value, then fold values into bins exactly."""
+    cp = _cupy()
+    u = np.dtype(f"u{x.dtype.itemsize}")
+    nvals = 1 << (8 * x.dtype.itemsize)
+    counts = cp.zeros(nvals, cp.uint64)
+    _count(x.view(u), None, nvals, counts)
+    idx = _value_table(cp.cuda.Device().id, x.dtype.str, rule.cmp.tobytes(), rule.cmp.dtype.str)
+    out = cp.zeros(rule.nbins, cp.uint64)
+    _launch(_kernel("hist1d.cu", "fold_lut"), -(-nvals // 256), 256,
+            (counts, idx, np.uint32(nvals), out))
+    return out.view(cp.int64)
+
+
+@functools.lru_cache(maxsize=64)
+def _value_table(dev_id: int, dtype: str, cmp: bytes, cmp_dtype: str):
+    """Device table value -> bin (-1: none) of every 8/16-bit value, by BinRule.index."""
+    dt = np.dtype(dtype)
+    e = np.frombuffer(cmp, cmp_dtype)
+    rule = BinRule(edges=e, cmp=e, uniform=False)
+    values = np.arange(1 << (8 * dt.itemsize), dtype=f"u{dt.itemsize}").view(dt)
+    idx = rule.index(values).astype(np.int32)
+    return _device_table(dev_id, idx.tobytes(), idx.dtype.str)
+
+
+def bincount(x, length, weights=None):
+    cp = _cupy()
+    xa = asarray(x)
+    with xa.device:
+        xa = _flat(xa, _kernel_dtype(xa.dtype))
+        if weights is None:
+            out = cp.zeros(length, cp.uint64)
+            _count(xa, None, length, out)
+            return out.view(cp.int64)
+        out = cp.zeros(length, cp.float64)
+        _sum(xa, _weights(asarray(weights), "f"), None, length, "f64", out)
+        return out
+
+
+def cumsum(a, exclusive=False):
+    cp = _cupy()
+    x = asarray(a)
+    with x.device:
+        od = np.cumsum(np.empty(0, x.dtype)).dtype  # NumPy's accumulator dtype
+        if x.dtype == np.float16 or od.kind not in "iuf":
+            from . import cpu  # NumPy's own sequential rounding
+            return cp.asarray(cpu.cumsum(to_host(x), exclusive))
+        x = _flat(x, _kernel_dtype(x.dtype))
+        if x.data.ptr % 16:
+            x = x.copy()  # vector loads need 16-byte alignment
+        n = x.size
+        out = cp.empty(n, od)
+        if n == 0:
+            return out
+        tile = SCAN_BLOCK * SCAN_NVEC * (16 // x.dtype.itemsize)
+        ntiles = -(-n // tile)
+        state = cp.zeros(ntiles + 1, cp.int32)  # flags, then the tile counter
+        agg = cp.empty(ntiles, od)
+        incl = cp.empty(ntiles, od)
+        kern = _kernel("scan.cu", f"scan_lookback<{_CTYPE[x.dtype]}, {_CTYPE[od]}, {SCAN_BLOCK}, "
+                                  f"{SCAN_NVEC}, {'true' if exclusive else 'false'}>")
+        _launch(kern, ntiles, SCAN_BLOCK, (x, np.int64(n), out, agg, incl, state, state[ntiles:]))
+        return out
+
+
+def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
+    """``(grid[ix, iy], kept)``: one 64-bit global atomic per point (kernels/hist2d.cu)."""
+    cp = _cupy()
+    xa, ya = asarray(x), asarray(y)
+    with xa.device:
+        # widening to the comparison dtype is exact (binning.BinRule.kernel_cmp)
+        xa = _flat(xa, rx.kernel_cmp.dtype)
+        ya = _flat(ya, ry.kernel_cmp.dtype)
+        nx, ny = rx.nbins, ry.nbins
+        ncell = nx * ny
+        kept = cp.zeros(1, cp.uint64)
+        factor = 0.0
+        if weights is None:
+            acc, w, out = "count", cp.zeros(1, cp.float64), cp.zeros(ncell, cp.uint64)
+        else:
+            wa = asarray(weights)
+            if scale is not None:
+                acc, w, out = "fixed", _weights(wa, "f"), cp.zeros(2 * ncell, cp.uint64)
+                factor = float(np.ldexp(1.0, scale - fixedpoint.SPLIT))
+            elif wa.dtype.kind == "f":
+                acc, w, out = "f64", _weights(wa, "f"), cp.zeros(ncell, cp.float64)
+            else:
+                acc, w, out = "i64", _weights(wa, "i"), cp.zeros(ncell, cp.uint64)
+        kern = _kernel("hist2d.cu", f"hist2d_global<{_CTYPE[xa.dtype]}, {_CTYPE[ya.dtype]}, "
+                                    f"{_ACC2[acc]}>")
+        n = xa.size
+        info = _device_info(xa.device.id)
+        grid = max(1, min(info["sms"] * 4, -(-n // HIST2D_BLOCK)))
+        step = fixedpoint.LO_CHUNK
+        ax = _rule_args(rx, cp, False)[:6]
+        ay = _rule_args(ry, cp, False)[:6]
+        for s in range(0, max(n, 1), step):
+            xs, ys = xa[s:s + step], ya[s:s + step]
+            ws = w[s:s + step] if w.size == n else w
+            if xs.size:
+                _launch(kern, grid, HIST2D_BLOCK,
+                        (xs, ys, ws, np.int64(xs.size), *ax, *ay, np.float64(factor), out, kept))
+            if acc == "fixed":
+                _fold_words(out, ncell)
+        kept = int(kept.get()[0])
+        if acc == "fixed":
+            return out.view(cp.int64).reshape(2, nx, ny), kept
+        grid_ = out.view(cp.int64) if out.dtype == cp.uint64 else out
+        return grid_.reshape(nx, ny), kept

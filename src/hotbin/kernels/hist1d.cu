@@ -1,0 +1,250 @@
+// 1-D histograms: privatized shared-memory counters, the bin rule fused in.
+//
+// Kernel shells (CUB's layering): zero the block's private counters, consume
+// the input in a grid-stride loop, merge the private counters into the 64-bit
+// global result with one atomic per non-empty slot. Both barriers belong to
+// the correctness contract.
+//
+// Bins are counted in a window of slots [base, base + nslots): a value whose
+// bin falls outside is skipped, so the host can split a bin range that does not
+// fit in shared memory into passes. Block counters are 32-bit; the host keeps
+// each block's share of one launch below 2^32 samples.
+#include "hist_common.cuh"
+
+// How a value becomes a bin.
+enum { BIN_RULE = 0,   // exact rule of binning.py against the edges (value cast to CMP)
+       BIN_RAW = 1 };  // the value is the bin (8/16-bit LUT counts, bincount)
+
+// Where a block keeps its counters (COUNT kernels).
+enum { LAYOUT_LANES = 0,   // 32 copies, slot-major: lane l always hits bank l (no conflicts)
+       LAYOUT_COPIES = 1,  // `copies` copies of all slots, one per group of warps
+       LAYOUT_GLOBAL = 2 };// no privatization: 64-bit global atomics
+
+template <class T, class CMP, int BINNER>
+struct Binner;
+
+template <class T, class CMP>
+struct Binner<T, CMP, BIN_RULE> {
+    RuleBin<CMP> r;
+    __device__ __forceinline__ u64 operator()(T v) const { return r((CMP)v); }
+};
+
+template <class T, class CMP>
+struct Binner<T, CMP, BIN_RAW> {
+    RuleBin<CMP> r;  // unused
+    __device__ __forceinline__ u64 operator()(T v) const { return (u64)v; }
+};
+
+// Sets up the rule; stages the edges in shared memory `sh_edges` when given.
+template <class CMP>
+__device__ __forceinline__ RuleBin<CMP> make_rule(const CMP* edges, unsigned nb, double glo,
+                                                  double gscale, double tau, int uniform,
+                                                  CMP* sh_edges) {
+    RuleBin<CMP> r;
+    r.nb = nb;
+    r.lo = edges[0];
+    r.hi = edges[nb];
+    typedef typename GuessT<CMP>::type G;
+    r.glo = (G)glo;
+    r.gscale = (G)gscale;
+    r.tau = (G)tau;
+    r.uniform = uniform;
+    r.e = edges;
+    if (sh_edges) {
+        for (unsigned i = threadIdx.x; i <= nb; i += blockDim.x) sh_edges[i] = edges[i];
+        r.e = sh_edges;  // the caller's barrier publishes them
+    }
+    return r;
+}
+
+// The counting functor: bin, window, private counter.
+template <class T, class CMP, int BINNER, int LAYOUT>
+struct CountOne {
+    Binner<T, CMP, BINNER> bin;
+    u64 base;
+    unsigned nslots;
+    unsigned* c;     // this thread's view of the block counters (or null for GLOBAL)
+    unsigned shift;  // slot -> offset: slot << shift (LANES: 5, else 0)
+    u64* out;
+    __device__ __forceinline__ void operator()(T v) {
+        u64 s = bin(v) - base;
+        if (s < nslots) {
+            if (LAYOUT == LAYOUT_GLOBAL) atomicAdd(out + s, 1ull);
+            else atomicAdd(c + ((unsigned)s << shift), 1u);
+        }
+    }
+};
+
+extern __shared__ __align__(16) unsigned char smem[];
+
+template <class T, class CMP, int BINNER, int LAYOUT, int UNROLL>
+__global__ void __launch_bounds__(1024)
+hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb, double glo,
+           double gscale, double tau, int uniform, int stage_edges, u64 base, unsigned nslots,
+           unsigned copies, u64* __restrict__ out) {
+    unsigned* counters = reinterpret_cast<unsigned*>(smem);
+    unsigned stride = nslots | 1u;  // odd: copies start in different banks
+    unsigned total = LAYOUT == LAYOUT_LANES ? nslots * 32u
+                   : LAYOUT == LAYOUT_COPIES ? stride * copies : 0u;
+    CMP* sh_edges = stage_edges
+        ? reinterpret_cast<CMP*>(smem + ((total * 4u + 15u) & ~15u)) : (CMP*)0;
+    for (unsigned i = threadIdx.x; i < total; i += blockDim.x) counters[i] = 0;
+
+    CountOne<T, CMP, BINNER, LAYOUT> f;
+    f.bin.r = make_rule(edges, nb, glo, gscale, tau, uniform, sh_edges);
+    f.base = base;
+    f.nslots = nslots;
+    f.out = out;
+    unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    if (LAYOUT == LAYOUT_LANES) { f.c = counters + lane; f.shift = 5; }
+    else { f.c = counters + (warp % (copies ? copies : 1u)) * stride; f.shift = 0; }
+    __syncthreads();  // counters zeroed, edges staged
+
+    for_each_vec<T, UNROLL>(x, n, f);
+
+    if (LAYOUT == LAYOUT_GLOBAL) return;
+    __syncthreads();  // every private count is in
+    for (unsigned s = threadIdx.x; s < nslots; s += blockDim.x) {
+        unsigned sum = 0;
+        if (LAYOUT == LAYOUT_LANES) {
+#pragma unroll 8
+            for (unsigned k = 0; k < 32u; ++k) sum += counters[s * 32u + ((k + s) & 31u)];
+        } else {
+            for (unsigned k = 0; k < copies; ++k) sum += counters[k * stride + s];
+        }
+        if (sum) atomicAdd(out + s, (u64)sum);
+    }
+}
+
+// Counters spread over a cluster of CLUSTER blocks (one copy of nslots counters
+// split in CLUSTER slices), for bin counts beyond one block's shared memory.
+template <class T, class CMP, int BINNER, int UNROLL>
+struct ClusterCountOne {
+    Binner<T, CMP, BINNER> bin;
+    u64 base;
+    unsigned nslots, per;
+    unsigned sbase;  // cluster-space address of this block's counters
+    __device__ __forceinline__ void operator()(T v) {
+        u64 s = bin(v) - base;
+        if (s < nslots) {
+            unsigned q = (unsigned)s / per, r = (unsigned)s - q * per;
+            cluster_add(cluster_map(sbase + 4u * r, q), 1u);
+        }
+    }
+};
+
+template <class T, class CMP, int BINNER, int UNROLL, int CLUSTER>
+__device__ __forceinline__ void cluster_count_body(
+        const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb, double glo,
+        double gscale, double tau, int uniform, int stage_edges, u64 base, unsigned nslots,
+        u64* __restrict__ out) {
+    unsigned per = (nslots + CLUSTER - 1) / CLUSTER;
+    unsigned* counters = reinterpret_cast<unsigned*>(smem);
+    CMP* sh_edges = stage_edges
+        ? reinterpret_cast<CMP*>(smem + ((per * 4u + 15u) & ~15u)) : (CMP*)0;
+    for (unsigned i = threadIdx.x; i < per; i += blockDim.x) counters[i] = 0;
+    ClusterCountOne<T, CMP, BINNER, UNROLL> f;
+    f.bin.r = make_rule(edges, nb, glo, gscale, tau, uniform, sh_edges);
+    f.base = base;
+    f.nslots = nslots;
+    f.per = per;
+    f.sbase = (unsigned)__cvta_generic_to_shared(counters);
+    cluster_sync();  // every block of the cluster has zeroed its slice
+
+    for_each_vec<T, UNROLL>(x, n, f);
+
+    cluster_sync();  // every remote add has landed
+    unsigned r0 = cluster_rank() * per;
+    for (unsigned i = threadIdx.x; i < per && r0 + i < nslots; i += blockDim.x) {
+        unsigned v = counters[i];
+        if (v) atomicAdd(out + r0 + i, (u64)v);
+    }
+}
+
+template <class T, class CMP, int BINNER, int UNROLL>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(1024)
+hist_count_cluster2(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb,
+                    double glo, double gscale, double tau, int uniform, int stage_edges, u64 base,
+                    unsigned nslots, unsigned copies, u64* __restrict__ out) {
+    cluster_count_body<T, CMP, BINNER, UNROLL, 2>(x, n, edges, nb, glo, gscale, tau, uniform,
+                                                   stage_edges, base, nslots, out);
+}
+
+template <class T, class CMP, int BINNER, int UNROLL>
+__global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(1024)
+hist_count_cluster4(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb,
+                    double glo, double gscale, double tau, int uniform, int stage_edges, u64 base,
+                    unsigned nslots, unsigned copies, u64* __restrict__ out) {
+    cluster_count_body<T, CMP, BINNER, UNROLL, 4>(x, n, edges, nb, glo, gscale, tau, uniform,
+                                                   stage_edges, base, nslots, out);
+}
+
+// ---------------------------------------------------------------------------
+// Weighted sums: one private copy per block (or global atomics when it does
+// not fit). ACC: float64 sums, int64 sums, or fixed-point words (hi, lo).
+// ---------------------------------------------------------------------------
+enum { ACC_F64 = 0, ACC_I64 = 1, ACC_FIXED = 2 };
+
+template <int ACC> struct AccOf { typedef double w_t; typedef double s_t; };
+template <> struct AccOf<ACC_I64> { typedef i64 w_t; typedef u64 s_t; };
+template <> struct AccOf<ACC_FIXED> { typedef double w_t; typedef u64 s_t; };
+
+// out: nslots sums (F64: double, I64: int64 as u64), or FIXED: hi words [0, nslots)
+// then lo words [nslots, 2 nslots), each block's low words folded before the merge.
+template <class T, class CMP, int BINNER, int ACC, bool GLOBAL>
+__global__ void __launch_bounds__(1024)
+hist_sum(const T* __restrict__ x, const typename AccOf<ACC>::w_t* __restrict__ w, i64 n,
+         const CMP* __restrict__ edges, unsigned nb, double glo, double gscale, double tau,
+         int uniform, int stage_edges, u64 base, unsigned nslots, double factor,
+         typename AccOf<ACC>::s_t* __restrict__ out) {
+    typedef typename AccOf<ACC>::s_t S;
+    unsigned words = ACC == ACC_FIXED ? 2u * nslots : nslots;
+    S* acc = GLOBAL ? out : reinterpret_cast<S*>(smem);
+    CMP* sh_edges = stage_edges
+        ? reinterpret_cast<CMP*>(smem + (GLOBAL ? 0u : words * (unsigned)sizeof(S))) : (CMP*)0;
+    if (!GLOBAL)
+        for (unsigned i = threadIdx.x; i < words; i += blockDim.x) acc[i] = (S)0;
+    Binner<T, CMP, BINNER> bin;
+    bin.r = make_rule(edges, nb, glo, gscale, tau, uniform, sh_edges);
+    __syncthreads();
+
+    i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        u64 s = bin(x[i]) - base;
+        if (s >= nslots) continue;
+        if (ACC == ACC_FIXED) {
+            i64 hi, lo;
+            fixed_split((double)w[i], factor, hi, lo);
+            atomicAdd((u64*)acc + s, (u64)hi);
+            atomicAdd((u64*)acc + nslots + s, (u64)lo);
+        } else {
+            atomicAdd(acc + s, (S)w[i]);
+        }
+    }
+    if (GLOBAL) return;
+    __syncthreads();
+    for (unsigned s = threadIdx.x; s < nslots; s += blockDim.x) {
+        if (ACC == ACC_FIXED) {
+            u64 hi = (u64)acc[s], lo = (u64)acc[nslots + s];
+            hi += (u64)((i64)lo >> 32);
+            lo &= 0xffffffffull;
+            if (hi) atomicAdd((u64*)out + s, hi);
+            if (lo) atomicAdd((u64*)out + nslots + s, lo);
+        } else {
+            S v = acc[s];
+            if (v != (S)0) atomicAdd(out + s, v);
+        }
+    }
+}
+
+// 8/16-bit integers: raw value counts -> bins through a value->bin table built
+// by binning.BinRule.index on the host (exact by construction; -1: no bin).
+__global__ void fold_lut(const u64* __restrict__ counts, const int* __restrict__ idx,
+                         unsigned nvals, u64* __restrict__ out) {
+    unsigned v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < nvals) {
+        u64 c = counts[v];
+        int b = idx[v];
+        if (c && b >= 0) atomicAdd(out + b, c);
+    }
+}

@@ -1,0 +1,174 @@
+// Device-wide prefix sums in one pass: decoupled look-back (Merrill & Garland).
+//
+// Each block takes the next tile (a dynamic tile id, so every tile it waits on
+// belongs to a block already running), loads it with 16-byte vector loads into
+// registers, publishes the tile's aggregate, then one warp looks back over the
+// predecessors' published aggregates until it meets an inclusive prefix.
+//
+// Determinism: a tile's inclusive prefix is defined as excl + agg, and the
+// look-back adds the predecessors' aggregates to the nearest inclusive prefix in
+// increasing tile order. That is the same chain of roundings whichever
+// predecessor happened to be finished, so float scans are bitwise reproducible
+// run to run (they agree with NumPy's sequential sum to rounding). Integer scans
+// are exact.
+#include "hist_common.cuh"
+
+#define FULL_MASK 0xffffffffu
+
+template <class A> __device__ __forceinline__ A ld_volatile(const A* p) {
+    return *reinterpret_cast<const volatile A*>(p);
+}
+template <class A> __device__ __forceinline__ void st_volatile(A* p, A v) {
+    *reinterpret_cast<volatile A*>(p) = v;
+}
+
+// The exclusive prefix of tile `tile` (> 0), computed by one whole warp.
+template <class A>
+__device__ A look_back(i64 tile, const A* agg, const A* incl, const int* flags, unsigned lane) {
+    i64 pos = tile, jinc;
+    for (;;) {
+        i64 t = pos - 1 - (i64)lane;  // lane 0: the nearest predecessor
+        int f = t >= 0 ? ld_volatile(flags + t) : 2;  // before tile 0: an inclusive 0
+        while (__any_sync(FULL_MASK, f == 0)) {
+            if (f == 0) f = ld_volatile(flags + t);
+        }
+        unsigned m = __ballot_sync(FULL_MASK, f == 2);
+        if (m) { jinc = pos - 1 - (i64)(__ffs(m) - 1); break; }
+        pos -= 32;
+    }
+    __threadfence();
+    A val = jinc >= 0 ? ld_volatile(incl + jinc) : (A)0;
+    for (i64 s = jinc + 1; s < tile; s += 32) {
+        i64 t = s + (i64)lane;
+        A a = t < tile ? ld_volatile(agg + t) : (A)0;
+        int cnt = (int)((tile - s) < 32 ? (tile - s) : 32);
+        for (int k = 0; k < cnt; ++k) val = val + __shfl_sync(FULL_MASK, a, k);
+    }
+    return val;
+}
+
+// A: NumPy's accumulator/output dtype for T. BLOCK threads, NVEC 16-byte
+// vectors per thread. agg/incl/flags: one entry per tile; flags and
+// *tile_counter are zero at launch.
+template <class T, class A, int BLOCK, int NVEC, bool EXCLUSIVE>
+__global__ void __launch_bounds__(BLOCK)
+scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, A* agg, A* incl, int* flags,
+              unsigned* tile_counter) {
+    const int VEC = 16 / sizeof(T);
+    const int WARPS = BLOCK / 32;
+    const i64 WARP_ITEMS = (i64)NVEC * 32 * VEC;
+    const i64 TILE = WARPS * WARP_ITEMS;
+    __shared__ i64 s_tile;
+    __shared__ A s_warp[WARPS];
+    __shared__ A s_excl;
+    unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+
+    if (threadIdx.x == 0) s_tile = (i64)atomicAdd(tile_counter, 1u);
+    __syncthreads();
+    const i64 tile = s_tile;
+    const i64 wstart = tile * TILE + (i64)warp * WARP_ITEMS;
+    const bool full = (tile + 1) * TILE <= n;
+
+    T v[NVEC][VEC];
+    if (full) {
+        uint4 r[NVEC];
+#pragma unroll
+        for (int c = 0; c < NVEC; ++c)
+            r[c] = __ldcs(reinterpret_cast<const uint4*>(x + wstart + ((i64)c * 32 + lane) * VEC));
+#pragma unroll
+        for (int c = 0; c < NVEC; ++c) {
+            const T* t = reinterpret_cast<const T*>(&r[c]);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) v[c][k] = t[k];
+        }
+    } else {
+#pragma unroll
+        for (int c = 0; c < NVEC; ++c)
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) {
+                i64 i = wstart + ((i64)c * 32 + lane) * VEC + k;
+                v[c][k] = i < n ? x[i] : (T)0;
+            }
+    }
+
+    // Warp aggregates, then the tile's exclusive warp prefixes.
+    A tsum = (A)0;
+#pragma unroll
+    for (int c = 0; c < NVEC; ++c)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) tsum = tsum + (A)v[c][k];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) tsum = tsum + __shfl_xor_sync(FULL_MASK, tsum, o);
+    if (lane == 0) s_warp[warp] = tsum;
+    __syncthreads();
+
+    if (warp == 0) {
+        A wv = lane < (unsigned)WARPS ? s_warp[lane] : (A)0;
+        A inc = wv;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            A u = __shfl_up_sync(FULL_MASK, inc, o);
+            if (lane >= (unsigned)o) inc = u + inc;
+        }
+        A wex = __shfl_up_sync(FULL_MASK, inc, 1);
+        A tile_agg = __shfl_sync(FULL_MASK, inc, 31);
+        A excl = (A)0;
+        if (tile == 0) {
+            if (lane == 0) {
+                st_volatile(incl, (A)0 + tile_agg);
+                __threadfence();
+                st_volatile(flags, 2);
+            }
+        } else {
+            if (lane == 0) {
+                st_volatile(agg + tile, tile_agg);
+                __threadfence();
+                st_volatile(flags + tile, 1);
+            }
+            excl = look_back(tile, agg, incl, flags, lane);
+            if (lane == 0) {
+                st_volatile(incl + tile, excl + tile_agg);
+                __threadfence();
+                st_volatile(flags + tile, 2);
+            }
+        }
+        __syncwarp();
+        if (lane < (unsigned)WARPS) s_warp[lane] = lane == 0 ? (A)0 : wex;
+        if (lane == 0) s_excl = excl;
+    }
+    __syncthreads();
+
+    // Scan the warp's segment chunk by chunk: lane-local, then across the warp.
+    A running = s_excl + s_warp[warp];
+#pragma unroll
+    for (int c = 0; c < NVEC; ++c) {
+        A acc[VEC];
+        A s = (A)0;
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) { s = s + (A)v[c][k]; acc[k] = s; }
+        A inc = s;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            A u = __shfl_up_sync(FULL_MASK, inc, o);
+            if (lane >= (unsigned)o) inc = u + inc;
+        }
+        A lex = __shfl_up_sync(FULL_MASK, inc, 1);
+        A base = lane == 0 ? running : running + lex;
+        A o[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k)
+            o[k] = EXCLUSIVE ? (k == 0 ? base : base + acc[k - 1]) : base + acc[k];
+        i64 i0 = wstart + ((i64)c * 32 + lane) * VEC;
+        if (full) {
+            uint4* d = reinterpret_cast<uint4*>(out + i0);
+            const uint4* q = reinterpret_cast<const uint4*>(o);
+#pragma unroll
+            for (int k = 0; k < (int)(VEC * sizeof(A) / 16); ++k) d[k] = q[k];
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                if (i0 + k < n) out[i0 + k] = o[k];
+        }
+        running = running + __shfl_sync(FULL_MASK, inc, 31);
+    }
+}

@@ -1,0 +1,294 @@
+"""The cuda backend against the cpu backend, bit for bit, and its array-type contract.
+
+Skips cleanly without CuPy or without a CUDA device.
+"""
+import numpy as np
+import pytest
+
+import hotbin
+from hotbin import fixedpoint
+from hotbin.backend import cpu as cpub
+from hotbin.binning import histogram2d_rules, histogram_rule
+
+cp = pytest.importorskip("cupy")
+from hotbin.backend import cuda as cb  # noqa: E402
+
+if not cb.available():
+    pytest.skip("cuda backend: no CUDA device", allow_module_level=True)
+
+pytestmark = pytest.mark.cuda
+
+DTYPES = [np.bool_, np.uint8, np.int8, np.uint16, np.int16, np.int32, np.uint32, np.int64,
+          np.uint64, np.float16, np.float32, np.float64]
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261130)
+
+
+def nasty(dtype, rng, n=20000):
+    """Random values plus edge-case values of ``dtype``: extremes, NaN, inf, neighbours."""
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rng.integers(0, 2, n).astype(bool)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        lo, hi = max(info.min, -1000), min(info.max, 1000)
+        v = rng.integers(lo, hi, n, endpoint=True).astype(dt)
+        return np.concatenate([v, np.array([info.min, info.max, 0, 1], dt)])
+    v = rng.normal(0, 3, n).astype(dt)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 5.0, -5.0], dt)
+    return np.concatenate([v, special])
+
+
+def with_edges(v, edges):
+    """v plus every edge and both float neighbours of each edge, in v's dtype."""
+    e = np.asarray(edges)
+    if v.dtype.kind == "f":
+        e = e.astype(v.dtype)
+        extra = np.concatenate([e, np.nextafter(e, np.inf), np.nextafter(e, -np.inf)])
+    elif v.dtype.kind in "iu":
+        info = np.iinfo(v.dtype)
+        k = np.clip(np.round(e.astype(np.float64)), info.min, info.max).astype(v.dtype)
+        extra = np.concatenate([k, np.clip(k.astype(np.float64) + 1, info.min, info.max).astype(v.dtype)])
+    else:
+        extra = np.zeros(0, v.dtype)
+    return np.concatenate([v, extra.astype(v.dtype)])
+
+
+def both(fn, *args, **kw):
+    return (fn(*args, backend="cpu", **kw), fn(*args, backend="cuda", **kw))
+
+
+# --- array types ---------------------------------------------------------------------
+
+def test_cupy_in_cupy_out(rng):
+    a = cp.asarray(rng.random(1000, dtype=np.float32))
+    h, e = hotbin.histogram(a, bins=16)
+    assert isinstance(h, cp.ndarray) and isinstance(e, cp.ndarray)
+    assert h.dtype == np.int64
+    ref, re = np.histogram(a.get(), bins=16)
+    np.testing.assert_array_equal(h.get(), ref)
+    np.testing.assert_array_equal(e.get(), re)
+    assert isinstance(hotbin.cumsum(a), cp.ndarray)
+    assert isinstance(hotbin.bincount(cp.arange(5)), cp.ndarray)
+
+
+def test_numpy_with_backend_cuda_gives_numpy(rng):
+    a = rng.random(1000)
+    h, e = hotbin.histogram(a, bins=7, backend="cuda")
+    assert isinstance(h, np.ndarray) and isinstance(e, np.ndarray)
+    np.testing.assert_array_equal(h, np.histogram(a, bins=7)[0])
+    c = hotbin.cumsum(np.arange(10, dtype=np.int32), backend="cuda")
+    assert isinstance(c, np.ndarray) and c.dtype == np.int64
+
+
+def test_torch_in_torch_out(rng):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    t = torch.rand(3000, device="cuda")[::3]  # non-contiguous, zero-copy view
+    h, e = hotbin.histogram(t, bins=10, range=(0, 1))
+    assert isinstance(h, torch.Tensor) and h.is_cuda and h.dtype == torch.int64
+    assert isinstance(e, torch.Tensor) and e.is_cuda
+    ref, _ = np.histogram(t.cpu().numpy(), bins=10, range=(0, 1))
+    np.testing.assert_array_equal(h.cpu().numpy(), ref)
+    c = hotbin.cumsum(torch.arange(100, device="cuda", dtype=torch.int32))
+    assert isinstance(c, torch.Tensor) and c.is_cuda
+    np.testing.assert_array_equal(c.cpu().numpy(), np.cumsum(np.arange(100, dtype=np.int32)))
+    b = hotbin.bincount(torch.tensor([0, 3, 3], device="cuda"))
+    assert isinstance(b, torch.Tensor) and b.tolist() == [1, 0, 0, 2]
+
+
+# --- bit for bit with the cpu backend -------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("bins,range_", [(10, None), (256, (-5, 5)), (3, (0, 1)), (4096, (-100, 100)),
+                                         ([-3, -1, 0, 0.5, 2, 7], None), ([0, 1, 2, 100], None)])
+def test_histogram_equals_cpu(dtype, bins, range_, rng):
+    v = nasty(dtype, rng)
+    if np.dtype(dtype).kind == "f" and range_ is None and not isinstance(bins, list):
+        v = v[np.isfinite(v)]  # a range from the data must be finite
+    if isinstance(bins, list) or range_ is not None:
+        edges = np.histogram_bin_edges(np.empty(0), bins, range_)
+        v = with_edges(v, edges)
+    (h0, e0), (h1, e1) = both(hotbin.histogram, v, bins=bins, range=range_)
+    np.testing.assert_array_equal(h1, h0)
+    np.testing.assert_array_equal(e1, e0)
+    assert h1.dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.int64])
+def test_non_contiguous_and_big_endian(dtype, rng):
+    v = nasty(dtype, rng, 30000)
+    v = v[np.isfinite(v)] if v.dtype.kind == "f" else v
+    m = v[: (v.size // 6) * 6].reshape(-1, 6).T[:, ::2]  # transposed and strided
+    (h0, _), (h1, _) = both(hotbin.histogram, m, bins=33, range=(-50, 50))
+    np.testing.assert_array_equal(h1, h0)
+    be = v.astype(np.dtype(dtype).newbyteorder(">"))
+    (h0, _), (h1, _) = both(hotbin.histogram, be, bins=17, range=(-20, 20))
+    np.testing.assert_array_equal(h1, h0)
+    d = cp.asarray(v)[1::3]  # device array, unaligned and strided
+    h2, _ = hotbin.histogram(d, bins=17, range=(-20, 20))
+    np.testing.assert_array_equal(h2.get(), np.histogram(v[1::3], bins=17, range=(-20, 20))[0])
+
+
+def test_uniform_float32_on_edges(rng):
+    """The multiply shortcut: random values and every edge and neighbour, 256 bins."""
+    for lo, hi, nb in [(0.0, 1.0, 256), (-3.5, 7.25, 256), (0.1, 0.7, 1000), (1e5, 1e5 + 3, 64)]:
+        rule = histogram_rule(np.empty(0, np.float32), nb, (lo, hi))
+        v = with_edges(rng.uniform(lo, hi, 100000).astype(np.float32), rule.edges)
+        np.testing.assert_array_equal(cb.histogram(cp.asarray(v), rule).get(), cpub.histogram(v, rule))
+
+
+@pytest.mark.parametrize("layout", ["lanes", "copies", "cluster2", "cluster4", "global"])
+@pytest.mark.parametrize("dtype,bins", [(np.uint16, 5), (np.uint8, 256), (np.float32, 300),
+                                        (np.int16, 65536)])
+def test_every_layout(layout, dtype, bins, rng, monkeypatch):
+    monkeypatch.setattr(cb, "OVERRIDE", {"layout": layout})
+    v = nasty(dtype, rng, 200000)
+    if v.dtype.kind == "f":
+        v = with_edges(v, np.linspace(-7, 7, bins + 1))
+    (h0, _), (h1, _) = both(hotbin.histogram, v, bins=bins, range=(-7, 7))
+    np.testing.assert_array_equal(h1, h0)
+    k = rng.integers(0, 70000, 100000)
+    c0 = cpub.bincount(k, 70000)
+    c1 = cb.bincount(cp.asarray(k), 70000)
+    np.testing.assert_array_equal(c1.get(), c0)
+
+
+# --- weights ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float32, np.float64])
+def test_weighted(dtype, rng):
+    v = nasty(dtype, rng)
+    v = v[np.isfinite(v)] if v.dtype.kind == "f" else v
+    w = rng.normal(size=v.size)
+    (h0, _), (h1, _) = both(hotbin.histogram, v, bins=50, range=(-10, 10), weights=w)
+    np.testing.assert_allclose(h1, h0, rtol=1e-12, atol=1e-9)
+    wi = rng.integers(-1000, 1000, v.size)
+    (h0, _), (h1, _) = both(hotbin.histogram, v, bins=50, range=(-10, 10), weights=wi)
+    np.testing.assert_array_equal(h1, h0)
+    assert h1.dtype == np.int64
+
+
+@pytest.mark.parametrize("nbins", [7, 256, 20000])  # 20000: words beyond shared memory
+def test_deterministic_words_equal_cpu(nbins, rng):
+    v = rng.normal(size=300001).astype(np.float32)
+    w = rng.normal(size=v.size) * 10.0 ** rng.integers(-3, 3, v.size)
+    w[:5] = [0.5, -0.5, 2.5, 1e-300, -1e300 * 0]
+    rule = histogram_rule(v, nbins, (-3, 3))
+    s = fixedpoint.scale_for(fixedpoint.max_abs(w), w.size)
+    ref = fixedpoint.fold(cpub.histogram(v, rule, w, s))
+    got = fixedpoint.fold(cb.histogram(cp.asarray(v), rule, cp.asarray(w), s).get())
+    np.testing.assert_array_equal(got, ref)
+    (h0, _), (h1, _) = both(hotbin.histogram, v, bins=nbins, range=(-3, 3), weights=w,
+                            deterministic=True)
+    np.testing.assert_array_equal(h1, h0)  # bitwise
+
+
+def test_bincount(rng):
+    for dtype in (np.uint8, np.int16, np.int32, np.uint64, np.bool_):
+        x = (rng.integers(0, 2 if dtype == np.bool_ else 120, 50000)).astype(dtype)
+        np.testing.assert_array_equal(hotbin.bincount(x, backend="cuda"), np.bincount(x))
+        w = rng.random(x.size)
+        np.testing.assert_allclose(hotbin.bincount(x, w, minlength=300, backend="cuda"),
+                                   np.bincount(x, w, minlength=300), rtol=1e-12)
+
+
+def test_histogram2d_equals_cpu(rng):
+    x = nasty(np.float32, rng, 50000)
+    y = nasty(np.float64, rng, 50000)[: x.size]
+    for bins, range_ in [(10, [[-5, 5], [-3, 3]]), ([5, 7], [[-1, 1], [-2, 2]])]:
+        rx, ry = histogram2d_rules(x, y, bins, range_)
+        g0, k0 = cpub.histogram2d(x, y, rx, ry)
+        g1, k1 = cb.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry)
+        np.testing.assert_array_equal(g1.get(), g0)
+        assert k1 == k0
+    w = rng.normal(size=x.size)
+    (H0, *_), (H1, *_) = both(hotbin.histogram2d, x, y, bins=9, range=[[-5, 5], [-3, 3]], weights=w,
+                              deterministic=True)
+    np.testing.assert_array_equal(H1, H0)
+
+
+def test_counts_beyond_32_bits():
+    """A bin holding more than 2^32 samples (on the device: 4 GiB of uint8)."""
+    n = (1 << 32) + 7
+    a = cp.full(n, 3, cp.uint8)
+    a[:5] = 200
+    h, _ = hotbin.histogram(a, bins=256, range=(0, 256))
+    assert int(h[3]) == n - 5 and int(h[200]) == 5
+    del a, h
+    b = cp.full((1 << 31) + 3, 0.25, cp.float32)  # the rule path, 8 GiB
+    h, _ = hotbin.histogram(b, bins=4, range=(0, 1))
+    assert h.get().tolist() == [0, (1 << 31) + 3, 0, 0]
+
+
+# --- scan ----------------------------------------------------------------------------------------
+
+TILE_I32 = cb.SCAN_BLOCK * cb.SCAN_NVEC * 4
+
+
+@pytest.mark.parametrize("n", [1, 5, TILE_I32 - 1, TILE_I32, TILE_I32 + 1, 3 * TILE_I32 + 17,
+                               (1 << 22) + 3])
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_scan_int32_exact(n, exclusive, rng):
+    a = rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int32)  # sums overflow int32, not int64
+    got = hotbin.cumsum(cp.asarray(a), exclusive=exclusive).get()
+    ref = np.cumsum(a)
+    if exclusive:
+        ref = np.concatenate([[0], ref[:-1]])
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int8, np.int16, np.uint16, np.uint32,
+                                   np.int64, np.uint64, np.float16])
+def test_scan_dtypes(dtype, rng):
+    a = nasty(dtype, rng, 100003)
+    if a.dtype.kind == "f":
+        a = a[np.isfinite(a)]
+    got = hotbin.cumsum(a, backend="cuda")
+    ref = np.cumsum(a)
+    assert got.dtype == ref.dtype
+    np.testing.assert_array_equal(got, ref)
+    d = cp.asarray(a)[1:]  # unaligned start
+    np.testing.assert_array_equal(hotbin.cumsum(d).get(), np.cumsum(a[1:]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scan_float_close_and_reproducible(dtype, rng):
+    a = rng.random(5_000_011).astype(dtype)
+    d = cp.asarray(a)
+    r1 = hotbin.cumsum(d).get()
+    r2 = hotbin.cumsum(d).get()
+    np.testing.assert_array_equal(r1, r2)  # bitwise, run to run
+    ref = np.cumsum(a.astype(np.float64))
+    tol = 1e-3 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(r1, ref, rtol=tol)
+    assert r1.dtype == dtype
+
+
+def test_minmax_and_nan(rng):
+    a = cp.asarray(rng.random(1000))
+    lo, hi = cb.minmax(a)
+    assert isinstance(lo, np.float64) and lo == a.min().get()
+    a[10] = cp.nan
+    lo, hi = cb.minmax(a)
+    assert np.isnan(lo) and np.isnan(hi)
+    assert np.isnan(cb.max_abs(a))
+
+
+def test_require_message_names_install(monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def fake(name, *a, **k):
+        if name == "cupy":
+            raise ImportError("no cupy")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "hotbin\[cuda\]"'):
+        cb.require()
