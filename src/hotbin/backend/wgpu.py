@@ -315,6 +315,8 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
         return _cpu().histogram(a, rule, weights, scale)
     x = _native(a).reshape(-1)
     dt = x.dtype
+    if rule.nbins == 0:
+        return np.zeros(0, np.int64)
     if dt.itemsize == 1 and dt.kind in "iu":
         values = np.arange(256, dtype=np.uint8).view(dt)
         return _fold(_count_u8(x.view(np.uint8)), rule.index(values), rule.nbins)
@@ -340,7 +342,8 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     if (weights is not None or scale is not None or kx is None or ky is None or not fits
             or not (_rule_ok(rx) and _rule_ok(ry))):
         return _cpu().histogram2d(np.asarray(x), np.asarray(y), rx, ry, weights, scale)
-    ax, ay = _axis(rx, kx[1]), _axis(ry, ky[1])
+    ax = _axis(rx, kx[1]) if nx else None
+    ay = _axis(ry, ky[1]) if ny else None
     if ax is None or ay is None:
         return np.zeros((nx, ny), np.int64), 0
     grid = _hist_cells(2, [kx[0], ky[0]], [kx[1], ky[1]], [ax, ay], nx * ny, ny)
@@ -562,7 +565,7 @@ def _hist_cells(dims, data, kinds, axes, ncell, ny) -> np.ndarray:
         head[0] = min(step, n - s)
         g.run("hist", pipe, head.tobytes() + recs,
               {1: th, 2: bufs[0], 3: bufs[-1], 4: out}, (g.groups(int(head[0])),))
-    return _words64(g.read(out))
+    return _words64(g.read(out, 8 * ncell))
 
 
 def _scan(x: np.ndarray, elem: int, od: np.dtype, exclusive: bool) -> np.ndarray:

@@ -1,0 +1,284 @@
+"""The wgpu backend against the cpu backend and NumPy: equal results, bit for bit.
+
+Runs on any WebGPU adapter (lavapipe in CI); skipped cleanly without wgpu-py or an adapter.
+Edge cases: values on edges and their float neighbours, NaN, +-inf, -0.0, out of range,
+every kernel dtype, comparisons in float64 and int64, inputs larger than the workgroup grid,
+inputs split across several storage bindings (CHUNK_BYTES lowered), hot bins and cells.
+"""
+import sys
+
+import numpy as np
+import pytest
+
+import hotbin
+from hotbin.backend import cpu as C
+from hotbin.binning import check_data, histogram_rule
+
+pytest.importorskip("wgpu", reason="wgpu-py not installed")
+from hotbin.backend import wgpu as W  # noqa: E402
+
+if not W.available():
+    pytest.skip("no WebGPU adapter (install mesa-vulkan-drivers for lavapipe)", allow_module_level=True)
+
+pytestmark = pytest.mark.wgpu
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261130)
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Force every input across several storage bindings."""
+    monkeypatch.setattr(W, "CHUNK_BYTES", 4096)
+
+
+@pytest.fixture
+def few_groups(monkeypatch):
+    """Three workgroups: every invocation strides over many items."""
+    monkeypatch.setattr(W._gpu(), "workgroups", 3)
+
+
+def same_hist(a, bins=10, range=None):
+    a = check_data(a)  # bool -> uint8, as the API does
+    rule = histogram_rule(a, bins, range, minmax=C.minmax)
+    got, want = W.histogram(a, rule), C.histogram(a, rule)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, np.histogram(a, bins, range)[0])
+    return got
+
+
+def neighbours(values, dtype):
+    v = np.asarray(values, dtype)
+    return np.concatenate([v, np.nextafter(v, dtype(-np.inf)), np.nextafter(v, dtype(np.inf))])
+
+
+# --- the registry and the adapter --------------------------------------------------
+
+def test_listed_and_described():
+    assert "wgpu" in hotbin.backends()
+    assert W.devices() and all(isinstance(d, str) for d in W.devices())
+
+
+def test_missing_package_names_install_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "wgpu", None)
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "hotbin\[wgpu\]"'):
+        W.require()
+
+
+def test_adapter_choice(monkeypatch):
+    import wgpu
+    monkeypatch.setenv(W.ENV_ADAPTER, "no-such-adapter-anywhere")
+    with pytest.raises(RuntimeError, match="matches no WebGPU adapter"):
+        W._pick_adapter(wgpu)
+    monkeypatch.setenv(W.ENV_ADAPTER, "0")
+    assert W._pick_adapter(wgpu) is not None
+    name = W._describe(W._gpu().adapter).split(" (")[0]
+    monkeypatch.setenv(W.ENV_ADAPTER, name.upper())
+    assert W._describe(W._pick_adapter(wgpu)).split(" (")[0] == name
+
+
+# --- 1-D histograms -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint16, np.int16, np.int32,
+                                   np.uint32, np.float32, np.float16, np.bool_])
+@pytest.mark.parametrize("bins,range", [(10, None), (256, (0, 256)), (7, (-3.5, 100.25)),
+                                        ([-1000, -3, 0, 0.5, 7, 99.99, 1e3], None),
+                                        (1, None)])
+def test_dtypes(rng, dtype, bins, range):
+    a = (rng.normal(size=20011) * 60).astype(dtype)
+    same_hist(a, bins, range)
+
+
+def test_float32_edges_neighbours_nan_inf():
+    a = neighbours([0, 0.1, 0.25, 0.5, 0.7, 1, -0.0, 2, -1], np.float32)
+    a = np.concatenate([a, np.float32([np.nan, np.inf, -np.inf, -0.0, 0.0, 3e38, -3e38])])
+    for bins, rng_ in [(4, (0.0, 1.0)), (10, (np.float64(0.1), np.float64(0.7))),
+                       (10, (np.float32(0.1), np.float32(0.7))), (3, (-0.0, 0.0)),
+                       ([0.1, 0.2, 0.3, 0.7], None), (np.float32([0.1, 0.2, 0.3, 0.7]), None),
+                       ([-np.inf, 0, 0.5, np.inf], None), ([1e39, 1e40], None),
+                       ([-1e300, -3.4028235e38, 0.5], None)]:
+        rule = histogram_rule(a, bins, rng_, minmax=C.minmax)
+        np.testing.assert_array_equal(W.histogram(a, rule), C.histogram(a, rule), err_msg=str(bins))
+        np.testing.assert_array_equal(W.histogram(a, rule), np.histogram(a, bins, rng_)[0])
+
+
+def test_float32_edges_between_floats():
+    """float64 edges that are not float32 values: no value is rounded into another bin."""
+    e = np.float64(1.0) + np.arange(6) * 2.0 ** -30  # all round to 1.0 in float32
+    a = neighbours([1.0, 1.0000001], np.float32)
+    rule = histogram_rule(a, e)
+    assert W.histogram(a, rule).tolist() == C.histogram(a, rule).tolist()
+    assert W.histogram(a, rule).tolist() == np.histogram(a, e)[0].tolist()
+
+
+def test_int32_extremes_and_wide_edges():
+    i = np.iinfo(np.int32)
+    a = np.array([i.min, i.min + 1, -1, 0, 1, 5, i.max - 1, i.max], np.int32)
+    for bins in [np.array([i.min, 0, i.max], np.int64), np.array([-2.0**40, -0.5, 0.5, 2.0**40]),
+                 np.array([-2**40, 3, 2**40], np.int64), np.array([2**35, 2**36], np.int64),
+                 np.array([-2**36, -2**35], np.int64), np.array([0.5, 0.75]),
+                 np.array([i.max - 0.5, 2.0**31, 2.0**32]), 4]:
+        rule = histogram_rule(a, bins, minmax=C.minmax)
+        np.testing.assert_array_equal(W.histogram(a, rule), C.histogram(a, rule), err_msg=str(bins))
+
+
+def test_uint32_extremes():
+    a = np.array([0, 1, 2**31, 2**32 - 2, 2**32 - 1], np.uint32)
+    for bins in [np.array([0, 2**31, 2**32 - 1], np.uint64), np.array([0, 2**63], np.uint64),
+                 np.array([2**32, 2**33], np.uint64), 3, np.array([-1.5, 0.5, 2.0**32])]:
+        rule = histogram_rule(a, bins, minmax=C.minmax)
+        np.testing.assert_array_equal(W.histogram(a, rule), C.histogram(a, rule), err_msg=str(bins))
+
+
+def test_layouts_and_byte_order(rng):
+    a = rng.normal(size=(301, 7)).astype(np.float32)
+    same_hist(a[:, ::2], 13)
+    same_hist(a.astype(">f4"), 13)
+    same_hist((a * 100).astype(">i2"), 13)
+
+
+def test_hot_bin_larger_than_grid(rng, few_groups):
+    a = np.full(300_001, 7, np.uint8)
+    a[::97] = rng.integers(0, 256, a[::97].size)
+    same_hist(a, 256, (0, 256))
+    f = np.where(rng.random(200_003) < 0.9, np.float32(0.5), rng.random(200_003, np.float32))
+    same_hist(f, 64, (0, 1))
+    same_hist(f, 20000)  # more bins than workgroup counters: the cached global path
+
+
+def test_chunked_across_bindings(rng, small_chunks):
+    same_hist(rng.integers(0, 256, 100_003).astype(np.uint8), 256, (0, 256))
+    same_hist(rng.integers(0, 4000, 30_001).astype(np.uint16), 37)
+    same_hist(rng.normal(size=30_001).astype(np.float32), 100)
+
+
+def test_split_counter_carries():
+    """The 64-bit split counters: a low word that wraps carries into the high word."""
+    g = W._gpu()
+    out = g.with_data(np.array([0xFFFFFFF0, 5] * 256, np.uint32))
+    buf = g.with_data(np.full(4096, 3, np.uint8))
+    W._launch_u8(g, buf, 4096 // 16, out)
+    counts = W._words64(g.read(out))
+    assert counts[3] == (5 << 32) + 0xFFFFFFF0 + 4096
+    assert counts[0] == (5 << 32) + 0xFFFFFFF0
+
+
+def test_delegated_cases_equal_cpu(rng):
+    a = rng.normal(size=5000)
+    w = rng.random(5000)
+    for kw in [{}, {"weights": w}, {"weights": w, "deterministic": True},
+               {"weights": (w * 10).astype(np.int32)}]:
+        for data in (a, a.astype(np.float32), (a * 10).astype(np.int64)):
+            h1 = hotbin.histogram(data, 20, backend="wgpu", **kw)[0]
+            h2 = hotbin.histogram(data, 20, backend="cpu", **kw)[0]
+            assert h1.dtype == h2.dtype
+            np.testing.assert_array_equal(h1, h2)
+
+
+# --- 2-D ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("hot", [0.0, 0.9, 1.0])
+@pytest.mark.parametrize("bins", [(16, 24), (300, 200)])
+def test_histogram2d_hot_cells(rng, hot, bins, few_groups):
+    n = 100_003
+    x = rng.random(n, np.float32)
+    y = rng.random(n, np.float32)
+    h = rng.random(n) < hot
+    x[h], y[h] = 0.31, 0.77
+    x[::1001], y[::1003] = np.nan, 2.0
+    rng_ = [[0, 1], [0, 1]]
+    got = hotbin.histogram2d(x, y, bins, rng_, backend="wgpu")[0]
+    np.testing.assert_array_equal(got, hotbin.histogram2d(x, y, bins, rng_, backend="cpu")[0])
+    np.testing.assert_array_equal(got, np.histogram2d(x, y, bins, rng_)[0].astype(np.int64))
+
+
+def test_histogram2d_dtypes_and_kept(rng, small_chunks):
+    x = rng.integers(-50, 50, 20_000).astype(np.int16)
+    y = rng.normal(size=20_000).astype(np.float32)
+    rx, ry = hotbin.binning.histogram2d_rules(x, y, [9, np.array([-1, 0, 0.1, 2.5])], None,
+                                              minmax=C.minmax)
+    g, kept = W.histogram2d(x, y, rx, ry)
+    gc, keptc = C.histogram2d(x, y, rx, ry)
+    np.testing.assert_array_equal(g, gc)
+    assert kept == keptc
+
+
+# --- bincount and scans -------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.uint32, np.int64, np.bool_])
+def test_bincount(rng, dtype):
+    x = rng.integers(0, 2 if dtype == np.bool_ else 120, 30_000).astype(dtype)
+    for minlength in (0, 500):
+        np.testing.assert_array_equal(hotbin.bincount(x, minlength=minlength, backend="wgpu"),
+                                      np.bincount(x, minlength=minlength))
+    big = rng.integers(0, 50_000, 30_000)
+    np.testing.assert_array_equal(hotbin.bincount(big, backend="wgpu"), np.bincount(big))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                   np.int64, np.uint64, np.bool_])
+def test_cumsum_integers_exact(rng, dtype, small_chunks):
+    info = np.iinfo(dtype) if dtype != np.bool_ else np.iinfo(np.uint8)
+    a = rng.integers(info.min, int(info.max) + 1, 5_001, dtype=np.int64 if info.min < 0 else np.uint64)
+    a = (a % 2).astype(dtype) if dtype == np.bool_ else a.astype(dtype)
+    for exclusive in (False, True):
+        got = hotbin.cumsum(a, exclusive=exclusive, backend="wgpu")
+        want = np.cumsum(a)
+        if exclusive:
+            want = np.concatenate([np.zeros(1, want.dtype), want[:-1]])
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)  # 64-bit wrap-around included
+
+
+def test_cumsum_float32(rng):
+    for n in (1, 2047, 2048, 70_001):
+        a = rng.normal(size=n).astype(np.float32)
+        exact = np.cumsum(a.astype(np.float64))
+        got = hotbin.cumsum(a, backend="wgpu")
+        assert got.dtype == np.float32
+        bound = n * np.finfo(np.float32).eps * np.cumsum(np.abs(a.astype(np.float64)))
+        assert np.all(np.abs(got - exact) <= bound + 1e-30)
+        np.testing.assert_array_equal(got, hotbin.cumsum(a, backend="wgpu"))  # reproducible
+    a = np.ones(10_000, np.float32)
+    np.testing.assert_array_equal(hotbin.cumsum(a, exclusive=True, backend="wgpu"), np.arange(10_000))
+
+
+def test_cumsum_float64_delegated(rng):
+    a = rng.normal(size=3000)
+    np.testing.assert_array_equal(hotbin.cumsum(a, backend="wgpu"), hotbin.cumsum(a, backend="cpu"))
+
+
+# --- luma -----------------------------------------------------------------------------
+
+def luma_reference(batch):
+    px = batch.reshape(batch.shape[0], -1, batch.shape[-1]).astype(np.int64)
+    lvl = (2126 * px[..., 0] + 7152 * px[..., 1] + 722 * px[..., 2]) // 10000
+    return np.stack([np.bincount(row, minlength=256) for row in lvl])
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+def test_luma_histogram(rng, channels):
+    batch = rng.integers(0, 256, (4, 37, 29, channels), dtype=np.uint8)
+    batch[0, :5] = 255  # white is level 255
+    batch[1, :, :3, :3] = 17  # gray is its own level
+    got = W.luma_histogram(batch)
+    assert got.shape == (4, 256) and got.dtype == np.int64
+    np.testing.assert_array_equal(got, luma_reference(batch))
+    np.testing.assert_array_equal(W.luma_histogram(batch[2]), luma_reference(batch[2:3])[0])
+    assert got[0, 255] >= 5 * 29
+
+
+@pytest.mark.parametrize("shape", [(3, 61, 47, 3), (70, 2, 3, 4), (9, 1, 1, 3)])
+def test_luma_chunked(rng, shape, small_chunks):
+    batch = rng.integers(0, 256, shape, dtype=np.uint8)
+    np.testing.assert_array_equal(W.luma_histogram(batch), luma_reference(batch))
+
+
+def test_luma_rejects_bad_images():
+    with pytest.raises(ValueError, match="img"):
+        W.luma_histogram(np.zeros((4, 4, 2), np.uint8))
+    with pytest.raises(TypeError, match="img"):
+        W.luma_histogram(np.zeros((4, 4, 3), np.float32))
