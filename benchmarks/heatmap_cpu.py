@@ -1,0 +1,257 @@
+"""C2: CPU heatmap of 20M float32 points on a 1024 x 1024 grid, against the anchors.
+
+Contenders, in one process on the same arrays: ``hotbin.heatmap`` (cpu backend,
+all numba threads and one thread), datashader ``Canvas.points`` with
+``count()``, ``numpy.histogram2d``, ``fast_histogram.histogram2d``, and a
+prototype of the kernel proposed for ``hotbin/backend/cpu.py`` (exact cell codes
+for a block of points into a small buffer, then a run-length scatter; see the
+results file). The data: uniform points in ``[0, 1)^2`` with a share (0, 50 %,
+90 %) moved into one hot cell, shuffled.
+
+Every contender is warmed up, then the contenders run in interleaved rounds
+(so machine noise hits them alike) and medians are reported. Answers are
+checked against NumPy on the same cells: hotbin must match exactly; the anchors'
+differing cells are reported. The floor is the input bytes over the read
+bandwidth measured here by a parallel sum of the same arrays.
+
+Usage::
+
+    python benchmarks/heatmap_cpu.py [--n 20000000] [--rounds 5] [--out PATH]
+
+Needs datashader, pandas and fast-histogram (skipped with a note when missing).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import time
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+import hotbin
+from hotbin.binning import cell_rule
+
+SIZE = 1024
+HOT_SHARES = (0.0, 0.5, 0.9)
+
+
+def make_points(n, hot, seed=20261130):
+    rng = np.random.default_rng(seed)
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    k = int(n * hot)
+    cell = 1.0 / SIZE  # the hot points fill the middle of one cell
+    x[:k] = np.float32(0.3 + cell * (0.25 + 0.5 * rng.random(k, dtype=np.float32)))
+    y[:k] = np.float32(0.7 + cell * (0.25 + 0.5 * rng.random(k, dtype=np.float32)))
+    order = rng.permutation(n)
+    return x[order], y[order]
+
+
+# --- prototype of the proposed cpu kernel (not part of hotbin) -------------------
+
+BLOCK = 2048  # cell codes buffered per block: stays in L1
+
+
+@njit(inline="always")
+def _cell(v, e, n, lo, s):
+    g = int((v - lo) * s)
+    if g > n - 1:
+        g = n - 1
+    while g > 0 and v < e[g]:
+        g -= 1
+    while g < n - 1 and v >= e[g + 1]:
+        g += 1
+    return g
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _proto(x, y, ex, sx, ey, sy, out):
+    """out[p, cell] (uint32) per part; returns the dropped count. Rows = y cells."""
+    nparts = out.shape[0]
+    nx, ny = ex.size - 1, ey.size - 1
+    lox, hix, loy, hiy = ex[0], ex[nx], ey[0], ey[ny]
+    n = x.size
+    step = (n + nparts - 1) // nparts
+    drop = np.zeros(nparts, np.int64)
+    for p in prange(nparts):
+        h = out[p]
+        codes = np.empty(BLOCK, np.int64)
+        last, run, dropped = -1, 0, 0
+        stop = min(n, (p + 1) * step)
+        for b in range(p * step, stop, BLOCK):
+            m = 0
+            for j in range(b, min(stop, b + BLOCK)):  # pass 1: exact codes, no stores to h
+                vx = np.float64(x[j])
+                vy = np.float64(y[j])
+                if vx >= lox and vx <= hix and vy >= loy and vy <= hiy:
+                    codes[m] = _cell(vy, ey, ny, loy, sy) * nx + _cell(vx, ex, nx, lox, sx)
+                    m += 1
+            dropped += min(stop, b + BLOCK) - b - m
+            for k in range(m):  # pass 2: scatter, runs of one cell summed in a register
+                c = codes[k]
+                if c == last:
+                    run += 1
+                else:
+                    if run:
+                        h[last] += run
+                    last, run = c, 1
+        if run:
+            h[last] += run
+        drop[p] = dropped
+    return drop.sum()
+
+
+def proto_heatmap(x, y):
+    rx, ry = cell_rule(SIZE, 0.0, 1.0, "width"), cell_rule(SIZE, 0.0, 1.0, "height")
+    parts = numba.get_num_threads()
+    out = np.zeros((parts, SIZE * SIZE), np.uint32)  # < 2**32 points per call
+    _proto(x, y, rx.cmp, rx.scale, ry.cmp, ry.scale, out)
+    return out.sum(axis=0, dtype=np.int64).reshape(SIZE, SIZE)
+
+
+# --- the floor ---------------------------------------------------------------------
+
+@njit(parallel=True, nogil=True, cache=True)
+def _read(x, y):
+    s = 0.0
+    for j in prange(x.size):
+        s += x[j] + y[j]
+    return s
+
+
+def read_time(x, y, rounds):
+    _read(x, y)
+    return statistics.median(_timed(lambda: _read(x, y)) for _ in range(max(rounds, 5)))
+
+
+def _timed(f):
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
+# --- contenders --------------------------------------------------------------------
+
+def contenders(x, y):
+    out = {}
+
+    def hb():
+        return hotbin.heatmap(x, y, width=SIZE, height=SIZE, x_range=(0, 1), y_range=(0, 1),
+                              backend="cpu").counts
+
+    def hb1():
+        t = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return hb()
+        finally:
+            numba.set_num_threads(t)
+
+    out[f"hotbin cpu ({numba.get_num_threads()} threads)"] = hb
+    out["hotbin cpu (1 thread)"] = hb1
+    try:
+        import datashader as ds
+        import pandas as pd
+
+        df = pd.DataFrame({"x": x, "y": y})
+        cv = ds.Canvas(plot_width=SIZE, plot_height=SIZE, x_range=(0, 1), y_range=(0, 1))
+        out["datashader Canvas.points count"] = lambda: cv.points(df, "x", "y", agg=ds.count()).values
+    except ModuleNotFoundError as exc:
+        print(f"skipping datashader: {exc}")
+    out["numpy.histogram2d"] = lambda: np.histogram2d(y, x, bins=SIZE, range=((0, 1), (0, 1)))[0]
+    try:
+        import fast_histogram as fh
+
+        out["fast-histogram histogram2d"] = lambda: fh.histogram2d(y, x, bins=SIZE, range=((0, 1), (0, 1)))
+    except ModuleNotFoundError as exc:
+        print(f"skipping fast-histogram: {exc}")
+    out["proposed cpu kernel (prototype)"] = lambda: proto_heatmap(x, y)
+    return out
+
+
+def run_share(n, hot, rounds):
+    x, y = make_points(n, hot)
+    funcs = contenders(x, y)
+    answers = {name: np.asarray(f()) for name, f in funcs.items()}  # warm-up (JIT) and answers
+    ref = answers["numpy.histogram2d"].astype(np.int64)
+    diff = {}
+    for name, a in answers.items():
+        bad = int(np.count_nonzero(a.astype(np.int64) != ref))
+        diff[name] = bad
+        if (name.startswith("hotbin") or name.startswith("proposed")) and bad:
+            raise AssertionError(f"{name}: {bad} cells differ from numpy.histogram2d")
+    times = {name: [] for name in funcs}
+    for r in range(rounds):
+        for name, f in funcs.items():
+            if name == "numpy.histogram2d" and r >= 3:
+                continue  # 3 s a call: three rounds are enough
+            times[name].append(_timed(f))
+    floor = read_time(x, y, rounds)
+    return {name: statistics.median(t) for name, t in times.items()}, diff, floor, x.nbytes + y.nbytes
+
+
+def machine():
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                cpu = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    versions = [f"numpy {np.__version__}", f"numba {numba.__version__}", f"hotbin {hotbin.__version__}"]
+    for mod in ("datashader", "pandas", "fast_histogram"):
+        try:
+            versions.append(f"{mod} {__import__(mod).__version__}")
+        except ModuleNotFoundError:
+            pass
+    return (f"{os.cpu_count()} CPUs ({cpu}), numba threads {numba.get_num_threads()}, "
+            f"Python {platform.python_version()}; " + ", ".join(versions))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=20_000_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--out", default=None, help="results markdown (default: print only)")
+    args = ap.parse_args(argv)
+    lines = [f"# CPU heatmap (C2): {args.n / 1e6:g}M float32 points, {SIZE}x{SIZE}",
+             "",
+             f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. "
+             f"Machine: {machine()}. Load average before: {os.getloadavg()[0]:.2f}.",
+             "",
+             "Medians of interleaved rounds, milliseconds (lower is better); `vs ds` = datashader's "
+             "time over this one (C2 wants hotbin >= 3x). `cells != numpy`: cells whose count differs "
+             "from numpy.histogram2d on the same cells (hotbin and the prototype are asserted exact).",
+             ""]
+    rows = []
+    for hot in HOT_SHARES:
+        med, diff, floor, nbytes = run_share(args.n, hot, args.rounds)
+        ds_t = med.get("datashader Canvas.points count")
+        lines.append(f"## {hot:.0%} of the points in one hot cell")
+        lines.append("")
+        lines.append("| contender | ms | G points/s | vs ds | cells != numpy |")
+        lines.append("|---|---|---|---|---|")
+        for name, t in med.items():
+            ratio = f"{ds_t / t:.2f}x" if ds_t else "-"
+            lines.append(f"| {name} | {t * 1e3:.1f} | {args.n / t / 1e9:.2f} | {ratio} | {diff[name]} |")
+        lines.append(f"| floor: {nbytes / 1e6:.0f} MB at {nbytes / floor / 1e9:.1f} GB/s (parallel read) "
+                     f"| {floor * 1e3:.1f} | {args.n / floor / 1e9:.2f} | | |")
+        lines.append("")
+        rows.append((hot, med, ds_t, floor))
+        print("\n".join(lines[-len(med) - 5:]), flush=True)
+    lines.append(f"Load average after: {os.getloadavg()[0]:.2f}.")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
