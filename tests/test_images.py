@@ -177,6 +177,21 @@ def test_fused_cpu_kernel_odd_sizes(rng):
     assert cpu_luma.luma_histogram(np.zeros((2, 0, 5, 4), np.uint8)).tolist() == [[0] * 256] * 2
 
 
+def test_row_blocks_give_the_same_answers(backend, rng, monkeypatch):
+    from hotbin import images
+
+    img = rng.uniform(0, 1, (2, 9, 7, 4)).astype(np.float32)
+    img8 = rng.integers(0, 256, (9, 7, 2), dtype=np.uint8)
+    whole = [to_numpy(f(a, backend=backend)) for a in (img, img8)
+             for f in (hotbin.luminance_histogram, hotbin.channel_histograms, hotbin.equalize)]
+    monkeypatch.setattr(images, "BLOCK_PIXELS", 20)  # 2 rows per block, the last one short
+    blocks = [to_numpy(f(a, backend=backend)) for a in (img, img8)
+              for f in (hotbin.luminance_histogram, hotbin.channel_histograms, hotbin.equalize)]
+    for a, b in zip(whole, blocks):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(blocks[0], np.stack([ref_hist(i) for i in img]))
+
+
 # --- bad input ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("func", [hotbin.luminance_histogram, hotbin.equalize,

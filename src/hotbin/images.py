@@ -1,7 +1,7 @@
 """Image histograms: luminance, its histogram, equalization, channel histograms, percentiles.
 
-An ops module (DESIGN.md §2): it composes the backend primitives (histogram under a
-bin rule, scan) and launches no kernel of its own. A backend may offer the optional
+An ops module (DESIGN.md §2): it composes the backend primitives (counts of integer
+levels, scan) and the bin rule of :mod:`hotbin.binning`, and launches no kernel of its own. A backend may offer the optional
 fused primitive ``luma_histogram(img) -> (N, 256) int64`` for uint8 ``(N, H, W, C)``
 images with C in {3, 4}; it is used when present.
 
@@ -61,6 +61,9 @@ LUMA_WEIGHTS = (2126, 7152, 722)
 LUMA_DIVISOR = 10000
 #: float channels are quantized to this top level (16 bits)
 FLOAT_TOP = 65535
+#: pixels per block of rows: bounds the temporaries of the unfused paths (luma plane,
+#: float64 copies) to tens of MiB whatever the image size
+BLOCK_PIXELS = 1 << 22
 
 _MEANING = "(H, W) gray, (H, W, C) or a batch (N, H, W, C) with C = 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA"
 
@@ -149,26 +152,28 @@ def _bins(bins) -> int:
     return n
 
 
-def _level_rule(nlevels):
-    """One bin per level over [0, nlevels): the rule every per-level count uses."""
-    return histogram_rule(np.empty(0, np.uint16), nlevels, range=(0, nlevels))
+def _count_levels(be, levels, nlevels):
+    """int64 counts of each level of an integer plane (levels < nlevels by construction)."""
+    return be.bincount(levels.reshape(-1), nlevels)
 
 
-def _count_planes(be, planes, nlevels):
-    """(N, nlevels) int64 counts of N integer planes, one be.histogram call each."""
-    rule = _level_rule(nlevels)
-    return np.stack([be.histogram(p, rule) for p in planes])
+def _row_blocks(x):
+    """Row slices of one (H, W, ...) image of at most BLOCK_PIXELS pixels (at least a row)."""
+    h, w = x.shape[:2]
+    step = max(1, BLOCK_PIXELS // max(w, 1))
+    return [slice(r, r + step) for r in range(0, h, step)]
 
 
 def _level_counts(be, img: _Image):
     """(N, levels) int64: how many pixels of each image have each luma level."""
     x = img.data
-    n = x.shape[0]
-    if n == 0:
-        return np.zeros((0, img.levels), np.int64, like=x)
-    if img.depth == 8 and img.channels >= 3 and hasattr(be, "luma_histogram"):
+    if x.shape[0] and img.depth == 8 and img.channels >= 3 and hasattr(be, "luma_histogram"):
         return be.luma_histogram(x)
-    return _count_planes(be, (_levels(x[i], img.depth) for i in range(n)), img.levels)
+    out = np.zeros((x.shape[0], img.levels), np.int64, like=x)
+    for i in range(x.shape[0]):
+        for rows in _row_blocks(x[i]):
+            out[i] += _count_levels(be, _levels(x[i, rows], img.depth), img.levels)
+    return out
 
 
 def _fold(counts, bins: int, nlevels: int):
@@ -262,12 +267,12 @@ def channel_histograms(image, bins=256, *, backend=None):
     nb = _bins(bins)
     be, img = _load(image, backend)
     x = img.data
-    n, c = x.shape[0], img.channels
-    if n == 0:
-        counts = np.zeros((0, c, img.levels), np.int64, like=x)
-    else:
-        planes = (_quantize(x[i])[..., k] for i in range(n) for k in range(c))
-        counts = _count_planes(be, planes, img.levels).reshape(n, c, img.levels)
+    counts = np.zeros((x.shape[0], img.channels, img.levels), np.int64, like=x)
+    for i in range(x.shape[0]):
+        for rows in _row_blocks(x[i]):
+            q = _quantize(x[i, rows])
+            for k in range(img.channels):
+                counts[i, k] += _count_levels(be, q[..., k], img.levels)
     h = _fold(counts, nb, img.levels)
     return be.to_output(h if img.batch else h[0], like=image)
 
@@ -369,12 +374,13 @@ def equalize(image, *, backend=None):
     view = out.reshape(img.data.shape)
     lut = _equalize_lut(be, img) if img.data.shape[0] else None
     for i in range(img.data.shape[0]):
-        x = img.data[i]
-        new = _equalize_one(x, lut[i], img.depth)
-        if img.is_float:
-            new = new.astype(np.float64) / FLOAT_TOP
-        k = new.shape[-1]
-        view[i, ..., :k] = new.astype(out.dtype)
-        if k < img.channels:
-            view[i, ..., k:] = x[..., k:]
+        for rows in _row_blocks(img.data[i]):
+            x = img.data[i, rows]
+            new = _equalize_one(x, lut[i], img.depth)
+            if img.is_float:
+                new = new.astype(np.float64) / FLOAT_TOP
+            k = new.shape[-1]
+            view[i, rows, :, :k] = new.astype(out.dtype)
+            if k < img.channels:
+                view[i, rows, :, k:] = x[..., k:]
     return be.to_output(out, like=image)
