@@ -65,7 +65,7 @@ def run(args) -> int:
     if args.demo:
         if args.input:
             raise UserError("give either INPUT or --demo, not both")
-        hm, n, what = _demo(args), DEMO_POINTS, "demo data"
+        hm, n, what = *_demo(args), "demo data"
         if args.background is None:
             args.background = "black"
     else:
@@ -227,47 +227,77 @@ def _demo(args):
     from .heatmap import heatmap
 
     x, y = demo_points(DEMO_POINTS, args.seed)
-    return heatmap(x, y, width=args.width, height=args.height,
-                   x_range=args.x_range or (0.0, 100.0), y_range=args.y_range or (0.0, 100.0),
-                   backend=args.backend)
+    hm = heatmap(x, y, width=args.width, height=args.height,
+                 x_range=args.x_range or (0.0, 100.0), y_range=args.y_range or (0.0, 100.0),
+                 backend=args.backend)
+    return hm, x.size
 
 
 def demo_points(n=DEMO_POINTS, seed=2026):
-    """``n`` float32 points in ``[0, 100)^2``: cities (dense cores, suburbs), roads, countryside."""
+    """``n`` float32 points in ``[0, 100)^2`` that pile up like people on a map.
+
+    A coastline (the sea stays empty), cities of Pareto-distributed sizes with
+    dense cores and heavy-tailed suburbs, villages, roads joining each city to
+    its nearest neighbours, and a thin countryside that thickens near cities.
+    """
     rng = np.random.default_rng(seed)
-    ncity = 9
-    centres = rng.uniform(12, 88, size=(ncity, 2))
-    size = np.sort(rng.pareto(1.2, ncity) + 1)[::-1]  # a few big cities, many small ones
+
+    def coast(x):  # land is below this wavy line (y < coast(x))
+        return 78 - 0.22 * x + 6 * np.sin(x / 9.0) + 2.5 * np.sin(x / 3.1 + 1)
+
+    ncity = 14
+    cx = rng.uniform(8, 92, 4 * ncity)
+    cy = rng.uniform(6, 90, 4 * ncity)
+    keep = cy < coast(cx) - 4
+    centres = np.stack([cx[keep], cy[keep]], axis=1)[:ncity]
+    ncity = len(centres)
+    size = np.sort(rng.pareto(1.1, ncity) + 1)[::-1]
     share = size / size.sum()
-    n_rural, n_road = n // 20, n // 8
-    n_city = n - n_rural - n_road
-    per_city = rng.multinomial(n_city, share)
-    xs, ys = [rng.uniform(0, 100, n_rural)], [rng.uniform(0, 100, n_rural)]
-    for (cx, cy), k, s in zip(centres, per_city, size):
-        core = k // 2
-        r = 0.35 * np.sqrt(s)  # core radius grows with the city
-        xs.append(cx + rng.normal(0, r, core))
-        ys.append(cy + rng.normal(0, r, core))
-        # suburbs: heavy-tailed spread, slightly elongated
-        sub = k - core
+    n_rural, n_village, n_road = n // 16, n // 20, n // 10
+    n_city = n - n_rural - n_village - n_road
+    xs, ys = [], []
+    for (x0, y0), k, s in zip(centres, rng.multinomial(n_city, share), size):
+        r = 0.3 * s ** 0.45  # core radius grows with the city
+        core = k * 2 // 5
+        xs.append(x0 + rng.normal(0, r, core))
+        ys.append(y0 + rng.normal(0, r * 0.8, core))
+        sub = k - core  # suburbs: heavy-tailed, a little elongated
         ang = rng.uniform(0, 2 * np.pi, sub)
-        dist = r * 1.5 * rng.standard_exponential(sub) ** 1.5
-        xs.append(cx + dist * np.cos(ang) * 1.3)
-        ys.append(cy + dist * np.sin(ang))
-    # roads between nearby cities: points along segments, a little jitter
-    pairs = [(i, j) for i in range(ncity) for j in range(i + 1, ncity)]
-    dist = np.array([np.hypot(*(centres[i] - centres[j])) for i, j in pairs])
-    roads = [pairs[k] for k in np.argsort(dist)[:ncity + 3]]
-    per_road = rng.multinomial(n_road, np.full(len(roads), 1 / len(roads)))
-    for (i, j), k in zip(roads, per_road):
+        dist = r * 1.2 * rng.standard_exponential(sub) ** 1.6
+        xs.append(x0 + dist * np.cos(ang) * 1.25)
+        ys.append(y0 + dist * np.sin(ang))
+    # villages: many small clumps, more of them near cities
+    nv = 400
+    home = centres[rng.choice(ncity, nv, p=share ** 0.3 / (share ** 0.3).sum())]
+    vpos = home + rng.normal(0, 14, (nv, 2))
+    vsize = rng.pareto(1.5, nv) + 1
+    vspread = rng.uniform(0.05, 0.12, nv) * np.sqrt(vsize)
+    for (x0, y0), k, r in zip(vpos, rng.multinomial(n_village, vsize / vsize.sum()), vspread):
+        xs.append(x0 + rng.normal(0, r, k))
+        ys.append(y0 + rng.normal(0, r, k))
+    # roads: each city to its two nearest neighbours, gently curved
+    d = np.hypot(*(centres[:, None, :] - centres[None, :, :]).transpose(2, 0, 1))
+    np.fill_diagonal(d, np.inf)
+    roads = {tuple(sorted((i, int(j)))) for i in range(ncity) for j in np.argsort(d[i])[:2]}
+    roads = sorted(roads)
+    lengths = np.array([d[i, j] for i, j in roads])
+    for (i, j), k in zip(roads, rng.multinomial(n_road, lengths / lengths.sum())):
         t = rng.uniform(0, 1, k)
-        bend = np.sin(np.pi * t) * rng.normal(0, 3)  # roads curve a little
         (ax, ay), (bx, by) = centres[i], centres[j]
-        nx, ny = -(by - ay), bx - ax
-        norm = np.hypot(nx, ny) or 1.0
-        xs.append(ax + t * (bx - ax) + (bend / norm) * nx + rng.normal(0, 0.08, k))
-        ys.append(ay + t * (by - ay) + (bend / norm) * ny + rng.normal(0, 0.08, k))
-    x = np.concatenate(xs).astype(np.float32)
-    y = np.concatenate(ys).astype(np.float32)
+        nx, ny = (ay - by) / d[i, j], (bx - ax) / d[i, j]
+        bend = np.sin(np.pi * t) * rng.normal(0, 0.08) * d[i, j]
+        xs.append(ax + t * (bx - ax) + bend * nx + rng.normal(0, 0.06, k))
+        ys.append(ay + t * (by - ay) + bend * ny + rng.normal(0, 0.06, k))
+    # countryside: half uniform, half around the cities
+    xs.append(rng.uniform(0, 100, n_rural // 2))
+    ys.append(rng.uniform(0, 100, n_rural // 2))
+    near = centres[rng.choice(ncity, n_rural - n_rural // 2)]
+    spread = rng.normal(0, 1, near.shape) * 10
+    xs.append(near[:, 0] + spread[:, 0])
+    ys.append(near[:, 1] + spread[:, 1])
+    x = np.concatenate(xs)
+    y = np.concatenate(ys)
+    land = y < coast(x)
+    x, y = x[land].astype(np.float32), y[land].astype(np.float32)
     order = rng.permutation(x.size)
     return x[order], y[order]
