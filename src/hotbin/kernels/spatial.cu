@@ -1,0 +1,542 @@
+// hotbin: 2-D spatial binning of points (x, y) into an nx × ny grid (DESIGN.md §1.4).
+//
+// A point lands in cell (ix, iy) under the exact bin rule of hotbin.binning, one
+// rule per axis, and gets the 4-byte code ix * ny + iy (DROP when it lands in no
+// cell). hotbin.backend.cuda_spatial picks one of three strategies:
+//
+//   private  the whole grid fits in shared memory: every block accumulates a
+//            private copy and flushes it once (one pass over the points).
+//   tiled    a tile is 2^shift consecutive codes. count_tiles histograms tile ids,
+//            tile_offsets scans them into bucket offsets, scatter_codes moves the
+//            codes into tile order (a block-local counting sort, so the writes are
+//            coalesced runs), accumulate_tiles sums each tile in shared memory.
+//            accumulate_tiles gives every block an equal slice of the sorted
+//            codes, so a hot tile is split across all blocks, never one block.
+//   direct   one global atomic per point (grids with too many tiles to sort).
+//
+// Shared-memory counters are 32-bit (the host launches at most 2^28 points at a
+// time, so a block never sees 2^32); global results are 64-bit.
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define DROP 0xFFFFFFFFu
+#define FULL_MASK 0xFFFFFFFFu
+
+// ---------------------------------------------------------------------------
+// The bin rule (hotbin.binning.BinRule.index; cpu.py's _find)
+// ---------------------------------------------------------------------------
+
+template <typename T> struct Guess { typedef double type; };
+template <> struct Guess<float> { typedef float type; };
+
+__device__ __forceinline__ float floor_of(float t) { return floorf(t); }
+__device__ __forceinline__ double floor_of(double t) { return floor(t); }
+
+// One axis. A value v lands in bin i iff e[i] <= v < e[i+1] compared in T (the
+// last bin closed: v <= e[nb]). The host passes edges in the type the kernel
+// compares in: float32 data against float64 edges use float32 edges rounded so
+// every comparison gives the float64 answer (edges up, the closed end down).
+template <typename T>
+struct Axis {
+    typedef typename Guess<T>::type G;
+    const T* e;     // nb + 1 edges (global memory; read only off the fast path)
+    T first, last;  // e[0], e[nb]
+    G lo, scale;    // first guess t = (v - lo) * scale
+    G eps;          // mode 2: t farther than eps from an integer gives the bin outright
+    u32 nb;
+    int mode;       // 0: binary search; 1: guess, then correct; 2: as 1, trusted off the edges
+
+    __device__ __forceinline__ u32 find(T v) const {
+        if (!(v >= first && v <= last)) return nb;  // NaN, out of range
+        if (mode == 0) {
+            u32 a = 0, b = nb;  // e[a] <= v; the answer is the largest such a below nb
+            while (b - a > 1) {
+                u32 m = (a + b) >> 1;
+                if (e[m] <= v) a = m; else b = m;
+            }
+            return a;
+        }
+        G t = ((G)v - lo) * scale;
+        G f = floor_of(t);
+        u32 g;
+        if (f >= (G)0 && f < (G)nb) {
+            g = (u32)f;
+            G fr = t - f;
+            if (mode == 2 && fr > eps && fr < (G)1 - eps) return g;
+        } else {
+            g = f < (G)0 ? 0u : nb - 1;  // also NaN (degenerate scale): walk from the top
+        }
+        while (g > 0 && v < e[g]) --g;
+        while (g + 1 < nb && v >= e[g + 1]) ++g;
+        return g;
+    }
+};
+
+template <typename TX, typename TY>
+struct Cells {
+    Axis<TX> ax;
+    Axis<TY> ay;
+    __device__ __forceinline__ u32 code(TX x, TY y) const {
+        u32 ix = ax.find(x), iy = ay.find(y);
+        return (ix < ax.nb && iy < ay.nb) ? ix * ay.nb + iy : DROP;
+    }
+};
+
+// Kernel parameters of one axis (CuPy passes scalars, not structs).
+#define AXIS_PARAMS(T, p) const T* p##_e, T p##_first, T p##_last, \
+    typename Guess<T>::type p##_lo, typename Guess<T>::type p##_scale, \
+    typename Guess<T>::type p##_eps, u32 p##_nb, int p##_mode
+#define AXIS_OF(T, p) Axis<T>{p##_e, p##_first, p##_last, p##_lo, p##_scale, p##_eps, p##_nb, p##_mode}
+#define CELLS_OF(TX, TY) Cells<TX, TY>{AXIS_OF(TX, x), AXIS_OF(TY, y)}
+
+// ---------------------------------------------------------------------------
+// Accumulators: what a cell holds in shared memory and in the global result
+// ---------------------------------------------------------------------------
+
+// Unweighted counts: u32 in shared memory, u64 in the result.
+struct CountAcc {
+    typedef u32 Shared;
+    typedef double Weight;  // unused
+    static constexpr bool weighted = false;
+    static constexpr int words = 1;
+    __device__ static void add(Shared* s, u32 c, Weight, double) { atomicAdd(s + c, 1u); }
+    __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32) {
+        u32 v = s[c];
+        if (v) atomicAdd(out + gc, (u64)v);
+    }
+    __device__ static void global_add(u64* out, u32 c, Weight, double, u32) { atomicAdd(out + c, 1ull); }
+};
+
+// float64 sums (float atomics: the order of additions is not fixed).
+struct SumF64 {
+    typedef double Shared;
+    typedef double Weight;
+    static constexpr bool weighted = true;
+    static constexpr int words = 1;
+    __device__ static void add(Shared* s, u32 c, Weight w, double) { atomicAdd(s + c, w); }
+    __device__ static void flush(const Shared* s, u32 c, double* out, u64 gc, u32) {
+        double v = s[c];
+        if (v != 0.0) atomicAdd(out + gc, v);  // NaN passes; skipping -0.0 matches 0.0 + -0.0
+    }
+    __device__ static void global_add(double* out, u32 c, Weight w, double, u32) { atomicAdd(out + c, w); }
+};
+
+// int64 sums of integer weights (two's complement in u64 words: exact, wrap like int64).
+struct SumI64 {
+    typedef u64 Shared;
+    typedef i64 Weight;
+    static constexpr bool weighted = true;
+    static constexpr int words = 1;
+    __device__ static void add(Shared* s, u32 c, Weight w, double) { atomicAdd(s + c, (u64)w); }
+    __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32) {
+        u64 v = s[c];
+        if (v) atomicAdd(out + gc, v);
+    }
+    __device__ static void global_add(u64* out, u32 c, Weight w, double, u32) { atomicAdd(out + c, (u64)w); }
+};
+
+// Deterministic fixed-point sums (hotbin.fixedpoint.split): each weight becomes
+// hi * 2^32 + lo with hi = floor(w * factor), lo = rint(frac * 2^32) in [0, 2^32];
+// the two words are summed as integers (any order gives the same words). The
+// result is (2, ncell): hi words, then lo words (folded by fold_words).
+struct FixedAcc {
+    typedef u64 Shared;
+    typedef double Weight;
+    static constexpr bool weighted = true;
+    static constexpr int words = 2;
+    __device__ static void split(double w, double factor, u64& hi, u64& lo) {
+        double t = w * factor;
+        double h = floor(t);
+        hi = (u64)(i64)h;
+        lo = (u64)rint((t - h) * 4294967296.0);
+    }
+    __device__ static void add(Shared* s, u32 c, Weight w, double factor) {
+        u64 hi, lo;
+        split(w, factor, hi, lo);
+        atomicAdd(s + 2 * c, hi);
+        atomicAdd(s + 2 * c + 1, lo);
+    }
+    __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32 ncell) {
+        u64 hi = s[2 * c], lo = s[2 * c + 1];
+        if (hi) atomicAdd(out + gc, hi);
+        if (lo) atomicAdd(out + ncell + gc, lo);
+    }
+    __device__ static void global_add(u64* out, u32 c, Weight w, double factor, u32 ncell) {
+        u64 hi, lo;
+        split(w, factor, hi, lo);
+        atomicAdd(out + c, hi);
+        atomicAdd(out + ncell + c, lo);
+    }
+};
+
+// The global result's element type for each accumulator.
+template <typename Acc> struct OutOf { typedef u64 type; };
+template <> struct OutOf<SumF64> { typedef double type; };
+
+// ---------------------------------------------------------------------------
+// Loading points: K consecutive points per load (16 bytes of the wider axis)
+// ---------------------------------------------------------------------------
+
+template <int BYTES> struct Raw;
+template <> struct Raw<4> { typedef u32 type; };
+template <> struct Raw<8> { typedef uint2 type; };
+template <> struct Raw<16> { typedef uint4 type; };
+
+// K elements of p starting at i (i a multiple of K; p 16-byte aligned). The
+// points are read once: streaming loads keep them from evicting the grid.
+template <typename T, int K>
+__device__ __forceinline__ void load_vec(const T* __restrict__ p, u64 i, T (&out)[K]) {
+    typedef typename Raw<sizeof(T) * K>::type R;
+    union { R r; T v[K]; } u;
+    u.r = __ldcs(reinterpret_cast<const R*>(p + i));
+#pragma unroll
+    for (int k = 0; k < K; ++k) out[k] = u.v[k];
+}
+
+template <typename TX, typename TY>
+struct Group {
+    static constexpr int wide = sizeof(TX) > sizeof(TY) ? sizeof(TX) : sizeof(TY);
+    static constexpr int K = 16 / wide;  // points per load
+};
+
+// Calls f(code, i) once for every point i < n: the grid's threads stride over
+// groups of K points, U groups in flight per thread; order is unspecified.
+template <int U, typename TX, typename TY, typename F>
+__device__ __forceinline__ void for_points(const TX* __restrict__ x, const TY* __restrict__ y, u64 n,
+                                           const Cells<TX, TY>& cells, F f) {
+    constexpr int K = Group<TX, TY>::K;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    const u64 ngroups = n / K;
+    u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; g + (U - 1) * stride < ngroups; g += U * stride) {
+        TX xv[U][K];
+        TY yv[U][K];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            load_vec<TX, K>(x, (g + u * stride) * K, xv[u]);
+            load_vec<TY, K>(y, (g + u * stride) * K, yv[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int k = 0; k < K; ++k) f(cells.code(xv[u][k], yv[u][k]), (g + u * stride) * K + k);
+    }
+    for (; g < ngroups; g += stride) {
+        TX xv[K];
+        TY yv[K];
+        load_vec<TX, K>(x, g * K, xv);
+        load_vec<TY, K>(y, g * K, yv);
+#pragma unroll
+        for (int k = 0; k < K; ++k) f(cells.code(xv[k], yv[k]), g * K + k);
+    }
+    for (u64 i = ngroups * K + (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        f(cells.code(x[i], y[i]), i);
+}
+
+// ---------------------------------------------------------------------------
+// Block-wide scan helpers (blockDim a multiple of 32)
+// ---------------------------------------------------------------------------
+
+// Inclusive sum of v over the block's threads; *total gets the block's sum.
+__device__ __forceinline__ u32 block_inclusive_sum(u32 v, u32* s_warp, u32* total) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        u32 t = __shfl_up_sync(FULL_MASK, v, o);
+        if (lane >= (u32)o) v += t;
+    }
+    if (lane == 31) s_warp[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        u32 w = lane < nwarps ? s_warp[lane] : 0u;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            u32 t = __shfl_up_sync(FULL_MASK, w, o);
+            if (lane >= (u32)o) w += t;
+        }
+        s_warp[lane] = w;
+    }
+    __syncthreads();
+    if (warp > 0) v += s_warp[warp - 1];
+    *total = s_warp[nwarps - 1];
+    __syncthreads();  // s_warp is free again
+    return v;
+}
+
+// out[i] = a[0] + ... + a[i-1] for i < n; returns the total to every thread.
+// a and out may be shared or global memory, but not the same array.
+__device__ u32 block_exclusive_scan(const u32* a, u32* out, u32 n, u32* s_warp) {
+    const u32 per = (n + blockDim.x - 1) / blockDim.x;
+    const u32 begin = min(n, threadIdx.x * per), end = min(n, begin + per);
+    u32 sum = 0;
+    for (u32 i = begin; i < end; ++i) sum += a[i];
+    u32 total;
+    u32 run = block_inclusive_sum(sum, s_warp, &total) - sum;
+    for (u32 i = begin; i < end; ++i) {
+        u32 v = a[i];
+        out[i] = run;
+        run += v;
+    }
+    __syncthreads();
+    return total;
+}
+
+// ---------------------------------------------------------------------------
+// Strategy "private": the whole grid in each block's shared memory
+// ---------------------------------------------------------------------------
+
+// Zero `cells` shared accumulators of Acc.
+template <typename Acc>
+__device__ __forceinline__ void zero_shared(typename Acc::Shared* s, u32 cells) {
+    for (u32 c = threadIdx.x; c < cells * Acc::words; c += blockDim.x) s[c] = 0;
+}
+
+template <typename TX, typename TY, typename Acc>
+__global__ void __launch_bounds__(1024) private_grid(
+        const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double factor,
+        typename OutOf<Acc>::type* out, u64* dropped) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    typename Acc::Shared* s = reinterpret_cast<typename Acc::Shared*>(smem);
+    __shared__ u32 s_drop;
+    const Cells<TX, TY> cells = CELLS_OF(TX, TY);
+    const u32 ncell = cells.ax.nb * cells.ay.nb;
+    zero_shared<Acc>(s, ncell);
+    if (threadIdx.x == 0) s_drop = 0;
+    __syncthreads();
+    u32 drop = 0;
+    for_points<2>(x, y, n, cells, [&](u32 c, u64 i) {
+        if (c == DROP) { ++drop; return; }
+        typename Acc::Weight wi{};
+        if constexpr (Acc::weighted) wi = w[i];
+        Acc::add(s, c, wi, factor);
+    });
+    if (drop) atomicAdd(&s_drop, drop);
+    __syncthreads();
+    for (u32 c = threadIdx.x; c < ncell; c += blockDim.x) Acc::flush(s, c, out, c, ncell);
+    if (threadIdx.x == 0 && s_drop) atomicAdd(dropped, (u64)s_drop);
+}
+
+// ---------------------------------------------------------------------------
+// Strategy "direct": one global atomic per point
+// ---------------------------------------------------------------------------
+
+template <typename TX, typename TY, typename Acc>
+__global__ void __launch_bounds__(256) direct_grid(
+        const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double factor,
+        typename OutOf<Acc>::type* out, u64* dropped) {
+    __shared__ u32 s_drop;
+    const Cells<TX, TY> cells = CELLS_OF(TX, TY);
+    const u32 ncell = cells.ax.nb * cells.ay.nb;
+    if (threadIdx.x == 0) s_drop = 0;
+    __syncthreads();
+    u32 drop = 0;
+    for_points<2>(x, y, n, cells, [&](u32 c, u64 i) {
+        if (c == DROP) { ++drop; return; }
+        typename Acc::Weight wi{};
+        if constexpr (Acc::weighted) wi = w[i];
+        Acc::global_add(out, c, wi, factor, ncell);
+    });
+    if (drop) atomicAdd(&s_drop, drop);
+    __syncthreads();
+    if (threadIdx.x == 0 && s_drop) atomicAdd(dropped, (u64)s_drop);
+}
+
+// ---------------------------------------------------------------------------
+// Strategy "tiled"
+// ---------------------------------------------------------------------------
+
+// 1. total[t] += points of tile t (t = code >> shift); total[ntiles] += dropped.
+//    total must be zero on entry (tile_offsets zeroes it again for the next chunk).
+template <typename TX, typename TY>
+__global__ void __launch_bounds__(256) count_tiles(
+        const TX* __restrict__ x, const TY* __restrict__ y, u64 n,
+        AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles, u32* total) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    u32* s_cnt = reinterpret_cast<u32*>(smem);  // ntiles + 1
+    const Cells<TX, TY> cells = CELLS_OF(TX, TY);
+    for (u32 t = threadIdx.x; t <= ntiles; t += blockDim.x) s_cnt[t] = 0;
+    __syncthreads();
+    for_points<2>(x, y, n, cells, [&](u32 c, u64) {
+        atomicAdd(&s_cnt[c == DROP ? ntiles : c >> shift], 1u);
+    });
+    __syncthreads();
+    for (u32 t = threadIdx.x; t <= ntiles; t += blockDim.x)
+        if (s_cnt[t]) atomicAdd(&total[t], s_cnt[t]);
+}
+
+// 2. One block: start[t] = cursor[t] = points of the tiles before t; start[ntiles] =
+//    points kept, also added to *kept; total is zeroed for the next chunk.
+__global__ void __launch_bounds__(1024) tile_offsets(u32* total, u32 ntiles, u32* start, u32* cursor,
+                                                     u64* kept) {
+    __shared__ u32 s_warp[32];
+    u32 kept_here = block_exclusive_scan(total, start, ntiles, s_warp);
+    for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) {
+        cursor[t] = start[t];
+        total[t] = 0;
+    }
+    if (threadIdx.x == 0) {
+        start[ntiles] = kept_here;
+        total[ntiles] = 0;
+        *kept += kept_here;
+    }
+}
+
+// 3. Scatter the codes (and weights) of the points into tile order. Each block
+//    takes batches of BATCH consecutive points: ranks them by tile in shared
+//    memory (a counting sort), reserves each tile's run in its bucket with one
+//    global atomic, and writes the runs out with consecutive threads on
+//    consecutive addresses.
+#define SCATTER_THREADS 256
+#define SCATTER_GROUPS 4  // groups of K points per thread per batch
+
+template <typename TX, typename TY, typename Acc>
+__global__ void __launch_bounds__(SCATTER_THREADS) scatter_codes(
+        const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles, u32* cursor,
+        u32* __restrict__ codes_out, typename Acc::Weight* __restrict__ w_out) {
+    typedef typename Acc::Weight W;
+    constexpr int K = Group<TX, TY>::K;
+    constexpr int ITEMS = SCATTER_GROUPS * K;
+    constexpr u32 BATCH = SCATTER_THREADS * ITEMS;
+    extern __shared__ __align__(16) unsigned char smem[];
+    W* s_w = reinterpret_cast<W*>(smem);                                   // BATCH (weighted only)
+    u32* s_code = reinterpret_cast<u32*>(smem + (Acc::weighted ? BATCH * sizeof(W) : 0));  // BATCH
+    u32* s_cnt = s_code + BATCH;                                           // ntiles
+    u32* s_off = s_cnt + ntiles;                                           // ntiles
+    u32* s_pos = s_off + ntiles;                                           // ntiles
+    __shared__ u32 s_warp[32];
+    const Cells<TX, TY> cells = CELLS_OF(TX, TY);
+    for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) s_cnt[t] = 0;
+    __syncthreads();
+    const u64 nbatches = (n + BATCH - 1) / BATCH;
+    for (u64 b = blockIdx.x; b < nbatches; b += gridDim.x) {
+        u32 code[ITEMS], rank[ITEMS];
+        W wv[ITEMS];
+        const u64 g0 = b * (BATCH / K);  // first group of the batch
+#pragma unroll
+        for (int u = 0; u < SCATTER_GROUPS; ++u) {
+            const u64 g = g0 + (u64)u * SCATTER_THREADS + threadIdx.x;
+            if ((g + 1) * K <= n) {
+                TX xv[K];
+                TY yv[K];
+                load_vec<TX, K>(x, g * K, xv);
+                load_vec<TY, K>(y, g * K, yv);
+#pragma unroll
+                for (int k = 0; k < K; ++k) code[u * K + k] = cells.code(xv[k], yv[k]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < K; ++k)
+                    code[u * K + k] = g * K + k < n ? cells.code(x[g * K + k], y[g * K + k]) : DROP;
+            }
+            if constexpr (Acc::weighted) {
+#pragma unroll
+                for (int k = 0; k < K; ++k)
+                    if (code[u * K + k] != DROP) wv[u * K + k] = w[g * K + k];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j)
+            if (code[j] != DROP) rank[j] = atomicAdd(&s_cnt[code[j] >> shift], 1u);
+        __syncthreads();
+        const u32 nvalid = block_exclusive_scan(s_cnt, s_off, ntiles, s_warp);
+        for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x)
+            if (s_cnt[t]) s_pos[t] = atomicAdd(&cursor[t], s_cnt[t]);
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            if (code[j] == DROP) continue;
+            const u32 p = s_off[code[j] >> shift] + rank[j];
+            s_code[p] = code[j];
+            if constexpr (Acc::weighted) s_w[p] = wv[j];
+        }
+        __syncthreads();
+        for (u32 i = threadIdx.x; i < nvalid; i += blockDim.x) {
+            const u32 c = s_code[i], t = c >> shift;
+            const u32 dst = s_pos[t] + (i - s_off[t]);
+            codes_out[dst] = c;
+            if constexpr (Acc::weighted) w_out[dst] = s_w[i];
+        }
+        __syncthreads();
+        for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) s_cnt[t] = 0;
+        __syncthreads();
+    }
+}
+
+// Calls f(code, i) for i in [a, b) of the sorted codes; the block's threads
+// stride over 16-byte loads of 4 codes.
+template <typename F>
+__device__ __forceinline__ void for_codes(const u32* __restrict__ codes, u32 a, u32 b, F f) {
+    const u32 va = min(b, (a + 3u) & ~3u), vb = max(va, b & ~3u);
+    for (u32 i = a + threadIdx.x; i < va; i += blockDim.x) f(codes[i], i);
+    for (u32 i = vb + threadIdx.x; i < b; i += blockDim.x) f(codes[i], i);
+    const uint4* v = reinterpret_cast<const uint4*>(codes);
+    const u32 q0 = va >> 2, q1 = vb >> 2;
+    u32 q = q0 + threadIdx.x;
+    constexpr int U = 4;
+    for (; q + (U - 1) * blockDim.x < q1; q += U * blockDim.x) {
+        uint4 r[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) r[u] = __ldcs(v + q + u * blockDim.x);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const u32 i = (q + u * blockDim.x) << 2;
+            f(r[u].x, i); f(r[u].y, i + 1); f(r[u].z, i + 2); f(r[u].w, i + 3);
+        }
+    }
+    for (; q < q1; q += blockDim.x) {
+        uint4 r = __ldcs(v + q);
+        const u32 i = q << 2;
+        f(r.x, i); f(r.y, i + 1); f(r.z, i + 2); f(r.w, i + 3);
+    }
+}
+
+// 4. Block k sums the k-th equal slice of the sorted codes: for each tile the slice
+//    meets, zero the tile in shared memory, accumulate, flush its non-zero cells
+//    once into the result.
+template <typename Acc>
+__global__ void __launch_bounds__(1024) accumulate_tiles(
+        const u32* __restrict__ codes, const typename Acc::Weight* __restrict__ w,
+        const u32* __restrict__ start, u32 ntiles, u32 shift, u32 ncell, double factor,
+        typename OutOf<Acc>::type* out) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    typename Acc::Shared* s = reinterpret_cast<typename Acc::Shared*>(smem);
+    const u32 total = start[ntiles];
+    const u32 per = (total + gridDim.x - 1) / gridDim.x;
+    const u32 lo = min(total, blockIdx.x * per), hi = min(total, lo + per);
+    if (lo >= hi) return;
+    u32 a = 0, b = ntiles;  // start[a] <= lo < start[b]
+    while (b - a > 1) {
+        u32 m = (a + b) >> 1;
+        if (start[m] <= lo) a = m; else b = m;
+    }
+    for (u32 t = a; t < ntiles && start[t] < hi; ++t) {
+        const u32 s0 = max(lo, start[t]), s1 = min(hi, start[t + 1]);
+        if (s0 >= s1) continue;
+        const u32 base = t << shift, cells = min(1u << shift, ncell - base);
+        zero_shared<Acc>(s, cells);
+        __syncthreads();
+        for_codes(codes, s0, s1, [&](u32 c, u32 i) {
+            typename Acc::Weight wi{};
+            if constexpr (Acc::weighted) wi = w[i];
+            Acc::add(s, c - base, wi, factor);
+        });
+        __syncthreads();
+        for (u32 c = threadIdx.x; c < cells; c += blockDim.x) Acc::flush(s, c, out, base + c, ncell);
+        __syncthreads();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Fixed-point words: carry the low words into the high words (fixedpoint.fold)
+// ---------------------------------------------------------------------------
+
+__global__ void fold_words(u64* words, u32 ncell) {
+    for (u32 c = blockIdx.x * blockDim.x + threadIdx.x; c < ncell; c += gridDim.x * blockDim.x) {
+        const u64 lo = words[ncell + c];
+        words[c] += lo >> 32;
+        words[ncell + c] = lo & 0xFFFFFFFFull;
+    }
+}
