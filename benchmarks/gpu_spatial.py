@@ -1,0 +1,276 @@
+"""GPU 2-D binning (G4) and fused luma histogram (G6): hotbin's kernels against the anchors.
+
+    PYTHONPATH=src python3 benchmarks/gpu_spatial.py [--out DIR] [--smoke] [--points LOG2]
+
+2-D: 2^28 float32 points into a 1024 x 1024 heatmap, 0/50/90/100 % of them in one
+hot cell (the rest uniform; positions shuffled; never constant data): hotbin
+(planned strategy, and the "direct" one) against a plain global-atomic kernel and a
+warp-aggregated one (benchmarks/anchor_spatial.cu, u32 grid, float-multiply cells)
+and cupy.histogram2d (2^26 points). G points/s, ratios to the anchors in the same
+run, and the floor: 8 bytes per point over a measured read bandwidth.
+
+Luma: 2^29 RGBA8 pixels (2 GiB): hotbin's fused kernel against CuPy (fused luma
+kernel, then bincount) and torch (luma, then torch.bincount), GB/s of input.
+
+Every timed result is checked: hotbin's strategies agree bit for bit, totals
+match the points kept, luma histograms equal the baselines'.
+``--smoke`` runs small cases of every kernel (for compute-sanitizer) and exits.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import cupy as cp
+
+from hotbin import binning, fixedpoint
+from hotbin.backend import cuda_spatial as cs
+
+HERE = Path(__file__).resolve().parent
+
+
+def timeit(fn, reps=7, warm=2):
+    """Median milliseconds of ``fn()`` between CUDA events (after warm-up)."""
+    for _ in range(warm):
+        fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(cp.cuda.get_elapsed_time(a, b))
+    return statistics.median(times)
+
+
+def anchors():
+    mod = cp.RawModule(code=(HERE / "anchor_spatial.cu").read_text(), options=("-std=c++17",))
+    return {k: mod.get_function(k) for k in ("global_atomic", "warp_aggregated", "read_only")}
+
+
+def points(n, hot, rng_seed=7):
+    """x, y float32 uniform in [0, 1); a share ``hot`` of them inside one cell, shuffled."""
+    g = cp.random.default_rng(rng_seed)
+    x = g.random(n, dtype=cp.float32)
+    y = g.random(n, dtype=cp.float32)
+    if hot:
+        m = g.random(n, dtype=cp.float32) < hot
+        k = int(m.sum())
+        # inside cell (437, 611) of 1024: jitter within the cell, never constant
+        x[m] = (437.25 + 0.5 * g.random(k, dtype=cp.float32)) / 1024
+        y[m] = (611.25 + 0.5 * g.random(k, dtype=cp.float32)) / 1024
+        del m
+    return x, y
+
+
+def run_anchor(kern, x, y, grid, sms):
+    grid.fill(0)
+    n = x.size
+    kern((sms * 8,), (256,), (x, y, np.uint64(n), np.float32(0), np.float32(1024), np.float32(0),
+                              np.float32(1024), np.uint32(1024), np.uint32(1024), grid))
+
+
+def bench_spatial(log2n, results, rows):
+    n = 1 << log2n
+    rx = binning.cell_rule(1024, 0.0, 1.0, "width")
+    ry = binning.cell_rule(1024, 0.0, 1.0, "height")
+    an = anchors()
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    grid32 = cp.zeros(1024 * 1024, cp.uint32)
+    sink = cp.zeros(1, cp.uint32)
+    # read floor over the same 2 x n float32
+    x, y = points(n, 0.0)
+    buf = cp.concatenate([x, y]).view(cp.uint8)
+    n16 = buf.size // 16
+    t = timeit(lambda: an["read_only"]((sms * 8,), (512,), (buf, np.uint64(n16), sink)), reps=9)
+    read_gbs = buf.size / t / 1e6
+    del buf
+    results["read_GBps"] = read_gbs
+    floor = read_gbs * 1e9 / 8 / 1e9  # G points/s at 8 B per point
+    print(f"device read bandwidth {read_gbs:.0f} GB/s -> floor {floor:.0f} G points/s", flush=True)
+    for hot in (0.0, 0.5, 0.9, 1.0):
+        if hot:
+            x, y = points(n, hot)
+        xs, ys = x, y
+        res = {}
+        ours, kept = cs.histogram2d(xs, ys, rx, ry)
+        plan = cs._plan(n, 1024 * 1024, "count")
+        res["hotbin"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry)) / 1e6
+        cs.OVERRIDE["strategy"] = "direct"
+        try:
+            direct, kept_d = cs.histogram2d(xs, ys, rx, ry)
+            res["hotbin direct"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry), reps=3, warm=1) / 1e6
+        finally:
+            cs.OVERRIDE.clear()
+        assert kept == kept_d == n, (kept, kept_d, n)
+        assert bool(cp.all(ours == direct)) and int(ours.sum()) == n
+        del direct
+        for name in ("global_atomic", "warp_aggregated"):
+            res[name] = n / timeit(lambda: run_anchor(an[name], xs, ys, grid32, sms), reps=3, warm=1) / 1e6
+            assert int(grid32.sum()) == n
+        if hot in (0.0, 1.0):
+            m = 1 << 26
+            xc, yc = xs[:m], ys[:m]
+            h = cp.histogram2d(xc, yc, bins=1024, range=[[0, 1], [0, 1]])[0]
+            assert int(h.sum()) == m
+            res["cupy.histogram2d (2^26)"] = m / timeit(
+                lambda: cp.histogram2d(xc, yc, bins=1024, range=[[0, 1], [0, 1]]), reps=3, warm=1) / 1e6
+        if hot in (0.0, 1.0):
+            w = cp.random.default_rng(3).standard_normal(n, dtype=cp.float64)
+            res["hotbin float64 weights"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry, w), reps=3) / 1e6
+            s = fixedpoint.scale_for(float(cp.abs(w).max()), n)
+            a1 = cs.histogram2d(xs, ys, rx, ry, w, s)[0]
+            res["hotbin fixed-point words"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry, w, s),
+                                                         reps=3) / 1e6
+            assert bool(cp.all(a1 == cs.histogram2d(xs, ys, rx, ry, w, s)[0]))
+            del w, a1
+        results[f"hot{int(hot * 100)}"] = res
+        line = (f"hot {hot:4.0%}  plan={plan}  " + "  ".join(f"{k}={v:.1f}" for k, v in res.items()))
+        print(line, flush=True)
+        rows.append((hot, res))
+    results["floor_Gpts"] = floor
+    del x, y
+
+
+@cp.fuse
+def _luma_level(r, g, b):
+    return ((r.astype(cp.uint32) * 2126 + g.astype(cp.uint32) * 7152 + b.astype(cp.uint32) * 722)
+            // 10000).astype(cp.uint8)
+
+
+def luma_cupy(img):
+    lv = _luma_level(img[..., 0], img[..., 1], img[..., 2])
+    return cp.bincount(lv.ravel(), minlength=256)
+
+
+def luma_torch(t):
+    import torch
+    r, g, b = t[..., 0].to(torch.int32), t[..., 1].to(torch.int32), t[..., 2].to(torch.int32)
+    lv = (2126 * r + 7152 * g + 722 * b) // 10000
+    return torch.bincount(lv.flatten(), minlength=256)
+
+
+def bench_luma(results, lrows):
+    npx = 1 << 29
+    g = cp.random.default_rng(11)
+    shapes = {"one image 16384x32768": (1, 16384, 32768, 4), "batch 512 x 1024x1024": (512, 1024, 1024, 4)}
+    for dist in ("uniform", "narrow", "dark"):
+        raw = g.integers(0, 256, npx * 4, dtype=cp.int32).astype(cp.uint8)
+        if dist == "narrow":
+            raw = (raw // 16 + 100).astype(cp.uint8)
+        elif dist == "dark":
+            raw = (raw // 128).astype(cp.uint8)  # 0/1 noise: a nearly constant dark photo
+        for label, shp in shapes.items():
+            img = raw.reshape(shp)
+            ours = cs.luma_histogram(img)
+            res = {"hotbin": img.nbytes / timeit(lambda: cs.luma_histogram(img)) / 1e6}
+            assert int(ours.sum()) == npx
+            if dist == "uniform" and label.startswith("one"):
+                ref = luma_cupy(img[0])
+                assert bool(cp.all(ours[0] == ref))
+                res["cupy fuse+bincount"] = img.nbytes / timeit(lambda: luma_cupy(img[0]), reps=3) / 1e6
+                try:
+                    import torch
+                    t = torch.as_tensor(img[0], device="cuda")
+                    tr = luma_torch(t)
+                    assert np.array_equal(tr.cpu().numpy(), ref.get())
+                    res["torch luma+bincount"] = img.nbytes / timeit(lambda: luma_torch(t), reps=3) / 1e6
+                    del t, tr
+                except ImportError:
+                    pass
+            results[f"luma {dist} {label}"] = res
+            print(f"luma {dist:8s} {label:24s} " + "  ".join(f"{k}={v:.0f} GB/s" for k, v in res.items()),
+                  flush=True)
+            lrows.append((dist, label, res))
+        del raw
+
+
+def smoke():
+    """Small cases of every kernel and strategy (for compute-sanitizer)."""
+    cp.cuda.set_allocator(None)  # plain allocations: memcheck sees every buffer's bounds
+    rng = np.random.default_rng(5)
+    n = 40_003
+    x = rng.uniform(-0.1, 1.1, n).astype(np.float32)
+    y = rng.uniform(-0.1, 1.1, n)
+    x[::5] = 0.5
+    w = rng.normal(size=n)
+    s = fixedpoint.scale_for(float(np.abs(w).max()), n)
+    for shape in ((64, 48), (300, 250)):
+        rx, ry = binning.cell_rule(shape[0], 0, 1, "w"), binning.cell_rule(shape[1], 0, 1, "h")
+        for strat in ("private", "tiled", "direct"):
+            cs.OVERRIDE["strategy"] = strat
+            c, k = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry)
+            f, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray(w))
+            i, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray((w * 100).astype(np.int64)))
+            q, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray(w), s)
+            print(shape, strat, k, int(c.sum()), float(f.sum()), int(i.sum()),
+                  float(fixedpoint.combine(q.get(), s).sum()), flush=True)
+    cs.OVERRIDE.clear()
+    for c in (3, 4):
+        img = rng.integers(0, 256, (3, 33, 65, c), dtype=np.uint8)
+        print("luma", c, cs.luma_histogram(cp.asarray(img)).sum(axis=1).tolist(), flush=True)
+    cp.cuda.Device().synchronize()
+    print("smoke ok")
+
+
+def write_md(path, results, rows, lrows, dev, date):
+    floor = results["floor_Gpts"]
+    lines = [f"# GPU 2-D binning and luma histogram — {dev}, {date}", "",
+             "`PYTHONPATH=src python3 benchmarks/gpu_spatial.py` (medians of CUDA-event timings;"
+             " anchors from `benchmarks/anchor_spatial.cu` in the same run).", "",
+             f"Read bandwidth (read-only kernel over the 2 GiB of x, y): {results['read_GBps']:.0f} GB/s"
+             f" → floor {floor:.0f} G points/s at 8 B/point.", "",
+             "## 2-D: 2^28 float32 points into 1024 × 1024 (G points/s)", ""]
+    cols = sorted({k for _, r in rows for k in r}, key=lambda k: list(rows[0][1]).index(k)
+                  if k in rows[0][1] else 99)
+    lines.append("| hot share | " + " | ".join(cols) + " | hotbin / global atomics | hotbin / warp-aggr. |"
+                 " hotbin / floor |")
+    lines.append("|---" * (len(cols) + 4) + "|")
+    for hot, r in rows:
+        cells = [f"{r[c]:.1f}" if c in r else "—" for c in cols]
+        lines.append(f"| {hot:.0%} | " + " | ".join(cells) + f" | {r['hotbin'] / r['global_atomic']:.1f}× |"
+                     f" {r['hotbin'] / r['warp_aggregated']:.1f}× | {r['hotbin'] / floor:.0%} |")
+    lines += ["", "## Luma histogram: 2^29 RGBA8 pixels (GB/s of input)", "",
+              "| data | shape | hotbin | cupy fuse+bincount | torch luma+bincount |", "|---|---|---|---|---|"]
+    for dist, label, r in lrows:
+        lines.append(f"| {dist} | {label} | {r['hotbin']:.0f} | "
+                     + " | ".join(f"{r[k]:.0f}" if k in r else "—"
+                                  for k in ("cupy fuse+bincount", "torch luma+bincount")) + " |")
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--points", type=int, default=28)
+    ap.add_argument("--skip-luma", action="store_true")
+    a = ap.parse_args()
+    if a.smoke:
+        smoke()
+        return
+    dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    date = datetime.date.today().isoformat()
+    print(dev, date, flush=True)
+    results, rows, lrows = {"device": dev, "date": date}, [], []
+    bench_spatial(a.points, results, rows)
+    cp.get_default_memory_pool().free_all_blocks()
+    if not a.skip_luma:
+        bench_luma(results, lrows)
+    out = Path(a.out)
+    (out / "gpu_spatial.json").write_text(json.dumps(results, indent=1))
+    write_md(out / f"gpu-spatial-{date}-h200.md", results, rows, lrows, dev, date)
+    print((out / f"gpu-spatial-{date}-h200.md").read_text())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
