@@ -310,9 +310,11 @@ def test_png_roundtrip_and_xarray(backend, rng, tmp_path):
 
 # --- CLI ------------------------------------------------------------------------
 
-def cli(*args, cwd=None):
+def cli(*args, cwd=None, block=()):
+    """Run ``hotbin heatmap ARGS``; ``block`` names modules made unimportable (a bare machine)."""
     # not ``-m hotbin.cli``: that runs cli.py as __main__, a second copy of its UserError class
-    main = "import sys; from hotbin.cli import main; sys.exit(main())"
+    main = (f"import sys; sys.modules.update(dict.fromkeys({list(block)!r})); "
+            "from hotbin.cli import main; sys.exit(main())")
     return subprocess.run([sys.executable, "-c", main, "heatmap", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, timeout=120)
 
@@ -362,9 +364,10 @@ def test_cli_parquet(rng, tmp_path):
     np.testing.assert_array_equal(png.read(out), ref.shade(how="linear")[::-1])
 
 
-def test_cli_demo(tmp_path):
+def test_cli_demo_needs_only_numpy_and_numba(tmp_path):
     out = tmp_path / "demo.png"
-    r = cli("--demo", "--width", 256, "--height", 256, "-o", out)
+    r = cli("--demo", "--width", 256, "--height", 256, "-o", out,
+            block=("pandas", "pyarrow", "xarray", "datashader", "matplotlib", "PIL", "scipy"))
     assert r.returncode == 0, r.stderr
     assert "wrote" in r.stdout
     img = png.read(out)
@@ -387,6 +390,15 @@ def test_cli_errors_are_one_line(args, word, tmp_path):
     assert r.returncode != 0
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in r.stderr and word in lines[0]
+
+
+def test_cli_without_pandas_names_the_install_command(tmp_path):
+    (tmp_path / "pts.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "pts.parquet").write_bytes(b"PAR1")
+    for name, mod in (("pts.csv", "pandas"), ("pts.parquet", "pyarrow")):
+        r = cli(tmp_path / name, "--x", "a", "--y", "b", "-o", tmp_path / "o.png", block=(mod,))
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 1 and len(lines) == 1 and f"pip install {mod}" in lines[0]
 
 
 def test_heatmap_is_exported():
