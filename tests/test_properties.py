@@ -22,6 +22,12 @@ ranges = st.tuples(st.floats(-1e3, 1e3, width=32), st.floats(0, 1e3, width=32)).
 @SETTINGS
 @given(a=st.one_of(floats, ints), bins=st.integers(1, 70), r=ranges)
 def test_histogram_range(backend, a, bins, r):
+    try:
+        np.histogram_bin_edges(a[:0], bins, r)
+    except ValueError:  # NumPy refuses too many bins for a tiny range: so do we
+        with pytest.raises(ValueError, match="Too many bins"):
+            hotbin.histogram(a, bins, r, backend=backend)
+        return
     h, e = hotbin.histogram(a, bins, r, backend=backend)
     ho, eo = oracle(a, bins, r)
     np.testing.assert_array_equal(to_numpy(e), eo)

@@ -2,9 +2,8 @@
 
 Every kernel fuses the bin rule of :mod:`hotbin.binning` into its loop (no index
 array), works on contiguous native-endian chunks (other layouts and dtypes are
-converted a buffer at a time, so memory stays bounded), and keeps block-local
-state small: a thread's partial is ``NSUB`` interleaved copies of the bins so
-that runs of one hot bin do not serialize on one counter.
+converted a buffer at a time, so memory stays bounded). A hot bin never
+serializes threads: each thread counts into its own row of partials.
 """
 from __future__ import annotations
 
@@ -21,10 +20,6 @@ from . import to_host
 NAME = "cpu"
 
 # --- tuning (benchmarks/cpu_suite.py justified each) -------------------------
-#: interleaved copies per thread when bins are few: breaks the store-to-load
-#: chain on a hot bin (constant input ran 2.1x faster with 4 than with 1).
-NSUB = 4
-NSUB_MAX_BINS = 4096
 #: elements per buffered chunk for inputs that need conversion (bounded memory)
 BUFFER = 1 << 20
 #: elements per kernel call on contiguous input (bounds the fixed-point low words)
@@ -65,23 +60,28 @@ def to_output(x, like=None):
 # --- the bin rule, fused into every kernel ------------------------------------
 
 @njit(inline="always")
-def _find(v, e, nb, lo, scale, uniform):
-    """Bin of ``v`` in ``[0, nb)``, or ``nb`` when it lands in none (binning.BinRule.index)."""
-    if not (v >= e[0] and v <= e[nb]):
+def _find(v, e, e0, en, nb, lo, scale, uniform):
+    """Bin of ``v`` in ``[0, nb)``, or ``nb`` when it lands in none (binning.BinRule.index).
+
+    ``e0``/``en`` are ``e[0]``/``e[nb]`` hoisted by the caller. Indices are cast to
+    unsigned for indexing: numba then emits no negative-index wraparound code.
+    """
+    if not (v >= e0 and v <= en):
         return nb
     if uniform:
-        g = int((v - lo) * scale)
-        if g > nb - 1:
-            g = nb - 1
-        while g > 0 and v < e[g]:
+        g = min(np.int64((v - lo) * scale), nb - 1)
+        if v < e[np.uint64(g)]:
             g -= 1
-        while g < nb - 1 and v >= e[g + 1]:
-            g += 1
+            while g > 0 and v < e[np.uint64(g)]:
+                g -= 1
+        else:
+            while g < nb - 1 and v >= e[np.uint64(g + 1)]:
+                g += 1
         return g
     a, b = 0, nb  # e[a] <= v; the answer is the largest such a below nb
     while b - a > 1:
         m = (a + b) >> 1
-        if e[m] <= v:
+        if e[np.uint64(m)] <= v:
             a = m
         else:
             b = m
@@ -97,32 +97,35 @@ def _split(w, factor):
 
 
 # --- kernels -------------------------------------------------------------------
-# out[p, k, i]: thread part p, interleaved copy k, bin i (column nb: dropped)
+# out[p, i]: thread part p, bin i (column nb: dropped)
 
 @njit(parallel=True, cache=True, nogil=True)
 def _hist1d(a, w, weighted, e, lo, scale, uniform, out):
-    nparts, nsub, nb1 = out.shape
+    nparts, nb1 = out.shape
+    nb = nb1 - 1
+    e0, en = e[0], e[nb]
     n = a.size
     step = (n + nparts - 1) // nparts
-    mask = nsub - 1
     for p in prange(nparts):
         h = out[p]
         for j in range(p * step, min(n, (p + 1) * step)):
-            i = _find(a[j], e, nb1 - 1, lo, scale, uniform)
+            i = np.uint64(_find(a[j], e, e0, en, nb, lo, scale, uniform))
             if weighted:
-                h[j & mask, i] += w[j]
+                h[i] += w[j]
             else:
-                h[j & mask, i] += 1
+                h[i] += 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def _hist1d_fixed(a, w, factor, e, lo, scale, uniform, hi_out, lo_out):
     nparts, nb1 = hi_out.shape
+    nb = nb1 - 1
+    e0, en = e[0], e[nb]
     n = a.size
     step = (n + nparts - 1) // nparts
     for p in prange(nparts):
         for j in range(p * step, min(n, (p + 1) * step)):
-            i = _find(a[j], e, nb1 - 1, lo, scale, uniform)
+            i = _find(a[j], e, e0, en, nb, lo, scale, uniform)
             qh, ql = _split(w[j], factor)
             hi_out[p, i] += qh
             lo_out[p, i] += ql
@@ -130,18 +133,17 @@ def _hist1d_fixed(a, w, factor, e, lo, scale, uniform, hi_out, lo_out):
 
 @njit(parallel=True, cache=True, nogil=True)
 def _count_values(a, w, weighted, out):
-    """out[p, k, v] += 1 (or w) for each value v of a non-negative integer array."""
-    nparts, nsub, _ = out.shape
+    """out[p, v] += 1 (or w) for each value v of a non-negative integer array."""
+    nparts = out.shape[0]
     n = a.size
     step = (n + nparts - 1) // nparts
-    mask = nsub - 1
     for p in prange(nparts):
         h = out[p]
         for j in range(p * step, min(n, (p + 1) * step)):
             if weighted:
-                h[j & mask, a[j]] += w[j]
+                h[np.uint64(a[j])] += w[j]
             else:
-                h[j & mask, a[j]] += 1
+                h[np.uint64(a[j])] += 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -149,14 +151,15 @@ def _hist2d(x, y, w, weighted, ex, lox, sx, ux, ey, loy, sy, uy, out):
     nparts, ncell1 = out.shape
     nx = ex.size - 1
     ny = ey.size - 1
+    ex0, exn, ey0, eyn = ex[0], ex[nx], ey[0], ey[ny]
     n = x.size
     step = (n + nparts - 1) // nparts
     for p in prange(nparts):
         h = out[p]
         for j in range(p * step, min(n, (p + 1) * step)):
-            ix = _find(x[j], ex, nx, lox, sx, ux)
-            iy = _find(y[j], ey, ny, loy, sy, uy)
-            c = ncell1 - 1 if (ix == nx or iy == ny) else ix * ny + iy
+            ix = _find(x[j], ex, ex0, exn, nx, lox, sx, ux)
+            iy = _find(y[j], ey, ey0, eyn, ny, loy, sy, uy)
+            c = np.uint64(ncell1 - 1 if (ix == nx or iy == ny) else ix * ny + iy)
             if weighted:
                 h[c] += w[j]
             else:
@@ -168,13 +171,14 @@ def _hist2d_fixed(x, y, w, factor, ex, lox, sx, ux, ey, loy, sy, uy, hi_out, lo_
     nparts, ncell1 = hi_out.shape
     nx = ex.size - 1
     ny = ey.size - 1
+    ex0, exn, ey0, eyn = ex[0], ex[nx], ey[0], ey[ny]
     n = x.size
     step = (n + nparts - 1) // nparts
     for p in prange(nparts):
         for j in range(p * step, min(n, (p + 1) * step)):
-            ix = _find(x[j], ex, nx, lox, sx, ux)
-            iy = _find(y[j], ey, ny, loy, sy, uy)
-            c = ncell1 - 1 if (ix == nx or iy == ny) else ix * ny + iy
+            ix = _find(x[j], ex, ex0, exn, nx, lox, sx, ux)
+            iy = _find(y[j], ey, ey0, eyn, ny, loy, sy, uy)
+            c = np.uint64(ncell1 - 1 if (ix == nx or iy == ny) else ix * ny + iy)
             qh, ql = _split(w[j], factor)
             hi_out[p, c] += qh
             lo_out[p, c] += ql
@@ -313,24 +317,23 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
         return _fixed(lambda x, w, factor, hi, lw: _hist1d_fixed(x, w, factor, e, lo, sc, uni, hi, lw),
                       [a], weights, nb, scale)
     wd = np.dtype(np.int64) if weights is None else _weight_dtype(weights.dtype)
-    nsub = NSUB if nb <= NSUB_MAX_BINS else 1
-    out = np.zeros((_nparts(a.size, nsub * (nb + 1) * 8), nsub, nb + 1), wd)
+    out = np.zeros((_nparts(a.size, (nb + 1) * 8), nb + 1), wd)
     arrays, dtypes = ([a], [kd]) if weights is None else ([a, weights], [kd, wd])
     dummy = np.empty(0, wd)
     for c in _chunks(arrays, dtypes):
         _hist1d(c[0], dummy if weights is None else c[1], weights is not None, e, lo, sc, uni, out)
-    return out.sum(axis=(0, 1))[:nb]
+    return out.sum(axis=0)[:nb]
 
 
 def _histogram_lut(a, kd, rule):
     """8/16-bit integers: count each raw value, then fold values into bins exactly."""
     u = np.dtype(f"u{kd.itemsize}")
     nvals = 1 << (8 * kd.itemsize)
-    counts = np.zeros((_nparts(a.size, NSUB * nvals * 8), NSUB, nvals), np.int64)
+    counts = np.zeros((_nparts(a.size, nvals * 8), nvals), np.int64)
     dummy = np.empty(0, np.int64)
     for (c,) in _chunks([a], [kd]):
         _count_values(c.view(u), dummy, False, counts)
-    counts = counts.sum(axis=(0, 1))
+    counts = counts.sum(axis=0)
     values = np.arange(nvals, dtype=u).view(kd)
     idx = rule.index(values)
     keep = idx >= 0
@@ -387,14 +390,13 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
 def bincount(x, length, weights=None):
     x = np.asarray(x)
     wd = np.dtype(np.int64) if weights is None else np.dtype(np.float64)
-    nsub = NSUB if length <= NSUB_MAX_BINS else 1
-    out = np.zeros((_nparts(x.size, nsub * length * 8), nsub, length), wd)
+    out = np.zeros((_nparts(x.size, length * 8), length), wd)
     kd = _kernel_dtype(x.dtype)
     arrays, dtypes = ([x], [kd]) if weights is None else ([x, weights], [kd, wd])
     dummy = np.empty(0, wd)
     for c in _chunks(arrays, dtypes):
         _count_values(c[0], dummy if weights is None else c[1], weights is not None, out)
-    return out.sum(axis=(0, 1))
+    return out.sum(axis=0)
 
 
 def cumsum(a, exclusive=False):
