@@ -115,6 +115,21 @@ def test_from_arrays():
         Histogram(np.array([1, 2, 3]), [0, 1, 2, 3], variances=[1, 2])
 
 
+def test_from_heatmap(data):
+    x, y = data
+    hm = hotbin.heatmap(x, y, width=9, height=7)
+    h = Histogram.from_heatmap(hm, label="points")
+    np.testing.assert_array_equal(h.values(), hm.counts.T)
+    np.testing.assert_array_equal(h.axes[0].edges, hm.x_edges)
+    np.testing.assert_array_equal(h.axes[1].edges, hm.y_edges)
+    np.testing.assert_array_equal(h.variances(), hm.counts.T)
+    assert h.label == "points" and [ax.label for ax in h.axes] == ["x", "y"]
+    hw = Histogram.from_heatmap(hotbin.heatmap(x, y, np.abs(y), width=9, height=7))
+    assert hw.weighted and hw.variances() is None and hw.counts() is None
+    assert (hw + hw).variances() is None
+    np.testing.assert_allclose((hw + hw).values(), 2 * hw.values())
+
+
 def test_series_name_labels_the_axis():
     pd = pytest.importorskip("pandas")
     s = pd.Series(np.arange(20.0), name="speed")

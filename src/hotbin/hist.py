@@ -132,6 +132,7 @@ class Histogram:
         self._values = values
         self._variances = variances  # None: unweighted, the variance of a count is the count
         self._fixed = None  # deterministic: (words, scale, words2, scale2)
+        self._unknown_variances = False  # weighted, but the sums of squares were not kept
         self.label = label
 
     @classmethod
@@ -139,6 +140,21 @@ class Histogram:
         h = cls(fixedpoint.combine(words, scale), *edges,
                 variances=fixedpoint.combine(words2, scale2), label=label, axis_labels=axis_labels)
         h._fixed = (np.asarray(words, np.int64), scale, np.asarray(words2, np.int64), scale2)
+        return h
+
+    @classmethod
+    def from_heatmap(cls, hm, label: str | None = None) -> Histogram:
+        """The 2-D histogram of a :class:`hotbin.Heatmap`: ``values()[ix, iy] == hm.counts[iy, ix]``.
+
+        The edges are the heatmap's cells (``linspace`` of its ranges; its cells are
+        half-open at the top too). A weighted heatmap keeps no sums of squared
+        weights, so its histogram's ``variances()`` and ``counts()`` are None.
+        """
+        counts = np.asarray(_backends.to_host(hm.counts)).T
+        weighted = counts.dtype.kind == "f"
+        h = cls(counts, hm.x_edges, hm.y_edges, label=label, axis_labels=("x", "y"),
+                variances=np.full(counts.shape, np.nan) if weighted else None)
+        h._unknown_variances = weighted
         return h
 
     # --- UHI PlottableHistogram -------------------------------------------------
@@ -166,14 +182,21 @@ class Histogram:
         """Counts (int64) or sums of weights (float64; int64 for integer weights), ``[ix, iy]``."""
         return self._values.copy()
 
-    def variances(self) -> np.ndarray:
-        """Sums of squared weights; for an unweighted histogram the counts themselves."""
+    def variances(self) -> np.ndarray | None:
+        """Sums of squared weights; for an unweighted histogram the counts themselves.
+
+        None when they are unknown (a histogram of a weighted heatmap).
+        """
+        if self._unknown_variances:
+            return None
         if self._variances is None:
             return self._values.astype(np.float64)
         return self._variances.copy()
 
-    def counts(self) -> np.ndarray:
+    def counts(self) -> np.ndarray | None:
         """Entries per bin; weighted: the effective count ``sum(w)**2 / sum(w**2)`` (UHI)."""
+        if self._unknown_variances:
+            return None
         if self._variances is None:
             return self._values.copy()
         s = self._values.astype(np.float64)
@@ -205,8 +228,10 @@ class Histogram:
                                          fixedpoint.merge(np.stack([v1, v2])), s2,
                                          self.label, labels)
         var = None if self._variances is None else self._variances + other._variances
-        return Histogram(self._values + other._values, *edges, variances=var, label=self.label,
-                         axis_labels=labels)
+        h = Histogram(self._values + other._values, *edges, variances=var, label=self.label,
+                      axis_labels=labels)
+        h._unknown_variances = self._unknown_variances or other._unknown_variances
+        return h
 
     def __radd__(self, other):
         if isinstance(other, int) and other == 0:  # sum(partials)
