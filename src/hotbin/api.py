@@ -1,7 +1,8 @@
 """NumPy-shaped counting functions: histogram, histogram2d, bincount, cumsum.
 
 Every function takes NumPy arrays (and anything ``numpy.asarray`` takes), CuPy
-arrays and torch CUDA tensors; the input's device picks the backend unless
+arrays and torch CUDA tensors, and dask arrays / dataframe columns (routed to
+:mod:`hotbin.distributed`: lazy results); the input's device picks the backend unless
 ``backend=`` or ``$HOTBIN_BACKEND`` says otherwise, and results come back as the
 same kind of array on the same device.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import backend as _backends
+from . import distributed as _dask
 from . import fixedpoint
 from .binning import check_data, histogram2d_rules, histogram_rule
 
@@ -92,6 +94,9 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
     overflow (int64). Without ``deterministic``, float sums may differ in the
     last bits between backends or thread counts.
     """
+    if _dask.is_dask(a, weights):
+        return _dask.histogram(a, bins, range, weights, density, backend=backend,
+                               deterministic=deterministic)
     be = _backends.select(backend, a, weights)
     x = check_data(be.asarray(a), "a")
     w = _weights(be, weights, x.shape)
@@ -115,6 +120,9 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=False, *, backe
     ``deterministic=True`` sums float weights in fixed point (bitwise
     reproducible). Returns ``(H, xedges, yedges)``.
     """
+    if _dask.is_dask(x, y, weights):
+        return _dask.histogram2d(x, y, bins, range, weights, density, backend=backend,
+                                 deterministic=deterministic)
     be = _backends.select(backend, x, y, weights)
     xa = check_data(be.asarray(x), "x")
     ya = check_data(be.asarray(y), "y")
@@ -141,6 +149,8 @@ def bincount(x, weights=None, minlength=0, *, backend=None):
     float64 sums. Raises NumPy's errors for negative values, non-integer input
     and mismatched weights.
     """
+    if _dask.is_dask(x, weights):
+        return _dask.bincount(x, weights, minlength, backend=backend)
     be = _backends.select(backend, x, weights)
     xa = be.asarray(x)
     if xa.ndim != 1:
