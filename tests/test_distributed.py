@@ -171,6 +171,26 @@ def test_public_api_routes_dask(client, data):
     np.testing.assert_array_equal(hotbin.bincount(_chunked(ints, 5000)).compute(), np.bincount(ints))
 
 
+def test_hist_object_from_dask(client, data):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    x, y, w = data
+    ref = hotbin.hist(x, bins=14, weights=w, deterministic=True)
+    h = hotbin.hist(_chunked(x, 4000), bins=14, weights=_chunked(w, 3000), deterministic=True)
+    assert h.deterministic and _bits(h.values()) == _bits(ref.values())
+    assert _bits(h.variances()) == _bits(ref.variances())
+    ddf = dd.from_pandas(pd.DataFrame({"x": x, "y": y}), npartitions=3)
+    h2 = hotbin.hist2d(ddf["x"], ddf["y"], bins=5)
+    np.testing.assert_array_equal(h2.values(), np.histogram2d(x, y, 5)[0])
+    assert [ax.label for ax in h2.axes] == ["x", "y"]
+    # partials of two dask pieces, one scale: bitwise the whole
+    bounds = (np.abs(w).max(), x.size)
+    parts = [hotbin.hist(_chunked(x[s], 2500), 14, (-5, 5), _chunked(w[s], 2500), deterministic=True,
+                         bounds=bounds) for s in (slice(0, 7000), slice(7000, None))]
+    whole = hotbin.hist(x, 14, (-5, 5), w, deterministic=True, bounds=bounds)
+    assert _bits(sum(parts).values()) == _bits(whole.values())
+
+
 # --- heatmaps and images, computed on the cluster --------------------------------------------------
 
 def test_heatmap_and_luminance(client, data):

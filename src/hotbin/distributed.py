@@ -212,13 +212,18 @@ def _extents(arrays, backend, split_every):
     return [tuple(v) for v in dask.compute(*lazy)]
 
 
+def _weight_stats(w, backend, split_every) -> tuple[float, int]:
+    """``(max |w|, number of weights)`` of the whole array, in one pass now."""
+    m, n = _tree(functools.partial(_block_weight_scale, backend=backend, ndim=w.ndim), [w], (2,),
+                 np.float64, _merge_weight_scale, split_every).compute()
+    return float(m), int(n)
+
+
 def _scale(w, backend, deterministic, split_every):
     """The global fixed-point scale (one pass for max |w| and n), or None."""
     if not deterministic or w is None or w.dtype.kind != "f":
         return None
-    m, n = _tree(functools.partial(_block_weight_scale, backend=backend, ndim=w.ndim), [w], (2,),
-                 np.float64, _merge_weight_scale, split_every).compute()
-    return fixedpoint.scale_for(float(m), int(n))
+    return fixedpoint.scale_for(*_weight_stats(w, backend, split_every))
 
 
 def _rules(build, arrays, backend, split_every):
@@ -302,6 +307,15 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
     in-memory result for any chunking. ``split_every``: partials merged per tree
     node (dask's default when None).
     """
+    rule, _, w, name, run = _histogram_plan(a, bins, range, weights, backend, split_every)
+    hist = _weighted(run, w, name, deterministic, split_every)
+    if density:
+        hist = hist / np.diff(rule.edges).astype(float) / hist.sum()
+    return hist, rule.edges
+
+
+def _histogram_plan(a, bins, range, weights, backend, split_every):
+    """The rule and ``run(weights, scale)`` -> lazy merged sums (words with a scale)."""
     _check_bins(bins)
     x = _data(a, "a")
     w = _weights(weights, x)
@@ -316,10 +330,7 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
             return _tree(fn, [x, ww], (2, nb), np.int64, _merge_words, split_every)
         return _tree(fn, [x] if ww is None else [x, ww], (nb,), _sum_dtype(ww), _sum, split_every)
 
-    hist = _weighted(run, w, name, deterministic, split_every)
-    if density:
-        hist = hist / np.diff(rule.edges).astype(float) / hist.sum()
-    return hist, rule.edges
+    return rule, x, w, name, run
 
 
 # --- histogram2d ---------------------------------------------------------------------------------
@@ -344,6 +355,15 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=False, *, backe
     ``H[ix, iy]`` is a lazy dask array (int64 counts; float64 sums); edges are
     NumPy's. Missing ranges cost one pass now; determinism as :func:`histogram`.
     """
+    rx, ry, w, name, run = _histogram2d_plan(x, y, bins, range, weights, backend, split_every)
+    H = _weighted(run, w, name, deterministic, split_every)
+    if density:
+        H = H / np.diff(rx.edges)[:, None] / np.diff(ry.edges)[None, :] / H.sum()
+    return H, rx.edges, ry.edges
+
+
+def _histogram2d_plan(x, y, bins, range, weights, backend, split_every):
+    """The two rules and ``run(weights, scale)`` -> lazy merged grid (words with a scale)."""
     for b in (bins if isinstance(bins, (list, tuple)) else [bins]):
         _check_bins(b)
     xa, ya = _data(x, "x"), _data(y, "y")
@@ -363,10 +383,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=False, *, backe
             return _tree(fn, arrays, (2, *shape), np.int64, _merge_words, split_every)
         return _tree(fn, arrays, shape, _sum_dtype(ww), _sum, split_every)
 
-    H = _weighted(run, w, name, deterministic, split_every)
-    if density:
-        H = H / np.diff(rx.edges)[:, None] / np.diff(ry.edges)[None, :] / H.sum()
-    return H, rx.edges, ry.edges
+    return rx, ry, w, name, run
 
 
 # --- bincount --------------------------------------------------------------------------------------

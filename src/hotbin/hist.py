@@ -14,6 +14,9 @@ bitwise identical to one histogram over the concatenated data, in any order,
 provided the partials share one fixed-point scale: build them with the same
 ``bounds=(max_abs_weight, total_count)`` (the default is the data's own, which
 makes a single histogram equal ``hotbin.histogram(..., deterministic=True)``).
+
+Dask inputs are counted on the cluster by :mod:`hotbin.distributed` (a partial
+per chunk, tree-merged by the same rule) and give the same object, computed.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import backend as _backends
-from . import fixedpoint
+from . import distributed, fixedpoint
 from .api import _weights as _check_weights
 from .binning import check_data, histogram2d_rules, histogram_rule
 
@@ -295,26 +298,16 @@ class Histogram:
 
 # --- builders -----------------------------------------------------------------------
 
-def _prepare_weights(be, weights, shape):
-    w = _check_weights(be, weights, shape)
-    if w is not None and w.dtype.kind == "c":
-        raise TypeError("weights: complex weights have no variance; use hotbin.histogram for them")
-    return w
+def _scales(stats, w, deterministic, bounds):
+    """Fixed-point scales of the weights and of their squares; None when not needed.
 
-
-def _squares(be, w):
-    """Squared weights for the variances: float64 (integer squares could wrap)."""
-    w = be.asarray(w)
-    return w.astype(np.float64) ** 2
-
-
-def _scales(be, w, n, deterministic, bounds):
-    """Fixed-point scales of the weights and of their squares; None when not needed."""
+    ``stats()`` gives ``(max |w|, number of weights)`` of the data.
+    """
     if bounds is not None and not deterministic:
         raise ValueError("bounds: only meaningful with deterministic=True")
     if not deterministic or w is None or w.dtype.kind != "f":
         return None
-    m = be.max_abs(w)
+    m, n = stats()
     fixedpoint.scale_for(m, n)  # NaN or inf weights: the error names them
     count = n
     if bounds is not None:
@@ -329,18 +322,44 @@ def _scales(be, w, n, deterministic, bounds):
     return fixedpoint.scale_for(m, count), fixedpoint.scale_for(m * m, count)
 
 
-def _build(compute, be, edges, w, n, deterministic, bounds, label, axis_labels):
-    host = _backends.to_host
+@dataclass(frozen=True)
+class _Source:
+    """How to fill a histogram: in memory (a backend) or on dask (lazy partials, computed together)."""
+
+    run: object  #: run(weights, scale) -> sums, or fixed-point words with a scale
+    finish: object  #: finish(*results) -> NumPy arrays
+    square: object  #: square(weights) -> float64 squared weights, same kind of array
+    stats: object  #: stats() -> (max |w|, number of weights)
+
+
+def _memory(be, run, w, n):
+    return _Source(run, lambda *r: [np.asarray(_backends.to_host(x)) for x in r],
+                   lambda ww: be.asarray(ww).astype(np.float64) ** 2, lambda: (be.max_abs(w), n))
+
+
+def _dask(name, run, w, split_every):
+    import dask
+
+    return _Source(run, lambda *r: [np.asarray(x) for x in dask.compute(*r)],
+                   lambda ww: ww.astype(np.float64) ** 2,
+                   lambda: distributed._weight_stats(w, name, split_every))
+
+
+def _build(src: _Source, edges, w, deterministic, bounds, label, axis_labels):
+    if w is not None and w.dtype.kind == "c":
+        raise TypeError("weights: complex weights have no variance; use hotbin.histogram for them")
     if w is None:
-        return Histogram(host(compute(None, None)), *edges, label=label, axis_labels=axis_labels)
-    w2 = _squares(be, w)
-    scales = _scales(be, w, n, deterministic, bounds)
+        _scales(src.stats, w, deterministic, bounds)  # argument checks only
+        (v,) = src.finish(src.run(None, None))
+        return Histogram(v, *edges, label=label, axis_labels=axis_labels)
+    w2 = src.square(w)  # float64: integer squares could wrap
+    scales = _scales(src.stats, w, deterministic, bounds)
     if scales is None:
-        return Histogram(host(compute(w, None)), *edges, variances=host(compute(w2, None)),
-                         label=label, axis_labels=axis_labels)
+        v, v2 = src.finish(src.run(w, None), src.run(w2, None))
+        return Histogram(v, *edges, variances=v2, label=label, axis_labels=axis_labels)
     s, s2 = scales
-    return Histogram._from_words(edges, host(compute(w, s)), s, host(compute(w2, s2)), s2,
-                                 label, axis_labels)
+    v, v2 = src.finish(src.run(w, s), src.run(w2, s2))
+    return Histogram._from_words(edges, v, s, v2, s2, label, axis_labels)
 
 
 def hist(a, bins=10, range=None, weights=None, *, backend=None, deterministic=False,
@@ -354,6 +373,8 @@ def hist(a, bins=10, range=None, weights=None, *, backend=None, deterministic=Fa
     ----------
     a, bins, range, weights, backend
         As :func:`hotbin.histogram`; complex weights are refused (no variance).
+        Dask arrays and dask dataframe columns are histogrammed on their cluster
+        (:mod:`hotbin.distributed`) and the result computed.
     deterministic : bool
         Keep float weights in fixed point: values and variances are bitwise
         reproducible, and ``+`` of partials built with the same ``bounds`` is
@@ -371,13 +392,17 @@ def hist(a, bins=10, range=None, weights=None, *, backend=None, deterministic=Fa
         ``values()`` int64 counts (float64 sums of float weights, int64 of integer
         weights); ``variances()`` float64 sums of squared weights.
     """
-    be = _backends.select(backend, a, weights)
-    x = check_data(be.asarray(a), "a")
-    w = _prepare_weights(be, weights, x.shape)
-    rule = histogram_rule(x, bins, range, minmax=be.minmax, weights=w)
     xlabel = xlabel if xlabel is not None else _name(a)
-    return _build(lambda ww, s: be.histogram(x, rule, ww, s), be, [rule.edges], w, int(x.size),
-                  deterministic, bounds, label, [xlabel])
+    if distributed.is_dask(a, weights):
+        rule, _, w, name, run = distributed._histogram_plan(a, bins, range, weights, backend, None)
+        src = _dask(name, run, w, None)
+    else:
+        be = _backends.select(backend, a, weights)
+        x = check_data(be.asarray(a), "a")
+        w = _check_weights(be, weights, x.shape)
+        rule = histogram_rule(x, bins, range, minmax=be.minmax, weights=w)
+        src = _memory(be, lambda ww, s: be.histogram(x, rule, ww, s), w, int(x.size))
+    return _build(src, [rule.edges], w, deterministic, bounds, label, [xlabel])
 
 
 def hist2d(x, y, bins=10, range=None, weights=None, *, backend=None, deterministic=False,
@@ -386,18 +411,22 @@ def hist2d(x, y, bins=10, range=None, weights=None, *, backend=None, determinist
 
     Binning as :func:`hotbin.histogram2d` (NumPy's); other parameters as :func:`hist`.
     """
-    be = _backends.select(backend, x, y, weights)
-    xa = check_data(be.asarray(x), "x")
-    ya = check_data(be.asarray(y), "y")
-    if xa.ndim != 1 or ya.ndim != 1:
-        raise ValueError("x and y must be 1-D arrays")
-    if xa.shape[0] != ya.shape[0]:
-        raise ValueError("x and y must have the same length.")
-    w = _prepare_weights(be, weights, xa.shape)
-    rx, ry = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
     labels = [xlabel if xlabel is not None else _name(x), ylabel if ylabel is not None else _name(y)]
-    return _build(lambda ww, s: be.histogram2d(xa, ya, rx, ry, ww, s)[0], be, [rx.edges, ry.edges],
-                  w, int(xa.size), deterministic, bounds, label, labels)
+    if distributed.is_dask(x, y, weights):
+        rx, ry, w, name, run = distributed._histogram2d_plan(x, y, bins, range, weights, backend, None)
+        src = _dask(name, run, w, None)
+    else:
+        be = _backends.select(backend, x, y, weights)
+        xa = check_data(be.asarray(x), "x")
+        ya = check_data(be.asarray(y), "y")
+        if xa.ndim != 1 or ya.ndim != 1:
+            raise ValueError("x and y must be 1-D arrays")
+        if xa.shape[0] != ya.shape[0]:
+            raise ValueError("x and y must have the same length.")
+        w = _check_weights(be, weights, xa.shape)
+        rx, ry = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
+        src = _memory(be, lambda ww, s: be.histogram2d(xa, ya, rx, ry, ww, s)[0], w, int(xa.size))
+    return _build(src, [rx.edges, ry.edges], w, deterministic, bounds, label, labels)
 
 
 def _name(a):
