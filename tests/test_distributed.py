@@ -200,9 +200,24 @@ def test_heatmap_and_luminance(client, data):
                     deterministic=True)
     assert (hm.x_range, hm.y_range, hm.dropped) == (ref.x_range, ref.y_range, ref.dropped)
     assert _bits(hm.counts) == _bits(ref.counts)
+    xs, ys = x.copy(), y.copy()
+    xs[::97], ys[::89] = np.nan, np.inf
+    for kw in ({}, {"x_range": (-1, 1)}, {"weights": w}):
+        ref = hotbin.heatmap(xs, ys, width=16, height=12, **kw)
+        dkw = dict(kw, weights=_chunked(w, 2500)) if "weights" in kw else kw
+        hm = hd.heatmap(_chunked(xs, 2500), _chunked(ys, 2500), width=16, height=12, split_every=2, **dkw)
+        assert (hm.x_range, hm.y_range, hm.dropped) == (ref.x_range, ref.y_range, ref.dropped)
+        assert hm.counts.dtype == ref.counts.dtype
+        np.testing.assert_allclose(hm.counts, ref.counts, rtol=1e-9, atol=1e-9)
     img = (np.abs(x[:19_200]).reshape(4, 40, 40, 3) * 80).clip(0, 255).astype(np.uint8)
     lum = hd.luminance_histogram(_chunked(img, (3, 16, 25, 2)), bins=32)
     np.testing.assert_array_equal(lum.compute(), hotbin.luminance_histogram(img, bins=32))
+    np.testing.assert_array_equal(hd.luminance_histogram(_chunked(img[0, :, :, 0], 15), bins=8).compute(),
+                                  hotbin.luminance_histogram(img[0, :, :, 0], bins=8))
+    with pytest.raises(ValueError, match="channels"):
+        hd.luminance_histogram(_chunked(np.zeros((4, 4, 5), np.uint8), 2))
+    with pytest.raises(TypeError, match="uint8"):
+        hd.luminance_histogram(_chunked(np.zeros((4, 4), np.int32), 2))
 
 
 # --- a worker dies mid-job ----------------------------------------------------------------------------

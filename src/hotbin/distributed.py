@@ -537,6 +537,8 @@ def luminance_histogram(image, bins=256, *, backend=None, split_every=None):
     da = _da()
     a = _as_array(image, "image")
     nb = operator.index(bins)
+    if a.ndim not in (2, 3, 4):
+        raise ValueError(f"image: expected (H, W), (H, W, C) or a batch (N, H, W, C), got shape {a.shape}")
     probe = np.zeros((1,) * (a.ndim - 1) + (a.shape[-1] if a.ndim >= 3 else 1,), a.dtype)
     lh(probe if a.ndim >= 3 else probe.reshape(1, 1), nb)  # the in-memory checks and errors, now
     if a.ndim >= 3:

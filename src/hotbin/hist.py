@@ -257,7 +257,8 @@ class Histogram:
             raise ValueError("cannot add deterministic histograms with different fixed-point scales; "
                              "build the partials with the same bounds=(max_abs_weight, total_count)")
         if self._values.dtype != other._values.dtype:
-            raise ValueError(f"cannot add histograms of {self._values.dtype} and {other._values.dtype} values")
+            raise ValueError(f"cannot add histograms of {self._values.dtype} and "
+                             f"{other._values.dtype} values")
 
     # --- display --------------------------------------------------------------------
     def plot(self, ax=None, **kw):
