@@ -224,6 +224,14 @@ def scan_group(n, cub, anchors_n):
         t["torch_cumsum"] = timeit(lambda: torch.cumsum(tx, 0), reps=3, warm=1) / fr
         r = row("scan", f"{name} 2^{int(np.log2(n))}", x.nbytes, **t)
         r["out_bytes"] = got.nbytes
+        for nvec in (2, 8):
+            cb.OVERRIDE["scan_nvec"] = nvec
+            try:
+                ok = bool(cp.array_equal(cb.cumsum(x), got)) if name == "int32" else True
+                ms = timeit(lambda: cb.cumsum(x))
+            finally:
+                cb.OVERRIDE.clear()
+            row("scan/sweep", f"{name} nvec={nvec}{'' if ok else ' WRONG'}", x.nbytes, ours=ms)
 
 
 def floor(cub):
@@ -283,17 +291,17 @@ def main():
     fl = floor(cub)
     lanes_variants = [("copies x1", {"layout": "copies", "copies": 1}),
                       ("copies x8", {"layout": "copies", "copies": 8}),
-                      ("lanes unroll1", {"layout": "lanes", "unroll": 1}),
                       ("lanes unroll4", {"layout": "lanes", "unroll": 4}),
-                      ("lanes 256x8", {"layout": "lanes", "block": 256, "blocks_per_sm": 8}),
-                      ("lanes 1024x2", {"layout": "lanes", "block": 1024, "blocks_per_sm": 2})]
+                      ("lanes 1024x2", {"layout": "lanes", "block": 1024, "blocks_per_sm": 2}),
+                      ("lanes 256x6", {"layout": "lanes", "block": 256, "blocks_per_sm": 6})]
     hist_group("G1 u8 256", datasets_u8, big, 256, (0, 256), cub, "anchor_hist_u8", ctypes.c_int,
                mid, args.sweep, lanes_variants)
     hist_group("G2 f32 256", datasets_f32, mid, 256, (0.0, 1.0), cub, "anchor_hist_f32",
                ctypes.c_float, mid, args.sweep,
                lanes_variants[:2] + [("no shortcut", {"shortcut": False})])
-    u16_variants = [("cluster4", {"layout": "cluster4"}), ("global", {"layout": "global"}),
-                    ("rule copies", {"lut": False}), ("rule copies x1", {"lut": False, "copies": 1})]
+    u16_variants = [("windows4", {"layout": "windows", "windows": 4}),
+                    ("windows2 unroll4", {"layout": "windows", "windows": 2, "unroll": 4}),
+                    ("rule", {"lut": False}), ("rule copies x1", {"lut": False, "copies": 1})]
     hist_group("G3 u16 4096", datasets_u16, mid, 4096, (0, 65536), cub, "anchor_hist_u16", ctypes.c_int,
                0, args.sweep, u16_variants)
     hist_group("G3 u16 65536", datasets_u16, mid, 65536, (0, 65536), cub, "anchor_hist_u16",

@@ -142,12 +142,15 @@ def test_uniform_float32_on_edges(rng):
         np.testing.assert_array_equal(cb.histogram(cp.asarray(v), rule).get(), cpub.histogram(v, rule))
 
 
-@pytest.mark.parametrize("layout", ["lanes", "copies", "cluster2", "cluster4", "global"])
+@pytest.mark.parametrize("override", [{"layout": "lanes"}, {"layout": "copies", "copies": 3},
+                                      {"layout": "windows"}, {"layout": "windows", "windows": 4},
+                                      {"layout": "global"}, {"lut": False}, {"shortcut": False},
+                                      {"unroll": 1}, {"unroll": 4}], ids=str)
 @pytest.mark.parametrize("dtype,bins", [(np.uint16, 5), (np.uint8, 256), (np.float32, 300),
-                                        (np.int16, 65536)])
-def test_every_layout(layout, dtype, bins, rng, monkeypatch):
-    monkeypatch.setattr(cb, "OVERRIDE", {"layout": layout})
-    v = nasty(dtype, rng, 200000)
+                                        (np.int16, 65536), (np.float64, 70000)])
+def test_every_layout(override, dtype, bins, rng, monkeypatch):
+    monkeypatch.setattr(cb, "OVERRIDE", override)
+    v = nasty(dtype, rng, 100000)
     if v.dtype.kind == "f":
         v = with_edges(v, np.linspace(-7, 7, bins + 1))
     (h0, _), (h1, _) = both(hotbin.histogram, v, bins=bins, range=(-7, 7))
@@ -233,7 +236,9 @@ TILE_I32 = cb.SCAN_BLOCK * cb.SCAN_NVEC * 4
 @pytest.mark.parametrize("n", [1, 5, TILE_I32 - 1, TILE_I32, TILE_I32 + 1, 3 * TILE_I32 + 17,
                                (1 << 22) + 3])
 @pytest.mark.parametrize("exclusive", [False, True])
-def test_scan_int32_exact(n, exclusive, rng):
+@pytest.mark.parametrize("nvec", [cb.SCAN_NVEC, 8])
+def test_scan_int32_exact(n, exclusive, nvec, rng, monkeypatch):
+    monkeypatch.setattr(cb, "OVERRIDE", {"scan_nvec": nvec})
     a = rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int32)  # sums overflow int32, not int64
     got = hotbin.cumsum(cp.asarray(a), exclusive=exclusive).get()
     ref = np.cumsum(a)

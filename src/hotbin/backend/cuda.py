@@ -39,26 +39,29 @@ INSTALL = 'pip install "hotbin[cuda]"'
 class Policy:
     """How one counting launch is laid out."""
 
-    layout: str  #: lanes | copies | cluster2 | cluster4 | global (see kernels/hist1d.cu)
+    layout: str  #: lanes | copies | windows | global (see kernels/hist1d.cu)
     block: int = 512  #: threads per block
     blocks_per_sm: int = 4  #: resident blocks wanted per SM (capped by shared memory)
     unroll: int = 2  #: 16-byte loads in flight per thread
     copies: int = 8  #: most private copies per block (layout "copies")
+    windows: int = 0  #: layout "windows": blocks sharing one part of the input (0: fewest that fit)
 
 
 #: Counting strategy, by number of slots (bins, or raw values for 8/16-bit ints):
 #: the first policy whose layout can hold the slots wins (bounds in _count_policy).
 LANES_MAX_SLOTS = 256
+MAX_WINDOWS = 8
 COUNT_TABLE = (
     # <= 256 slots: 32 lane-indexed copies, bank-conflict free on every input
-    # (gpu_suite "u8-256" uniform/narrow/constant: lanes vs copies).
+    # (gpu_suite "G1 u8 256" uniform/narrow/constant: lanes vs copies).
     Policy("lanes", block=512, blocks_per_sm=4, unroll=2),
-    # fits one block: private copies, up to `copies` of them (gpu_suite "u16-4096").
+    # fits one block: private copies, up to `copies` of them (gpu_suite "G3 u16 4096", rule path).
     Policy("copies", block=512, blocks_per_sm=4, unroll=2, copies=8),
-    # 2x or 4x one block: split over a cluster through distributed shared memory
-    # (gpu_suite "u16-65536": cluster2 vs cluster4 vs global).
-    Policy("cluster2", block=1024, blocks_per_sm=1, unroll=2),
-    Policy("cluster4", block=1024, blocks_per_sm=2, unroll=2),
+    # up to MAX_WINDOWS blocks' worth: blocks share input parts, one window of slots
+    # each (gpu_suite "G3 u16 65536": windows 2 vs 4; a cluster of 2 or 4 blocks
+    # sharing counters through distributed shared memory ran at 65-316 GB/s there
+    # on 2026-11-30, global atomics at 3-169 GB/s).
+    Policy("windows", block=1024, blocks_per_sm=2, unroll=2, windows=0),
     # beyond: 64-bit global atomics straight into the result.
     Policy("global", block=512, blocks_per_sm=4, unroll=2),
 )
@@ -87,10 +90,10 @@ _CTYPE = {
     np.dtype(np.uint64): "unsigned long long", np.dtype(np.int64): "long long",
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
 }
-_BIN_RULE, _BIN_RAW = 0, 1
+_BIN_RULE, _BIN_RAW, _BIN_RAW_FULL = 0, 1, 2
 _ACC = {"f64": 0, "i64": 1, "fixed": 2}
 _ACC2 = {"count": 0, "f64": 1, "i64": 2, "fixed": 3}
-_LAYOUT = {"lanes": 0, "copies": 1, "global": 2}
+_LAYOUT = {"lanes": 0, "copies": 1, "windows": 1, "global": 2}
 _U32_SHARE = 1 << 31  #: most samples one block counts in one launch (32-bit counters)
 
 
@@ -215,7 +218,9 @@ def _options() -> tuple:
             h.update(f.read_bytes())
     with importlib.resources.as_file(_kernel_dir()) as d:
         inc = str(d)
-    return (f"-I{inc}", f"-DHOTBIN_HEADERS={h.hexdigest()[:16]}")
+    # IEEE semantics spelled out: subnormals compare exactly (edges at 0 have them as neighbours)
+    return (f"-I{inc}", "-ftz=false", "-prec-div=true", "-prec-sqrt=true",
+            f"-DHOTBIN_HEADERS={h.hexdigest()[:16]}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -232,21 +237,21 @@ def ci_name_expressions() -> dict[str, list[str]]:
     h = out["hist1d.cu"]
     for t, c in ((f, f), (d, d), ("int", d), (i64, i64), (u8, d)):
         for lay in (0, 1, 2):
-            h.append(f"hist_count<{t}, {c}, 0, {lay}, 2>")
-        h.append(f"hist_count_cluster2<{t}, {c}, 0, 2>")
+            h.append(f"hist_count<{t}, {c}, {_BIN_RULE}, {lay}, 2>")
         for acc in (0, 1, 2):
-            h.append(f"hist_sum<{t}, {c}, 0, {acc}, false>")
-            h.append(f"hist_sum<{t}, {c}, 0, {acc}, true>")
+            h.append(f"hist_sum<{t}, {c}, {_BIN_RULE}, {acc}, false>")
+            h.append(f"hist_sum<{t}, {c}, {_BIN_RULE}, {acc}, true>")
     for t in (u8, u16, "unsigned int", i64):
         for lay in (0, 1, 2):
-            h.append(f"hist_count<{t}, {t}, 1, {lay}, 2>")
-        h.append(f"hist_count_cluster2<{t}, {t}, 1, 2>")
-        h.append(f"hist_count_cluster4<{t}, {t}, 1, 2>")
-        h.append(f"hist_sum<{t}, {t}, 1, 0, false>")
+            h.append(f"hist_count<{t}, {t}, {_BIN_RAW}, {lay}, 2>")
+        h.append(f"hist_sum<{t}, {t}, {_BIN_RAW}, 0, false>")
+    for t in (u8, u16):
+        h.append(f"hist_count<{t}, {t}, {_BIN_RAW_FULL}, 0, 2>")
     h.append("fold_lut")
     for t, a in (("int", i64), (f, f), (d, d), (u8, i64), (u16, "unsigned long long"), (i64, i64)):
         for ex in ("false", "true"):
-            out["scan.cu"].append(f"scan_lookback<{t}, {a}, {SCAN_BLOCK}, {SCAN_NVEC}, {ex}>")
+            for nvec in (SCAN_NVEC, 8):
+                out["scan.cu"].append(f"scan_lookback<{t}, {a}, {SCAN_BLOCK}, {nvec}, {ex}>")
     for c in (f, d):
         for acc in range(4):
             out["hist2d.cu"].append(f"hist2d_global<{c}, {c}, {acc}>")
@@ -291,8 +296,8 @@ def _guess_margin(rule: BinRule) -> float:
     or float64, as the kernel computes it). 2.0 disables the shortcut.
     """
     e = rule.kernel_cmp
-    if not rule.uniform or rule.scale == 0 or e.dtype.kind != "f" or rule.nbins < 1:
-        return 2.0
+    if not rule.uniform or rule.scale == 0 or e.dtype.kind != "f" or not 1 <= rule.nbins < 1 << 21:
+        return 2.0  # the magic-number floor in the kernel needs x < 2^22
     nb = rule.nbins
     ld = e.astype(np.longdouble)
     ideal = ld[0] + np.arange(nb + 1, dtype=np.longdouble) * ((ld[-1] - ld[0]) / nb)
@@ -342,21 +347,28 @@ def _edge_bytes(rule):
 
 def _count_policy(nslots: int, info: dict, edge_bytes: int) -> Policy:
     cap = (info["smem_block"] - edge_bytes - 16) // 4  # one-copy counters that fit a block
-    bounds = {"lanes": LANES_MAX_SLOTS, "copies": cap - 1, "cluster2": 2 * cap, "cluster4": 4 * cap,
+    bounds = {"lanes": LANES_MAX_SLOTS, "copies": cap - 1, "windows": MAX_WINDOWS * (cap - 1),
               "global": math.inf}
     forced = OVERRIDE.get("layout")
     fields = {k: v for k, v in OVERRIDE.items() if k in Policy.__dataclass_fields__ and k != "layout"}
-    for pol in COUNT_TABLE:
-        if forced == pol.layout and nslots <= bounds[pol.layout]:
-            return replace(pol, **fields)
-    for pol in COUNT_TABLE:
-        if nslots <= bounds[pol.layout]:
-            return replace(pol, **fields)
-    raise AssertionError("unreachable: the global layout takes any number of slots")
+    pol = next((p for p in COUNT_TABLE if p.layout == forced and nslots <= bounds[p.layout]), None)
+    if pol is None:
+        pol = next(p for p in COUNT_TABLE if nslots <= bounds[p.layout])
+    pol = replace(pol, **fields)
+    if pol.layout == "windows":
+        w = max(2, pol.windows or 1)
+        while -(-nslots // w) > cap - 1:
+            w *= 2
+        pol = replace(pol, windows=w)
+    return pol
 
 
-def _count(x, rule: BinRule | None, nslots: int, out, base: int = 0):
-    """out[s] += number of values of x whose bin (rule) or value (rule None) is base + s."""
+def _count(x, rule: BinRule | None, nslots: int, out):
+    """out[s] += number of values of x whose bin (rule) or value (rule None) is s.
+
+    ``out`` (uint64) has at least nslots entries; the "windows" layout needs
+    ``windows * ceil(nslots / windows)`` of them (see :func:`_count_slots`).
+    """
     cp = _cupy()
     n = x.size
     if n == 0 or nslots == 0:
@@ -365,38 +377,41 @@ def _count(x, rule: BinRule | None, nslots: int, out, base: int = 0):
     t = _CTYPE[x.dtype]
     eb = _edge_bytes(rule)
     pol = _count_policy(nslots, info, eb)
-    if rule is None:
-        c, binner, args = t, _BIN_RAW, _raw_args(x.dtype, cp)
-    else:
+    wins = pol.windows if pol.layout == "windows" else 1
+    per = -(-nslots // wins)  # slots per block
+    if rule is not None:
         c, binner, args = _CTYPE[rule.kernel_cmp.dtype], _BIN_RULE, _rule_args(rule, cp, eb > 0)
-    if pol.layout in ("cluster2", "cluster4"):
-        k = int(pol.layout[-1])
-        per = -(-nslots // k)
-        smem, copies = ((per * 4 + 15) & ~15) + eb, 0
-        kern = _kernel("hist1d.cu", f"hist_count_{pol.layout}<{t}, {c}, {binner}, {pol.unroll}>")
     else:
-        lay = _LAYOUT[pol.layout]
-        if pol.layout == "lanes":
-            smem, copies = nslots * 32 * 4, 32
-        elif pol.layout == "copies":
-            stride = nslots | 1
-            budget = info["smem_sm"] // pol.blocks_per_sm - 1024 - eb
-            copies = max(1, min(pol.copies, budget // (stride * 4), (info["smem_block"] - eb) // (stride * 4)))
-            smem = stride * copies * 4
-        else:
-            smem, copies = 0, 0
-        smem = ((smem + 15) & ~15) + eb if (smem or eb) else 0
-        kern = _kernel("hist1d.cu", f"hist_count<{t}, {c}, {binner}, {lay}, {pol.unroll}>")
-        k = 1
+        full = wins == 1 and x.dtype.itemsize <= 2 and nslots == 1 << (8 * x.dtype.itemsize)
+        c, binner, args = t, (_BIN_RAW_FULL if full else _BIN_RAW), _raw_args(x.dtype, cp)
+    if pol.layout == "lanes":
+        smem, copies = per * 32 * 4, 32
+    elif pol.layout in ("copies", "windows"):
+        stride = per | 1
+        budget = info["smem_sm"] // pol.blocks_per_sm - 1024 - eb
+        copies = max(1, min(pol.copies if pol.layout == "copies" else 1, budget // (stride * 4),
+                            (info["smem_block"] - eb) // (stride * 4)))
+        smem = stride * copies * 4
+    else:
+        smem, copies = 0, 0
+    smem = ((smem + 15) & ~15) + eb if (smem or eb) else 0
+    kern = _kernel("hist1d.cu", f"hist_count<{t}, {c}, {binner}, {_LAYOUT[pol.layout]}, {pol.unroll}>")
     per_thread = (16 // x.dtype.itemsize) * pol.unroll
-    grid = _grid(info, pol, smem, n, per_thread)
-    grid = -(-grid // k) * k
-    step = grid * _U32_SHARE
+    grid = _grid(info, pol, smem, n * wins, per_thread)
+    grid = max(wins, grid // wins * wins)
+    step = grid // wins * _U32_SHARE
     for s in range(0, n, step):
         xs = x[s:s + step]
         _launch(kern, grid, pol.block,
-                (xs, np.int64(xs.size), *args, np.uint64(base), np.uint32(nslots),
-                 np.uint32(copies), out), smem)
+                (xs, np.int64(xs.size), *args, np.uint64(0), np.uint32(per),
+                 np.uint32(copies), np.uint32(wins), out), smem)
+
+
+def _count_slots(nslots: int, dev_id: int) -> int:
+    """Length of the counting buffer that _count needs for nslots (windows pad)."""
+    pol = _count_policy(nslots, _device_info(dev_id), 0)
+    w = pol.windows if pol.layout == "windows" else 1
+    return w * -(-nslots // w)
 
 
 def _sum(x, w, rule: BinRule | None, nslots: int, acc: str, out, factor=0.0):
@@ -466,9 +481,9 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
         if weights is None and x.dtype in LUT_KINDS and OVERRIDE.get("lut", True):
             return _histogram_lut(x, rule)
         if weights is None:
-            out = cp.zeros(nb, cp.uint64)
+            out = cp.zeros(_count_slots(nb, x.device.id), cp.uint64)
             _count(x, rule, nb, out)
-            return out.view(cp.int64)
+            return out[:nb].view(cp.int64)
         w = asarray(weights)
         if scale is not None:
             out = cp.zeros(2 * nb, cp.uint64)
@@ -489,7 +504,7 @@ def _histogram_lut(x, rule: BinRule):
     cp = _cupy()
     u = np.dtype(f"u{x.dtype.itemsize}")
     nvals = 1 << (8 * x.dtype.itemsize)
-    counts = cp.zeros(nvals, cp.uint64)
+    counts = cp.zeros(_count_slots(nvals, x.device.id), cp.uint64)
     _count(x.view(u), None, nvals, counts)
     idx = _value_table(cp.cuda.Device().id, x.dtype.str, rule.cmp.tobytes(), rule.cmp.dtype.str)
     out = cp.zeros(rule.nbins, cp.uint64)
@@ -515,9 +530,9 @@ def bincount(x, length, weights=None):
     with xa.device:
         xa = _flat(xa, _kernel_dtype(xa.dtype))
         if weights is None:
-            out = cp.zeros(length, cp.uint64)
+            out = cp.zeros(_count_slots(length, xa.device.id), cp.uint64)
             _count(xa, None, length, out)
-            return out.view(cp.int64)
+            return out[:length].view(cp.int64)
         out = cp.zeros(length, cp.float64)
         _sum(xa, _weights(asarray(weights), "f"), None, length, "f64", out)
         return out
@@ -538,14 +553,16 @@ def cumsum(a, exclusive=False):
         out = cp.empty(n, od)
         if n == 0:
             return out
-        tile = SCAN_BLOCK * SCAN_NVEC * (16 // x.dtype.itemsize)
+        nvec = OVERRIDE.get("scan_nvec", SCAN_NVEC)
+        tile = SCAN_BLOCK * nvec * (16 // x.dtype.itemsize)
         ntiles = -(-n // tile)
-        state = cp.zeros(ntiles + 1, cp.int32)  # flags, then the tile counter
-        agg = cp.empty(ntiles, od)
-        incl = cp.empty(ntiles, od)
+        words = 2 if od.itemsize == 8 else 1  # a tile descriptor: value and status
+        state = cp.zeros(2 * words * ntiles + 1, cp.uint64)  # aggregates, inclusives, counter
         kern = _kernel("scan.cu", f"scan_lookback<{_CTYPE[x.dtype]}, {_CTYPE[od]}, {SCAN_BLOCK}, "
-                                  f"{SCAN_NVEC}, {'true' if exclusive else 'false'}>")
-        _launch(kern, ntiles, SCAN_BLOCK, (x, np.int64(n), out, agg, incl, state, state[ntiles:]))
+                                  f"{nvec}, {'true' if exclusive else 'false'}>")
+        _launch(kern, ntiles, SCAN_BLOCK, (x, np.int64(n), out, state[:words * ntiles],
+                                           state[words * ntiles:2 * words * ntiles],
+                                           state[2 * words * ntiles:]))
         return out
 
 

@@ -5,34 +5,39 @@
 // global result with one atomic per non-empty slot. Both barriers belong to
 // the correctness contract.
 //
-// Bins are counted in a window of slots [base, base + nslots): a value whose
-// bin falls outside is skipped, so the host can split a bin range that does not
-// fit in shared memory into passes. Block counters are 32-bit; the host keeps
-// each block's share of one launch below 2^32 samples.
+// Slots: a block counts the slots [base, base + nslots) of the bin index. With
+// `windows` W > 1, consecutive blocks b = W * v + w share the same part v of
+// the input and count window w = [base + w * nslots, base + (w + 1) * nslots):
+// bin counts beyond one block's shared memory cost one read from memory and
+// W - 1 reads from L2. Block counters are 32-bit; the host keeps each block's
+// share of one launch below 2^32 samples.
 #include "hist_common.cuh"
 
-// How a value becomes a bin.
-enum { BIN_RULE = 0,   // exact rule of binning.py against the edges (value cast to CMP)
-       BIN_RAW = 1 };  // the value is the bin (8/16-bit LUT counts, bincount)
+// How a value becomes a slot.
+enum { BIN_RULE = 0,      // exact rule of binning.py against the edges (value cast to CMP)
+       BIN_RAW = 1,       // the value is the slot (bincount, 16-bit value counts in windows)
+       BIN_RAW_FULL = 2 };// the value is the slot and every value has one (8/16-bit counts)
 
-// Where a block keeps its counters (COUNT kernels).
-enum { LAYOUT_LANES = 0,   // 32 copies, slot-major: lane l always hits bank l (no conflicts)
+// Where a block keeps its counters.
+enum { LAYOUT_LANES = 0,   // 32 copies, slot-major: lane l always hits bank l
        LAYOUT_COPIES = 1,  // `copies` copies of all slots, one per group of warps
        LAYOUT_GLOBAL = 2 };// no privatization: 64-bit global atomics
 
-template <class T, class CMP, int BINNER>
-struct Binner;
+template <class T, bool WIDE> struct SlotOf { typedef unsigned type; };
+template <class T> struct SlotOf<T, true> { typedef u64 type; };
 
-template <class T, class CMP>
-struct Binner<T, CMP, BIN_RULE> {
-    RuleBin<CMP> r;
-    __device__ __forceinline__ u64 operator()(T v) const { return r((CMP)v); }
+template <class T, class CMP, int BINNER>
+struct Binner {  // BIN_RAW, BIN_RAW_FULL
+    typedef typename SlotOf<T, sizeof(T) == 8 && BINNER == BIN_RAW>::type slot_t;
+    RuleBin<CMP> r;  // unused
+    __device__ __forceinline__ slot_t operator()(T v) const { return (slot_t)v; }
 };
 
 template <class T, class CMP>
-struct Binner<T, CMP, BIN_RAW> {
-    RuleBin<CMP> r;  // unused
-    __device__ __forceinline__ u64 operator()(T v) const { return (u64)v; }
+struct Binner<T, CMP, BIN_RULE> {
+    typedef unsigned slot_t;
+    RuleBin<CMP> r;
+    __device__ __forceinline__ slot_t operator()(T v) const { return r((CMP)v); }
 };
 
 // Sets up the rule; stages the edges in shared memory `sh_edges` when given.
@@ -57,18 +62,18 @@ __device__ __forceinline__ RuleBin<CMP> make_rule(const CMP* edges, unsigned nb,
     return r;
 }
 
-// The counting functor: bin, window, private counter.
+// The counting functor: slot, window check, private counter.
 template <class T, class CMP, int BINNER, int LAYOUT>
 struct CountOne {
-    Binner<T, CMP, BINNER> bin;
-    u64 base;
-    unsigned nslots;
-    unsigned* c;     // this thread's view of the block counters (or null for GLOBAL)
+    typedef Binner<T, CMP, BINNER> B;
+    B bin;
+    typename B::slot_t base, nslots;
+    unsigned* c;     // this thread's view of the block counters
     unsigned shift;  // slot -> offset: slot << shift (LANES: 5, else 0)
-    u64* out;
+    u64* out;        // GLOBAL: the result
     __device__ __forceinline__ void operator()(T v) {
-        u64 s = bin(v) - base;
-        if (s < nslots) {
+        typename B::slot_t s = bin(v) - base;
+        if (BINNER == BIN_RAW_FULL || s < nslots) {
             if (LAYOUT == LAYOUT_GLOBAL) atomicAdd(out + s, 1ull);
             else atomicAdd(c + ((unsigned)s << shift), 1u);
         }
@@ -81,7 +86,7 @@ template <class T, class CMP, int BINNER, int LAYOUT, int UNROLL>
 __global__ void __launch_bounds__(1024)
 hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb, double glo,
            double gscale, double tau, int uniform, int stage_edges, u64 base, unsigned nslots,
-           unsigned copies, u64* __restrict__ out) {
+           unsigned copies, unsigned windows, u64* __restrict__ out) {
     unsigned* counters = reinterpret_cast<unsigned*>(smem);
     unsigned stride = nslots | 1u;  // odd: copies start in different banks
     unsigned total = LAYOUT == LAYOUT_LANES ? nslots * 32u
@@ -90,17 +95,19 @@ hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsign
         ? reinterpret_cast<CMP*>(smem + ((total * 4u + 15u) & ~15u)) : (CMP*)0;
     for (unsigned i = threadIdx.x; i < total; i += blockDim.x) counters[i] = 0;
 
+    unsigned w = blockIdx.x % windows;
     CountOne<T, CMP, BINNER, LAYOUT> f;
     f.bin.r = make_rule(edges, nb, glo, gscale, tau, uniform, sh_edges);
-    f.base = base;
+    f.base = (typename CountOne<T, CMP, BINNER, LAYOUT>::B::slot_t)(base + (u64)w * nslots);
     f.nslots = nslots;
+    out += (u64)w * nslots;
     f.out = out;
     unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     if (LAYOUT == LAYOUT_LANES) { f.c = counters + lane; f.shift = 5; }
     else { f.c = counters + (warp % (copies ? copies : 1u)) * stride; f.shift = 0; }
     __syncthreads();  // counters zeroed, edges staged
 
-    for_each_vec<T, UNROLL>(x, n, f);
+    for_each_vec<T, UNROLL>(x, n, f, blockIdx.x / windows, gridDim.x / windows, windows > 1);
 
     if (LAYOUT == LAYOUT_GLOBAL) return;
     __syncthreads();  // every private count is in
@@ -114,69 +121,6 @@ hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsign
         }
         if (sum) atomicAdd(out + s, (u64)sum);
     }
-}
-
-// Counters spread over a cluster of CLUSTER blocks (one copy of nslots counters
-// split in CLUSTER slices), for bin counts beyond one block's shared memory.
-template <class T, class CMP, int BINNER, int UNROLL>
-struct ClusterCountOne {
-    Binner<T, CMP, BINNER> bin;
-    u64 base;
-    unsigned nslots, per;
-    unsigned sbase;  // cluster-space address of this block's counters
-    __device__ __forceinline__ void operator()(T v) {
-        u64 s = bin(v) - base;
-        if (s < nslots) {
-            unsigned q = (unsigned)s / per, r = (unsigned)s - q * per;
-            cluster_add(cluster_map(sbase + 4u * r, q), 1u);
-        }
-    }
-};
-
-template <class T, class CMP, int BINNER, int UNROLL, int CLUSTER>
-__device__ __forceinline__ void cluster_count_body(
-        const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb, double glo,
-        double gscale, double tau, int uniform, int stage_edges, u64 base, unsigned nslots,
-        u64* __restrict__ out) {
-    unsigned per = (nslots + CLUSTER - 1) / CLUSTER;
-    unsigned* counters = reinterpret_cast<unsigned*>(smem);
-    CMP* sh_edges = stage_edges
-        ? reinterpret_cast<CMP*>(smem + ((per * 4u + 15u) & ~15u)) : (CMP*)0;
-    for (unsigned i = threadIdx.x; i < per; i += blockDim.x) counters[i] = 0;
-    ClusterCountOne<T, CMP, BINNER, UNROLL> f;
-    f.bin.r = make_rule(edges, nb, glo, gscale, tau, uniform, sh_edges);
-    f.base = base;
-    f.nslots = nslots;
-    f.per = per;
-    f.sbase = (unsigned)__cvta_generic_to_shared(counters);
-    cluster_sync();  // every block of the cluster has zeroed its slice
-
-    for_each_vec<T, UNROLL>(x, n, f);
-
-    cluster_sync();  // every remote add has landed
-    unsigned r0 = cluster_rank() * per;
-    for (unsigned i = threadIdx.x; i < per && r0 + i < nslots; i += blockDim.x) {
-        unsigned v = counters[i];
-        if (v) atomicAdd(out + r0 + i, (u64)v);
-    }
-}
-
-template <class T, class CMP, int BINNER, int UNROLL>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(1024)
-hist_count_cluster2(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb,
-                    double glo, double gscale, double tau, int uniform, int stage_edges, u64 base,
-                    unsigned nslots, unsigned copies, u64* __restrict__ out) {
-    cluster_count_body<T, CMP, BINNER, UNROLL, 2>(x, n, edges, nb, glo, gscale, tau, uniform,
-                                                   stage_edges, base, nslots, out);
-}
-
-template <class T, class CMP, int BINNER, int UNROLL>
-__global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(1024)
-hist_count_cluster4(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb,
-                    double glo, double gscale, double tau, int uniform, int stage_edges, u64 base,
-                    unsigned nslots, unsigned copies, u64* __restrict__ out) {
-    cluster_count_body<T, CMP, BINNER, UNROLL, 4>(x, n, edges, nb, glo, gscale, tau, uniform,
-                                                   stage_edges, base, nslots, out);
 }
 
 // ---------------------------------------------------------------------------
@@ -198,19 +142,20 @@ hist_sum(const T* __restrict__ x, const typename AccOf<ACC>::w_t* __restrict__ w
          int uniform, int stage_edges, u64 base, unsigned nslots, double factor,
          typename AccOf<ACC>::s_t* __restrict__ out) {
     typedef typename AccOf<ACC>::s_t S;
+    typedef Binner<T, CMP, BINNER> B;
     unsigned words = ACC == ACC_FIXED ? 2u * nslots : nslots;
     S* acc = GLOBAL ? out : reinterpret_cast<S*>(smem);
     CMP* sh_edges = stage_edges
         ? reinterpret_cast<CMP*>(smem + (GLOBAL ? 0u : words * (unsigned)sizeof(S))) : (CMP*)0;
     if (!GLOBAL)
         for (unsigned i = threadIdx.x; i < words; i += blockDim.x) acc[i] = (S)0;
-    Binner<T, CMP, BINNER> bin;
+    B bin;
     bin.r = make_rule(edges, nb, glo, gscale, tau, uniform, sh_edges);
     __syncthreads();
 
     i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        u64 s = bin(x[i]) - base;
+        typename B::slot_t s = bin(x[i]) - (typename B::slot_t)base;
         if (s >= nslots) continue;
         if (ACC == ACC_FIXED) {
             i64 hi, lo;

@@ -23,6 +23,28 @@ typedef long long i64;
 template <class CMP> struct GuessT { typedef double type; };
 template <> struct GuessT<float> { typedef float type; };
 
+__device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+
+// floor(x) for 0 <= x < 2^22 (float) / 2^51 (double) without a conversion
+// instruction: adding 1.5 * 2^(mantissa bits) rounds to an integer held in the
+// low bits. The result r is only trusted when x - r lands strictly inside (0, 1)
+// (checked by the caller), which makes r == floor(x) whatever the rounding.
+__device__ __forceinline__ int round_down_guess(float x, float& r) {
+    const float M = 12582912.0f;  // 1.5 * 2^23
+    float y = __fadd_rn(__fadd_rn(x, -0.5f), M);
+    r = __fsub_rn(y, M);
+    return __float_as_int(y) - __float_as_int(M);
+}
+__device__ __forceinline__ int round_down_guess(double x, double& r) {
+    const double M = 6755399441055744.0;  // 1.5 * 2^52
+    double y = __dadd_rn(__dadd_rn(x, -0.5), M);
+    r = __dsub_rn(y, M);
+    return (int)(__double_as_longlong(y) - __double_as_longlong(M));
+}
+
 template <class CMP>
 struct RuleBin {
     const CMP* e;      // nb + 1 edges in the comparison dtype (shared or global memory)
@@ -42,15 +64,16 @@ struct RuleBin {
             }
             return a;
         }
-        G x = ((G)v - glo) * gscale;
-        G top = (G)(nb - 1);
-        G c = x < (G)0 ? (G)0 : (x > top ? top : x);
-        unsigned g = (unsigned)c;
-        G f = x - (G)g;
-        if (f > tau && f < (G)1 - tau) return g;  // provably inside bin g (see above)
-        while (g > 0 && v < e[g]) --g;
-        while (g < nb - 1 && v >= e[g + 1]) ++g;
-        return g;
+        // v >= lo, so x >= 0 (rounding is monotonic); x exceeds nb by rounding at most.
+        G x = mul_rn(sub_rn((G)v, glo), gscale);
+        G r;
+        int g = round_down_guess(x, r);
+        G f = sub_rn(x, r);
+        if (f > tau && f < (G)1 - tau) return (unsigned)g;  // provably inside bin g (see above)
+        unsigned k = g < 0 ? 0u : ((unsigned)g > nb - 1 ? nb - 1 : (unsigned)g);
+        while (k > 0 && v < e[k]) --k;
+        while (k < nb - 1 && v >= e[k + 1]) ++k;
+        return k;
     }
 };
 
@@ -66,13 +89,20 @@ __device__ __forceinline__ void fixed_split(double w, double factor, i64& hi, i6
 // ---------------------------------------------------------------------------
 // Walking the input: a grid-stride loop over 16-byte vectors, UNROLL vectors in
 // flight per thread, scalar head (to reach 16-byte alignment) and tail.
-// f(value) is called once per element, in no particular order.
+// f(value) is called once per element, in no particular order. The walk is
+// split between `vgrid` virtual blocks; `keep` loads through L2 for a second
+// reader (windows), otherwise loads stream (evict first).
 // ---------------------------------------------------------------------------
+__device__ __forceinline__ uint4 load16(const uint4* p, bool keep) {
+    return keep ? __ldg(p) : __ldcs(p);
+}
+
 template <class T, int UNROLL, class F>
-__device__ __forceinline__ void for_each_vec(const T* __restrict__ x, i64 n, F& f) {
+__device__ __forceinline__ void for_each_vec(const T* __restrict__ x, i64 n, F& f, unsigned vblock,
+                                             unsigned vgrid, bool keep) {
     const int VEC = 16 / sizeof(T);
-    i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    i64 nthreads = (i64)gridDim.x * blockDim.x;
+    i64 tid = (i64)vblock * blockDim.x + threadIdx.x;
+    i64 nthreads = (i64)vgrid * blockDim.x;
     i64 head = (i64)(((16 - ((unsigned long long)x & 15)) & 15) / sizeof(T));
     if (head > n) head = n;
     if (tid < head) f(x[tid]);
@@ -82,7 +112,7 @@ __device__ __forceinline__ void for_each_vec(const T* __restrict__ x, i64 n, F& 
     for (; i + (UNROLL - 1) * nthreads < nv; i += UNROLL * nthreads) {
         uint4 r[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) r[u] = __ldcs(v + i + u * nthreads);
+        for (int u = 0; u < UNROLL; ++u) r[u] = load16(v + i + u * nthreads, keep);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const T* t = reinterpret_cast<const T*>(&r[u]);
@@ -91,35 +121,11 @@ __device__ __forceinline__ void for_each_vec(const T* __restrict__ x, i64 n, F& 
         }
     }
     for (; i < nv; i += nthreads) {
-        uint4 r = __ldcs(v + i);
+        uint4 r = load16(v + i, keep);
         const T* t = reinterpret_cast<const T*>(&r);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) f(t[k]);
     }
     i64 rest = head + nv * VEC;
     if (tid < n - rest) f(x[rest + tid]);
-}
-
-// ---------------------------------------------------------------------------
-// Thread-block clusters (sm_90): a cluster's blocks share their shared memory.
-// ---------------------------------------------------------------------------
-__device__ __forceinline__ unsigned cluster_rank() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
-}
-
-// The cluster-space address of shared address `a` (own block's) in block `rank`.
-__device__ __forceinline__ unsigned cluster_map(unsigned a, unsigned rank) {
-    unsigned r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-    return r;
-}
-
-__device__ __forceinline__ void cluster_add(unsigned addr, unsigned v) {
-    asm volatile("red.shared::cluster.add.u32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
 }

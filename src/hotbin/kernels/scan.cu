@@ -3,7 +3,9 @@
 // Each block takes the next tile (a dynamic tile id, so every tile it waits on
 // belongs to a block already running), loads it with 16-byte vector loads into
 // registers, publishes the tile's aggregate, then one warp looks back over the
-// predecessors' published aggregates until it meets an inclusive prefix.
+// predecessors' published aggregates until it meets an inclusive prefix. A
+// published value and its status share one 8- or 16-byte word written by a
+// single store, so no memory fence is needed.
 //
 // Determinism: a tile's inclusive prefix is defined as excl + agg, and the
 // look-back adds the predecessors' aggregates to the nearest inclusive prefix in
@@ -15,45 +17,102 @@
 
 #define FULL_MASK 0xffffffffu
 
-template <class A> __device__ __forceinline__ A ld_volatile(const A* p) {
-    return *reinterpret_cast<const volatile A*>(p);
-}
-template <class A> __device__ __forceinline__ void st_volatile(A* p, A v) {
-    *reinterpret_cast<volatile A*>(p) = v;
-}
+template <class A> struct IsFloat { enum { value = 0 }; };
+template <> struct IsFloat<float> { enum { value = 1 }; };
+template <> struct IsFloat<double> { enum { value = 1 }; };
+
+// A tile descriptor: value and status (0 none, 1 aggregate, 2 inclusive) in one word.
+template <class A, int SIZE = sizeof(A)> struct Desc;
+
+template <class A> struct Desc<A, 4> {
+    enum { WORDS = 1 };
+    static __device__ __forceinline__ void store(u64* p, A v, unsigned status) {
+        union { A a; unsigned u; } c;
+        c.a = v;
+        u64 w = ((u64)status << 32) | c.u;
+        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(p), "l"(w) : "memory");
+    }
+    static __device__ __forceinline__ unsigned load(const u64* p, A& v) {
+        u64 w;
+        asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+        union { A a; unsigned u; } c;
+        c.u = (unsigned)w;
+        v = c.a;
+        return (unsigned)(w >> 32);
+    }
+};
+
+template <class A> struct Desc<A, 8> {
+    enum { WORDS = 2 };
+    static __device__ __forceinline__ void store(u64* p, A v, unsigned status) {
+        union { A a; u64 u; } c;
+        c.a = v;
+        asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};"
+                     :: "l"(p), "l"(c.u), "l"((u64)status) : "memory");
+    }
+    static __device__ __forceinline__ unsigned load(const u64* p, A& v) {
+        u64 a, s;
+        asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];"
+                     : "=l"(a), "=l"(s) : "l"(p) : "memory");
+        union { A a; u64 u; } c;
+        c.u = a;
+        v = c.a;
+        return (unsigned)s;
+    }
+};
 
 // The exclusive prefix of tile `tile` (> 0), computed by one whole warp.
 template <class A>
-__device__ A look_back(i64 tile, const A* agg, const A* incl, const int* flags, unsigned lane) {
+__device__ A look_back(i64 tile, const u64* aggd, const u64* incd, unsigned lane) {
+    typedef Desc<A> D;
+    const int W = D::WORDS;
     i64 pos = tile, jinc;
+    A vinc;
     for (;;) {
         i64 t = pos - 1 - (i64)lane;  // lane 0: the nearest predecessor
-        int f = t >= 0 ? ld_volatile(flags + t) : 2;  // before tile 0: an inclusive 0
-        while (__any_sync(FULL_MASK, f == 0)) {
-            if (f == 0) f = ld_volatile(flags + t);
+        A vi = (A)0, va;
+        unsigned si = t >= 0 ? D::load(incd + t * W, vi) : 2u;  // before tile 0: an inclusive 0
+        bool ready = si == 2u || D::load(aggd + t * W, va) == 1u;
+        while (!__all_sync(FULL_MASK, ready)) {
+            if (!ready) {
+                si = D::load(incd + t * W, vi);
+                ready = si == 2u || D::load(aggd + t * W, va) == 1u;
+            }
         }
-        unsigned m = __ballot_sync(FULL_MASK, f == 2);
-        if (m) { jinc = pos - 1 - (i64)(__ffs(m) - 1); break; }
+        unsigned m = __ballot_sync(FULL_MASK, si == 2u);
+        if (m) {
+            int l = __ffs(m) - 1;
+            jinc = pos - 1 - l;
+            vinc = __shfl_sync(FULL_MASK, vi, l);
+            break;
+        }
         pos -= 32;
     }
-    __threadfence();
-    A val = jinc >= 0 ? ld_volatile(incl + jinc) : (A)0;
-    for (i64 s = jinc + 1; s < tile; s += 32) {
+    A val = vinc;
+    for (i64 s = jinc + 1; s < tile; s += 32) {  // aggregates of jinc+1 .. tile-1, in order
         i64 t = s + (i64)lane;
-        A a = t < tile ? ld_volatile(agg + t) : (A)0;
+        A a = (A)0;
+        if (t < tile) D::load(aggd + t * W, a);
         int cnt = (int)((tile - s) < 32 ? (tile - s) : 32);
-        for (int k = 0; k < cnt; ++k) val = val + __shfl_sync(FULL_MASK, a, k);
+        if (IsFloat<A>::value) {
+            for (int k = 0; k < cnt; ++k) val = val + __shfl_sync(FULL_MASK, a, k);
+        } else {  // integers: any order is exact
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) a = a + __shfl_xor_sync(FULL_MASK, a, o);
+            val = val + a;
+        }
     }
     return val;
 }
 
 // A: NumPy's accumulator/output dtype for T. BLOCK threads, NVEC 16-byte
-// vectors per thread. agg/incl/flags: one entry per tile; flags and
+// vectors per thread. aggd/incd: Desc<A>::WORDS u64 per tile; they and
 // *tile_counter are zero at launch.
 template <class T, class A, int BLOCK, int NVEC, bool EXCLUSIVE>
 __global__ void __launch_bounds__(BLOCK)
-scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, A* agg, A* incl, int* flags,
+scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u64* incd,
               unsigned* tile_counter) {
+    typedef Desc<A> D;
     const int VEC = 16 / sizeof(T);
     const int WARPS = BLOCK / 32;
     const i64 WARP_ITEMS = (i64)NVEC * 32 * VEC;
@@ -114,25 +173,12 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, A* agg, A* in
         A tile_agg = __shfl_sync(FULL_MASK, inc, 31);
         A excl = (A)0;
         if (tile == 0) {
-            if (lane == 0) {
-                st_volatile(incl, (A)0 + tile_agg);
-                __threadfence();
-                st_volatile(flags, 2);
-            }
+            if (lane == 0) D::store(incd, (A)0 + tile_agg, 2u);
         } else {
-            if (lane == 0) {
-                st_volatile(agg + tile, tile_agg);
-                __threadfence();
-                st_volatile(flags + tile, 1);
-            }
-            excl = look_back(tile, agg, incl, flags, lane);
-            if (lane == 0) {
-                st_volatile(incl + tile, excl + tile_agg);
-                __threadfence();
-                st_volatile(flags + tile, 2);
-            }
+            if (lane == 0) D::store(aggd + tile * D::WORDS, tile_agg, 1u);
+            excl = look_back<A>(tile, aggd, incd, lane);
+            if (lane == 0) D::store(incd + tile * D::WORDS, excl + tile_agg, 2u);
         }
-        __syncwarp();
         if (lane < (unsigned)WARPS) s_warp[lane] = lane == 0 ? (A)0 : wex;
         if (lane == 0) s_excl = excl;
     }
@@ -163,7 +209,7 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, A* agg, A* in
             uint4* d = reinterpret_cast<uint4*>(out + i0);
             const uint4* q = reinterpret_cast<const uint4*>(o);
 #pragma unroll
-            for (int k = 0; k < (int)(VEC * sizeof(A) / 16); ++k) d[k] = q[k];
+            for (int k = 0; k < (int)(VEC * sizeof(A) / 16); ++k) __stcs(d + k, q[k]);
         } else {
 #pragma unroll
             for (int k = 0; k < VEC; ++k)
