@@ -175,6 +175,16 @@ def test_fused_cpu_kernel_odd_sizes(rng):
             np.testing.assert_array_equal(cpu_luma.luma_histogram(img), expected)
             np.testing.assert_array_equal(cpu_luma.luma_histogram(img[:, ::-1]), expected)
     assert cpu_luma.luma_histogram(np.zeros((2, 0, 5, 4), np.uint8)).tolist() == [[0] * 256] * 2
+    # task splits and block edges, whatever the thread count: runs that end mid-block
+    img = rng.integers(0, 256, (2, 3, 3 * cpu_luma.BLOCK + 5, 4), dtype=np.uint8)
+    expected = np.stack([ref_hist(im) for im in img])
+    for ntasks in (1, 2, 7):
+        out = np.zeros((2, 256), np.int64)
+        cpu_luma._luma_rgba(img.reshape(2, -1).view(np.uint32), ntasks, out)
+        np.testing.assert_array_equal(out, expected)
+        out = np.zeros((2, 256), np.int64)
+        cpu_luma._luma_rgb(np.ascontiguousarray(img[..., :3]).reshape(2, -1), ntasks, out)
+        np.testing.assert_array_equal(out, expected)
 
 
 def test_row_blocks_give_the_same_answers(backend, rng, monkeypatch):

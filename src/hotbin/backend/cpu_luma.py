@@ -1,12 +1,14 @@
 """The cpu backend's fused luma histogram: RGB(A) bytes in, 256 luma counts per image out.
 
-One pass over the pixels, no luma plane: each parallel task takes a run of one
-image's pixels, reads each pixel once (an RGBA pixel as one 32-bit word), computes
-the exact Rec. 709 level ``(2126*R + 7152*G + 722*B) // 10000`` in unsigned
-integers and counts it in a private histogram (``NSUB`` interleaved copies, so a
-run of one hot level does not serialize on one counter). Tasks' partials are
-summed per image at the end (DESIGN.md §1.2). :mod:`hotbin.images` owns the rule
-and documents it; this is the cpu backend's copy, tested against it.
+No luma plane: each parallel task takes a run of one image's pixels and walks it
+in blocks of ``BLOCK`` pixels. For a block it first computes the exact Rec. 709
+levels ``(2126*R + 7152*G + 722*B) // 10000`` in unsigned 32-bit integers into a
+small byte buffer that stays in L1 (a loop LLVM vectorizes: an RGBA pixel is one
+32-bit load), then counts the buffer into a private histogram (``NSUB``
+interleaved copies, so a run of one hot level does not serialize on one counter).
+Tasks' partials are summed per image at the end (DESIGN.md §1.2). The pixels are
+read from memory once. :mod:`hotbin.images` owns the rule and documents it; this is
+the cpu backend's copy, tested against it.
 """
 from __future__ import annotations
 
@@ -22,17 +24,40 @@ __all__ = ["luma_histogram"]
 #: interleaved private copies of the 256 counters (as cpu.NSUB: a constant image
 #: would otherwise serialize every increment on one counter)
 NSUB = 4
+#: pixels per block: levels computed a block at a time (vectorized) into an L1-sized
+#: buffer, then counted. Two phases ran 7x faster on one core than one loop that
+#: computed and counted each pixel (3.1 vs 0.45 Gpix/s, RGBA 2x2048x2048 noise).
+BLOCK = 4096
 #: fewest pixels per parallel task (below it, task start-up costs more than it saves)
 MIN_PER_THREAD = 1 << 15
 #: pixels per task at most: keeps the private int32 counters from overflowing
 MAX_TASK_PIXELS = 1 << 30
 _LITTLE = sys.byteorder == "little"
-#: the Rec. 709 rule, level = (2126*R + 7152*G + 722*B) // 10000, as three product
-#: tables (one add chain per pixel instead of three multiplies: 1.4x on one core,
-#: benchmarks/luma_cpu.py); at most 2,550,000, exact in uint32
-_WEIGHTS = np.array([2126, 7152, 722], np.uint32)
-_DIVISOR = np.uint32(10000)
-_TABLES = np.arange(256, dtype=np.uint32)[None, :] * _WEIGHTS[:, None]  # (3, 256)
+_WR, _WG, _WB, _DIV = (np.uint32(v) for v in (2126, 7152, 722, 10000))  # at most 2,550,000
+
+
+@njit(nogil=True, cache=True)
+def _levels_rgba(words, buf):
+    """buf[j] = level of the little-endian RGBA word words[j] (alpha ignored)."""
+    for j in range(words.size):
+        w = words[j]
+        num = ((w & np.uint32(0xFF)) * _WR + ((w >> np.uint32(8)) & np.uint32(0xFF)) * _WG
+               + ((w >> np.uint32(16)) & np.uint32(0xFF)) * _WB)
+        buf[j] = np.uint8(num // _DIV)
+
+
+@njit(nogil=True, cache=True)
+def _levels_rgb(px, buf):
+    """buf[j] = level of the RGB bytes px[3j:3j+3]."""
+    for j in range(px.size // 3):
+        num = np.uint32(px[3 * j]) * _WR + np.uint32(px[3 * j + 1]) * _WG + np.uint32(px[3 * j + 2]) * _WB
+        buf[j] = np.uint8(num // _DIV)
+
+
+@njit(inline="always")
+def _count(buf, m, h):
+    for j in range(m):
+        h[j & (NSUB - 1), buf[j]] += 1
 
 
 @njit(inline="always")
@@ -49,38 +74,40 @@ def _merge(part, ntasks, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _luma_rgba(words, ntasks, tables, out):
-    """words: (N, P) uint32 little-endian RGBA pixels, one load each; out: (N, 256) int64."""
+def _luma_rgba(words, ntasks, out):
+    """words: (N, P) uint32 little-endian RGBA pixels; out: (N, 256) int64."""
     nimg, npix = words.shape
     step = (npix + ntasks - 1) // ntasks
-    tr, tg, tb = tables[0], tables[1], tables[2]
     part = np.zeros((nimg * ntasks, 256), np.int64)
     for t in prange(nimg * ntasks):
         px = words[t // ntasks]
         h = np.zeros((NSUB, 256), np.int32)
-        start = (t % ntasks) * step
-        for j in range(start, min(npix, start + step)):
-            w = px[j]
-            h[j & (NSUB - 1), (tr[w & 0xFF] + tg[(w >> 8) & 0xFF] + tb[(w >> 16) & 0xFF]) // _DIVISOR] += 1
+        buf = np.empty(BLOCK, np.uint8)
+        stop = min(npix, (t % ntasks + 1) * step)
+        for b0 in range((t % ntasks) * step, stop, BLOCK):
+            b1 = min(stop, b0 + BLOCK)
+            _levels_rgba(px[b0:b1], buf)
+            _count(buf, b1 - b0, h)
         _flush(h, part[t])
     _merge(part, ntasks, out)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _luma_rgb(px3, ntasks, tables, out):
+def _luma_rgb(px3, ntasks, out):
     """px3: (N, P*3) uint8 RGB bytes; out: (N, 256) int64."""
     nimg = px3.shape[0]
     npix = px3.shape[1] // 3
     step = (npix + ntasks - 1) // ntasks
-    tr, tg, tb = tables[0], tables[1], tables[2]
     part = np.zeros((nimg * ntasks, 256), np.int64)
     for t in prange(nimg * ntasks):
         px = px3[t // ntasks]
         h = np.zeros((NSUB, 256), np.int32)
-        start = (t % ntasks) * step
-        for j in range(start, min(npix, start + step)):
-            o = 3 * j
-            h[j & (NSUB - 1), (tr[px[o]] + tg[px[o + 1]] + tb[px[o + 2]]) // _DIVISOR] += 1
+        buf = np.empty(BLOCK, np.uint8)
+        stop = min(npix, (t % ntasks + 1) * step)
+        for b0 in range((t % ntasks) * step, stop, BLOCK):
+            b1 = min(stop, b0 + BLOCK)
+            _levels_rgb(px[3 * b0:3 * b1], buf)
+            _count(buf, b1 - b0, h)
         _flush(h, part[t])
     _merge(part, ntasks, out)
 
@@ -117,8 +144,8 @@ def luma_histogram(img) -> np.ndarray:
     img = np.ascontiguousarray(img)
     ntasks = _tasks(n, h * w)
     if c == 4 and _LITTLE:
-        _luma_rgba(img.reshape(n, h * w * 4).view(np.uint32), ntasks, _TABLES, out)
+        _luma_rgba(img.reshape(n, h * w * 4).view(np.uint32), ntasks, out)
     else:
         _luma_rgb(np.ascontiguousarray(img[..., :3]).reshape(n, h * w * 3) if c == 4 else
-                  img.reshape(n, h * w * 3), ntasks, _TABLES, out)
+                  img.reshape(n, h * w * 3), ntasks, out)
     return out
