@@ -52,6 +52,34 @@ def timeit(fn, reps=7, warm=2):
     return statistics.median(times)
 
 
+def profile(fn, tx="float", ty="float", acc="count"):
+    """Milliseconds per kernel of one ``fn()`` (events around each launch of cuda_spatial)."""
+    names = {}
+    for e in cs._spatial_exprs(tx, ty, acc):
+        which = e.split("<")[0]
+        names[cs._spatial_kernel(tx, ty, acc, which).ptr] = which
+    rec, orig = [], cs._launch
+
+    def timed(kern, grid, block, args, smem=0):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        orig(kern, grid, block, args, smem)
+        b.record()
+        rec.append((names.get(kern.ptr, "?"), a, b))
+
+    fn()
+    cs._launch = timed
+    try:
+        fn()
+    finally:
+        cs._launch = orig
+    cp.cuda.Device().synchronize()
+    out = {}
+    for name, a, b in rec:
+        out[name] = out.get(name, 0.0) + cp.cuda.get_elapsed_time(a, b)
+    return out
+
+
 def anchors():
     mod = cp.RawModule(code=(HERE / "anchor_spatial.cu").read_text(), options=("-std=c++17",))
     return {k: mod.get_function(k) for k in ("global_atomic", "warp_aggregated", "read_only")}
@@ -105,6 +133,21 @@ def bench_spatial(log2n, results, rows):
         ours, kept = cs.histogram2d(xs, ys, rx, ry)
         plan = cs._plan(n, 1024 * 1024, "count")
         res["hotbin"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry)) / 1e6
+        prof = profile(lambda: cs.histogram2d(xs, ys, rx, ry))
+        results[f"passes_ms_hot{int(hot * 100)}"] = prof
+        print("   passes (ms): " + "  ".join(f"{k}={v:.3f}" for k, v in prof.items()), flush=True)
+        cs.OVERRIDE["prefetch"] = not cs.SCATTER_PREFETCH
+        try:
+            other = cs.histogram2d(xs, ys, rx, ry)[0]
+            assert bool(cp.all(other == ours))
+            res[f"hotbin scatter prefetch={not cs.SCATTER_PREFETCH}"] = n / timeit(
+                lambda: cs.histogram2d(xs, ys, rx, ry), reps=5) / 1e6
+            prof = profile(lambda: cs.histogram2d(xs, ys, rx, ry))
+            results[f"passes_ms_hot{int(hot * 100)}_prefetch={not cs.SCATTER_PREFETCH}"] = prof
+            print("   other scatter (ms): " + "  ".join(f"{k}={v:.3f}" for k, v in prof.items()), flush=True)
+            del other
+        finally:
+            cs.OVERRIDE.clear()
         cs.OVERRIDE["strategy"] = "direct"
         try:
             direct, kept_d = cs.histogram2d(xs, ys, rx, ry)
@@ -206,8 +249,8 @@ def smoke():
     s = fixedpoint.scale_for(float(np.abs(w).max()), n)
     for shape in ((64, 48), (300, 250)):
         rx, ry = binning.cell_rule(shape[0], 0, 1, "w"), binning.cell_rule(shape[1], 0, 1, "h")
-        for strat in ("private", "tiled", "direct"):
-            cs.OVERRIDE["strategy"] = strat
+        for strat, pre in (("private", True), ("tiled", True), ("tiled", False), ("direct", True)):
+            cs.OVERRIDE.update(strategy=strat, prefetch=pre)
             c, k = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry)
             f, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray(w))
             i, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray((w * 100).astype(np.int64)))
@@ -239,6 +282,10 @@ def write_md(path, results, rows, lrows, dev, date):
         cells = [f"{r[c]:.1f}" if c in r else "—" for c in cols]
         lines.append(f"| {hot:.0%} | " + " | ".join(cells) + f" | {r['hotbin'] / r['global_atomic']:.1f}× |"
                      f" {r['hotbin'] / r['warp_aggregated']:.1f}× | {r['hotbin'] / floor:.0%} |")
+    lines += ["", "Time per kernel of one hotbin call (ms, CUDA events around each launch):", ""]
+    for k, v in results.items():
+        if k.startswith("passes_ms_"):
+            lines.append(f"- {k[10:]}: " + ", ".join(f"{a} {b:.3f}" for a, b in v.items()))
     lines += ["", "## Luma histogram: 2^29 RGBA8 pixels (GB/s of input)", "",
               "| data | shape | hotbin | cupy fuse+bincount | torch luma+bincount |", "|---|---|---|---|---|"]
     for dist, label, r in lrows:

@@ -26,9 +26,11 @@ linspace and the rounding of the guess) from a bin boundary it is the answer,
 otherwise it is corrected against the edges array.
 
 Strategy (``_plan``): ``private`` when the grid fits in shared memory (one
-pass), ``tiled`` otherwise (tile counts, scan, counting-sort scatter of 4-byte
-codes into tile order, per-tile shared-memory accumulation with every block
-taking an equal slice, so a hot tile is split over all blocks), ``direct``
+pass), ``tiled`` otherwise (tile regions sized from a strided sample, a
+counting-sort scatter of 4-byte codes into them, per-tile shared-memory
+accumulation with every block taking an equal slice, so a hot tile is split
+over all blocks; runs that overflow a region go to the result by global
+atomics, so a poor sample costs time, never exactness), ``direct``
 (one global atomic per point) for grids with more tiles than the scatter
 handles and for inputs too small to amortize four launches.
 """
@@ -60,9 +62,20 @@ DIRECT_BELOW = 1 << 16
 #: points per launch sequence: bounds the sorted-code buffer (4 B + weight per point),
 #: keeps 32-bit block counters and fixed-point low words (<= fixedpoint.LO_CHUNK) exact
 CHUNK = 1 << 28
-#: blocks per SM: count and scatter passes (256 threads), direct (256 threads)
-COUNT_BLOCKS_PER_SM = 8
-SCATTER_BLOCKS_PER_SM = 4
+#: tile regions are sized from this many sampled points (a strided gather: 2^20 of
+#: 2^28 points reads ~64 MB of sectors instead of a full counting pass over 2 GiB)
+SAMPLE = 1 << 20
+#: a region holds estimate * (1 + SLACK) + SIGMAS standard deviations + PAD points;
+#: runs beyond it go to the result by global atomics (exact, only slower)
+SLACK, SIGMAS, PAD = 0.02, 6.0, 4096
+#: sorted-code buffer: points + points / BUFFER_EXTRA + ntiles * PAD
+BUFFER_EXTRA = 8
+#: scatter variant: load the next batch's points while ranking this one (more
+#: registers, fewer resident blocks); gpu_spatial's "scatter prefetch" rows
+SCATTER_PREFETCH = True
+#: blocks per SM at most (capped by the occupancy the compiler allows)
+SCATTER_BLOCKS_PER_SM = 8
+SAMPLE_BLOCKS_PER_SM = 4
 DIRECT_BLOCKS_PER_SM = 8
 #: threads per block of the kernels that hold a tile / the grid (kernels/spatial.cu bounds)
 ACC_THREADS = 1024
@@ -105,13 +118,17 @@ def _module(name: str, exprs: tuple):
 def _spatial_exprs(tx: str, ty: str, acc: str) -> tuple:
     a = _ACC_NAME[acc]
     return (f"private_grid<{tx}, {ty}, {a}>", f"direct_grid<{tx}, {ty}, {a}>",
-            f"count_tiles<{tx}, {ty}>", f"scatter_codes<{tx}, {ty}, {a}>",
-            f"accumulate_tiles<{a}>", "tile_offsets", "fold_words")
+            f"sample_tiles<{tx}, {ty}>", f"scatter_codes<{tx}, {ty}, {a}, false>",
+            f"scatter_codes<{tx}, {ty}, {a}, true>",
+            f"accumulate_tiles<{a}>", "plan_tiles", "fill_offsets", "fold_words")
 
 
 def _spatial_kernel(tx: str, ty: str, acc: str, which: str):
+    """The kernel ``which`` ("scatter_codes" takes the variant SCATTER_PREFETCH names)."""
     exprs = _spatial_exprs(tx, ty, acc)
-    expr = next(e for e in exprs if e.split("<")[0] == which)
+    if which == "scatter_codes":
+        which = f"scatter_codes<{tx}, {ty}, {_ACC_NAME[acc]}, {'true' if _prefetch() else 'false'}>"
+    expr = next(e for e in exprs if e.split("<")[0] == which or e == which)
     return _module("spatial.cu", exprs).get_function(expr)
 
 
@@ -138,9 +155,21 @@ def _device_info(dev_id: int) -> dict:
 
 
 def _launch(kern, grid, block, args, smem=0):
-    if smem > 48 * 1024 and kern.max_dynamic_shared_size_bytes < smem:
+    if smem > 40 * 1024 and kern.max_dynamic_shared_size_bytes < smem:  # static shared counts too
         kern.max_dynamic_shared_size_bytes = smem
     kern((int(grid),), (int(block),), args, shared_mem=int(smem))
+
+
+def _resident(kern, block, smem, want):
+    """Blocks per SM: ``want``, capped by what registers and shared memory allow."""
+    cp = _cupy()
+    if smem > 40 * 1024 and kern.max_dynamic_shared_size_bytes < smem:
+        kern.max_dynamic_shared_size_bytes = smem
+    try:
+        fit = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.ptr, block, smem)
+    except Exception:  # older CuPy: trust the wish
+        return want
+    return max(1, min(want, int(fit)))
 
 
 def _aligned(cp, a, dtype):
@@ -221,6 +250,10 @@ def _axis(cp, v, rule: BinRule):
 
 
 # --- 2-D binning --------------------------------------------------------------------------
+
+def _prefetch() -> bool:
+    return bool(OVERRIDE.get("prefetch", SCATTER_PREFETCH))
+
 
 def _plan(n: int, ncell: int, acc: str) -> str:
     shift = TILE_SHIFT[acc]
@@ -315,15 +348,18 @@ def _run(cp, strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out) -> int:
     shift = TILE_SHIFT[acc]
     if strategy == "tiled":
         ntiles = -(-ncell >> shift)
-        total = cp.zeros(ntiles + 1, cp.uint32)
+        counts = cp.zeros(ntiles + 1, cp.uint32)
+        base, cap, fill = (cp.empty(ntiles, cp.uint32) for _ in range(3))
         start = cp.empty(ntiles + 1, cp.uint32)
-        cursor = cp.empty(ntiles, cp.uint32)
         m = min(n, CHUNK)
-        codes = cp.empty(m, cp.uint32)
-        wsorted = cp.empty(m if weighted else 1, w.dtype)
+        capacity = m + m // BUFFER_EXTRA + ntiles * PAD
+        codes = cp.empty(capacity, cp.uint16)  # a code within its tile (TILE_SHIFT <= 16)
+        wsorted = cp.empty(capacity if weighted else 1, w.dtype)
         k = 16 // max(x.dtype.itemsize, y.dtype.itemsize)
         batch = SCATTER_THREADS * SCATTER_GROUPS * k
-        scatter_smem = batch * 4 + (batch * w.dtype.itemsize if weighted else 0) + 3 * ntiles * 4
+        scatter_smem = batch * 4 + (batch * w.dtype.itemsize if weighted else 0) + 5 * ntiles * 4
+        scatter = kern("scatter_codes")
+        scatter_grid = sms * _resident(scatter, SCATTER_THREADS, scatter_smem, SCATTER_BLOCKS_PER_SM)
         acc_smem = (1 << shift) * _ACC_BYTES[acc]
     for s in range(0, n, CHUNK):
         xs, ys = x[s:s + CHUNK], y[s:s + CHUNK]
@@ -331,25 +367,28 @@ def _run(cp, strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out) -> int:
         m = xs.size
         if strategy == "private":
             smem = ncell * _ACC_BYTES[acc]
-            per_sm = max(1, min(4, info["smem_sm"] // (smem + 1024)))
-            grid = max(1, min(sms * per_sm, -(-m // (ACC_THREADS * 4))))
-            _launch(kern("private_grid"), grid, ACC_THREADS,
-                    (xs, ys, ws, np.uint64(m), *ax, *ay, f, out, counter), smem)
+            kp = kern("private_grid")
+            grid = max(1, min(sms * _resident(kp, ACC_THREADS, smem, 4), -(-m // (ACC_THREADS * 4))))
+            _launch(kp, grid, ACC_THREADS, (xs, ys, ws, np.uint64(m), *ax, *ay, f, out, counter), smem)
         elif strategy == "direct":
             grid = max(1, min(sms * DIRECT_BLOCKS_PER_SM, -(-m // 1024)))
             _launch(kern("direct_grid"), grid, 256, (xs, ys, ws, np.uint64(m), *ax, *ay, f, out, counter))
         else:
-            grid = max(1, min(sms * COUNT_BLOCKS_PER_SM, -(-m // 2048)))
-            _launch(kern("count_tiles"), grid, 256,
-                    (xs, ys, np.uint64(m), *ax, *ay, np.uint32(shift), np.uint32(ntiles), total),
-                    (ntiles + 1) * 4)
-            _launch(kern("tile_offsets"), 1, 1024, (total, np.uint32(ntiles), start, cursor, counter))
-            grid = max(1, min(sms * SCATTER_BLOCKS_PER_SM, -(-m // batch)))
-            _launch(kern("scatter_codes"), grid, SCATTER_THREADS,
-                    (xs, ys, ws, np.uint64(m), *ax, *ay, np.uint32(shift), np.uint32(ntiles), cursor,
-                     codes, wsorted), scatter_smem)
+            nsample = min(m, SAMPLE)
+            grid = max(1, min(sms * SAMPLE_BLOCKS_PER_SM, -(-nsample // 256)))
+            _launch(kern("sample_tiles"), grid, 256,
+                    (xs, ys, np.uint64(m), *ax, *ay, np.uint32(shift), np.uint32(ntiles), np.uint64(nsample),
+                     counts), (ntiles + 1) * 4)
+            _launch(kern("plan_tiles"), 1, 1024,
+                    (counts, np.uint32(ntiles), np.uint32(nsample), np.uint32(m), np.uint32(capacity),
+                     np.float64(SLACK), np.float64(SIGMAS), np.uint32(PAD), base, cap, fill))
+            grid = max(1, min(scatter_grid, -(-m // batch)))
+            _launch(scatter, grid, SCATTER_THREADS,
+                    (xs, ys, ws, np.uint64(m), *ax, *ay, np.uint32(shift), np.uint32(ntiles), base, cap, fill,
+                     codes, wsorted, f, out, counter), scatter_smem)
+            _launch(kern("fill_offsets"), 1, 1024, (counts, fill, cap, np.uint32(ntiles), start))
             _launch(kern("accumulate_tiles"), sms, ACC_THREADS,
-                    (codes, wsorted, start, np.uint32(ntiles), np.uint32(shift), np.uint32(ncell), f, out),
+                    (codes, wsorted, start, base, np.uint32(ntiles), np.uint32(shift), np.uint32(ncell), f, out),
                     acc_smem)
         if fold is not None:
             _launch(fold, min(sms * 8, -(-ncell // 256)), 256, (out, np.uint32(ncell)))

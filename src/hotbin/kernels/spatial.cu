@@ -6,12 +6,13 @@
 //
 //   private  the whole grid fits in shared memory: every block accumulates a
 //            private copy and flushes it once (one pass over the points).
-//   tiled    a tile is 2^shift consecutive codes. count_tiles histograms tile ids,
-//            tile_offsets scans them into bucket offsets, scatter_codes moves the
-//            codes into tile order (a block-local counting sort, so the writes are
-//            coalesced runs), accumulate_tiles sums each tile in shared memory.
-//            accumulate_tiles gives every block an equal slice of the sorted
-//            codes, so a hot tile is split across all blocks, never one block.
+//   tiled    a tile is 2^shift consecutive codes. sample_tiles and plan_tiles size
+//            one region of a buffer per tile from a sample of the points,
+//            scatter_codes moves the codes into their regions (a block-local
+//            counting sort, so the writes are coalesced runs), accumulate_tiles
+//            sums each tile in shared memory. accumulate_tiles gives every block
+//            an equal slice of the sorted codes, so a hot tile is split across
+//            all blocks, never one block.
 //   direct   one global atomic per point (grids with too many tiles to sort).
 //
 // Shared-memory counters are 32-bit (the host launches at most 2^28 points at a
@@ -20,6 +21,7 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 typedef long long i64;
+typedef unsigned short u16;
 
 #define DROP 0xFFFFFFFFu
 #define FULL_MASK 0xFFFFFFFFu
@@ -348,103 +350,160 @@ __global__ void __launch_bounds__(256) direct_grid(
 // ---------------------------------------------------------------------------
 // Strategy "tiled"
 // ---------------------------------------------------------------------------
+// Tile t holds codes [t << shift, (t + 1) << shift). The sorted-code buffer gives
+// tile t the region [base[t], base[t] + cap[t]), sized from a sample of the points
+// (no counting pass over all of them); a run that does not fit goes straight to
+// the result with global atomics, so an unlucky sample costs time, never counts.
 
-// 1. total[t] += points of tile t (t = code >> shift); total[ntiles] += dropped.
-//    total must be zero on entry (tile_offsets zeroes it again for the next chunk).
+// 1. counts[t] += sampled points of tile t (t < ntiles), counts[ntiles] += sampled
+//    points in no cell: nsample points, evenly strided over the n points.
 template <typename TX, typename TY>
-__global__ void __launch_bounds__(256) count_tiles(
+__global__ void __launch_bounds__(256) sample_tiles(
         const TX* __restrict__ x, const TY* __restrict__ y, u64 n,
-        AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles, u32* total) {
+        AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles, u64 nsample, u32* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
     u32* s_cnt = reinterpret_cast<u32*>(smem);  // ntiles + 1
     const Cells<TX, TY> cells = CELLS_OF(TX, TY);
     for (u32 t = threadIdx.x; t <= ntiles; t += blockDim.x) s_cnt[t] = 0;
     __syncthreads();
-    for_points<2>(x, y, n, cells, [&](u32 c, u64) {
+    for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < nsample; j += (u64)gridDim.x * blockDim.x) {
+        const u64 i = j * n / nsample;
+        const u32 c = cells.code(x[i], y[i]);
         atomicAdd(&s_cnt[c == DROP ? ntiles : c >> shift], 1u);
-    });
+    }
     __syncthreads();
     for (u32 t = threadIdx.x; t <= ntiles; t += blockDim.x)
-        if (s_cnt[t]) atomicAdd(&total[t], s_cnt[t]);
+        if (s_cnt[t]) atomicAdd(&counts[t], s_cnt[t]);
 }
 
-// 2. One block: start[t] = cursor[t] = points of the tiles before t; start[ntiles] =
-//    points kept, also added to *kept; total is zeroed for the next chunk.
-__global__ void __launch_bounds__(1024) tile_offsets(u32* total, u32 ntiles, u32* start, u32* cursor,
-                                                     u64* kept) {
+// 2. One block: cap[t] = the sample's estimate of tile t's points with a margin
+//    (1 + slack, plus `sigmas` standard deviations of the estimate, plus pad),
+//    scaled down if the regions would exceed `capacity`; base = their offsets;
+//    fill = 0; counts zeroed for the next chunk.
+__global__ void __launch_bounds__(1024) plan_tiles(u32* counts, u32 ntiles, u32 nsample, u32 n,
+                                                   u32 capacity, double slack, double sigmas, u32 pad,
+                                                   u32* base, u32* cap, u32* fill) {
     __shared__ u32 s_warp[32];
-    u32 kept_here = block_exclusive_scan(total, start, ntiles, s_warp);
+    const double scale = (double)n / (double)nsample;
     for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) {
-        cursor[t] = start[t];
-        total[t] = 0;
+        const double c = counts[t];
+        const double e = c * scale * (1.0 + slack) + sigmas * sqrt(c + 1.0) * scale + pad;
+        cap[t] = (u32)fmin(e, (double)n);
+        fill[t] = 0;
     }
-    if (threadIdx.x == 0) {
-        start[ntiles] = kept_here;
-        total[ntiles] = 0;
-        *kept += kept_here;
+    __syncthreads();
+    u32 total = block_exclusive_scan(cap, base, ntiles, s_warp);
+    if (total > capacity) {
+        for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) cap[t] = (u32)((u64)cap[t] * capacity / total);
+        __syncthreads();
+        block_exclusive_scan(cap, base, ntiles, s_warp);
     }
+    for (u32 t = threadIdx.x; t <= ntiles; t += blockDim.x) counts[t] = 0;
 }
 
-// 3. Scatter the codes (and weights) of the points into tile order. Each block
-//    takes batches of BATCH consecutive points: ranks them by tile in shared
-//    memory (a counting sort), reserves each tile's run in its bucket with one
-//    global atomic, and writes the runs out with consecutive threads on
-//    consecutive addresses.
+// 3. Scatter the codes (and weights) of the points into their tiles' regions. Each
+//    block takes batches of BATCH consecutive points: ranks them by tile in shared
+//    memory (a counting sort), reserves each tile's run with one global atomic, and
+//    writes the runs out with consecutive threads on consecutive addresses. A
+//    thread's points in the tile of its first point share one shared atomic (hot
+//    data would otherwise queue every rank on one counter). *kept += points in a cell.
 #define SCATTER_THREADS 256
 #define SCATTER_GROUPS 4  // groups of K points per thread per batch
 
-template <typename TX, typename TY, typename Acc>
-__global__ void __launch_bounds__(SCATTER_THREADS) scatter_codes(
+template <typename TX, typename TY, typename Acc, bool PREFETCH>
+__global__ void __launch_bounds__(SCATTER_THREADS, PREFETCH ? 2 : 3) scatter_codes(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
-        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles, u32* cursor,
-        u32* __restrict__ codes_out, typename Acc::Weight* __restrict__ w_out) {
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles,
+        const u32* __restrict__ base, const u32* __restrict__ cap, u32* fill,
+        u16* __restrict__ codes_out, typename Acc::Weight* __restrict__ w_out,
+        double factor, typename OutOf<Acc>::type* out, u64* kept) {
     typedef typename Acc::Weight W;
     constexpr int K = Group<TX, TY>::K;
     constexpr int ITEMS = SCATTER_GROUPS * K;
     constexpr u32 BATCH = SCATTER_THREADS * ITEMS;
     extern __shared__ __align__(16) unsigned char smem[];
-    W* s_w = reinterpret_cast<W*>(smem);                                   // BATCH (weighted only)
+    W* s_w = reinterpret_cast<W*>(smem);                                                  // BATCH (weighted)
     u32* s_code = reinterpret_cast<u32*>(smem + (Acc::weighted ? BATCH * sizeof(W) : 0));  // BATCH
-    u32* s_cnt = s_code + BATCH;                                           // ntiles
-    u32* s_off = s_cnt + ntiles;                                           // ntiles
-    u32* s_pos = s_off + ntiles;                                           // ntiles
+    u32* s_cnt = s_code + BATCH;  // ntiles: points of the batch per tile
+    u32* s_off = s_cnt + ntiles;  // ntiles: their offsets in s_code
+    u32* s_pos = s_off + ntiles;  // ntiles: the run's position in the tile's region
+    u32* s_base = s_pos + ntiles;  // ntiles
+    u32* s_cap = s_base + ntiles;  // ntiles
     __shared__ u32 s_warp[32];
+    __shared__ u32 s_kept;
     const Cells<TX, TY> cells = CELLS_OF(TX, TY);
-    for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) s_cnt[t] = 0;
+    const u32 ncell = cells.ax.nb * cells.ay.nb;
+    for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) {
+        s_cnt[t] = 0;
+        s_base[t] = base[t];
+        s_cap[t] = cap[t];
+    }
+    if (threadIdx.x == 0) s_kept = 0;
     __syncthreads();
+    u32 my_kept = 0;
     const u64 nbatches = (n + BATCH - 1) / BATCH;
-    for (u64 b = blockIdx.x; b < nbatches; b += gridDim.x) {
-        u32 code[ITEMS], rank[ITEMS];
-        W wv[ITEMS];
-        const u64 g0 = b * (BATCH / K);  // first group of the batch
+    // PREFETCH: the points of the next batch are loaded while this one is ranked
+    // and written (more bytes in flight, more registers).
+    TX xv[SCATTER_GROUPS][K];
+    TY yv[SCATTER_GROUPS][K];
+    auto load = [&](u64 b) {
 #pragma unroll
         for (int u = 0; u < SCATTER_GROUPS; ++u) {
-            const u64 g = g0 + (u64)u * SCATTER_THREADS + threadIdx.x;
+            const u64 g = b * (BATCH / K) + (u64)u * SCATTER_THREADS + threadIdx.x;
             if ((g + 1) * K <= n) {
-                TX xv[K];
-                TY yv[K];
-                load_vec<TX, K>(x, g * K, xv);
-                load_vec<TY, K>(y, g * K, yv);
-#pragma unroll
-                for (int k = 0; k < K; ++k) code[u * K + k] = cells.code(xv[k], yv[k]);
+                load_vec<TX, K>(x, g * K, xv[u]);
+                load_vec<TY, K>(y, g * K, yv[u]);
             } else {
 #pragma unroll
                 for (int k = 0; k < K; ++k)
-                    code[u * K + k] = g * K + k < n ? cells.code(x[g * K + k], y[g * K + k]) : DROP;
+                    if (g * K + k < n) {
+                        xv[u][k] = x[g * K + k];
+                        yv[u][k] = y[g * K + k];
+                    }
             }
-            if constexpr (Acc::weighted) {
+        }
+    };
+    if constexpr (PREFETCH)
+        if (blockIdx.x < nbatches) load(blockIdx.x);
+    for (u64 b = blockIdx.x; b < nbatches; b += gridDim.x) {
+        if constexpr (!PREFETCH) load(b);
+        u32 code[ITEMS], rank[ITEMS];
+        W wv[ITEMS];
 #pragma unroll
-                for (int k = 0; k < K; ++k)
+        for (int u = 0; u < SCATTER_GROUPS; ++u) {
+            const u64 g = b * (BATCH / K) + (u64)u * SCATTER_THREADS + threadIdx.x;
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                code[u * K + k] = g * K + k < n ? cells.code(xv[u][k], yv[u][k]) : DROP;
+                if constexpr (Acc::weighted)
                     if (code[u * K + k] != DROP) wv[u * K + k] = w[g * K + k];
             }
         }
+        if constexpr (PREFETCH)
+            if (b + gridDim.x < nbatches) load(b + gridDim.x);
+        u32 t0 = DROP, n0 = 0;
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (code[j] != DROP) rank[j] = atomicAdd(&s_cnt[code[j] >> shift], 1u);
+        for (int j = ITEMS - 1; j >= 0; --j)
+            if (code[j] != DROP) t0 = code[j] >> shift;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) n0 += code[j] != DROP && (code[j] >> shift) == t0;
+        my_kept += n0;
+        u32 r0 = n0 ? atomicAdd(&s_cnt[t0], n0) : 0u;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            if (code[j] == DROP) continue;
+            const u32 t = code[j] >> shift;
+            if (t == t0) {
+                rank[j] = r0++;
+            } else {
+                rank[j] = atomicAdd(&s_cnt[t], 1u);
+                ++my_kept;
+            }
+        }
         __syncthreads();
         const u32 nvalid = block_exclusive_scan(s_cnt, s_off, ntiles, s_warp);
         for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x)
-            if (s_cnt[t]) s_pos[t] = atomicAdd(&cursor[t], s_cnt[t]);
+            if (s_cnt[t]) s_pos[t] = atomicAdd(&fill[t], s_cnt[t]);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             if (code[j] == DROP) continue;
@@ -455,52 +514,70 @@ __global__ void __launch_bounds__(SCATTER_THREADS) scatter_codes(
         __syncthreads();
         for (u32 i = threadIdx.x; i < nvalid; i += blockDim.x) {
             const u32 c = s_code[i], t = c >> shift;
-            const u32 dst = s_pos[t] + (i - s_off[t]);
-            codes_out[dst] = c;
-            if constexpr (Acc::weighted) w_out[dst] = s_w[i];
+            const u32 k = s_pos[t] + (i - s_off[t]);
+            W wi{};
+            if constexpr (Acc::weighted) wi = s_w[i];
+            if (k < s_cap[t]) {
+                codes_out[s_base[t] + k] = (u16)(c - (t << shift));  // the region names the tile
+                if constexpr (Acc::weighted) w_out[s_base[t] + k] = wi;
+            } else {
+                Acc::global_add(out, c, wi, factor, ncell);  // the region is full
+            }
         }
         __syncthreads();
         for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) s_cnt[t] = 0;
         __syncthreads();
     }
+    if (my_kept) atomicAdd(&s_kept, my_kept);
+    __syncthreads();
+    if (threadIdx.x == 0 && s_kept) atomicAdd(kept, (u64)s_kept);
 }
 
-// Calls f(code, i) for i in [a, b) of the sorted codes; the block's threads
-// stride over 16-byte loads of 4 codes.
+// 4. One block: start = offsets of the filled part of each region, laid end to end
+//    (start[ntiles] = the total); scratch (ntiles + 1) is left zeroed.
+__global__ void __launch_bounds__(1024) fill_offsets(u32* scratch, const u32* fill, const u32* cap,
+                                                     u32 ntiles, u32* start) {
+    __shared__ u32 s_warp[32];
+    for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) scratch[t] = min(fill[t], cap[t]);
+    __syncthreads();
+    const u32 total = block_exclusive_scan(scratch, start, ntiles, s_warp);
+    if (threadIdx.x == 0) start[ntiles] = total;
+    for (u32 t = threadIdx.x; t <= ntiles; t += blockDim.x) scratch[t] = 0;
+}
+
+// Calls f(code, i) for i in [a, b) of the sorted codes (2-byte codes within a
+// tile); the block's threads stride over 16-byte loads of 8 codes.
 template <typename F>
-__device__ __forceinline__ void for_codes(const u32* __restrict__ codes, u32 a, u32 b, F f) {
-    const u32 va = min(b, (a + 3u) & ~3u), vb = max(va, b & ~3u);
-    for (u32 i = a + threadIdx.x; i < va; i += blockDim.x) f(codes[i], i);
-    for (u32 i = vb + threadIdx.x; i < b; i += blockDim.x) f(codes[i], i);
+__device__ __forceinline__ void for_codes(const u16* __restrict__ codes, u32 a, u32 b, F f) {
+    const u32 va = min(b, (a + 7u) & ~7u), vb = max(va, b & ~7u);
+    for (u32 i = a + threadIdx.x; i < va; i += blockDim.x) f((u32)codes[i], i);
+    for (u32 i = vb + threadIdx.x; i < b; i += blockDim.x) f((u32)codes[i], i);
     const uint4* v = reinterpret_cast<const uint4*>(codes);
-    const u32 q0 = va >> 2, q1 = vb >> 2;
+    const u32 q0 = va >> 3, q1 = vb >> 3;
+    auto each = [&](const uint4& r, u32 i) {
+        f(r.x & 0xFFFFu, i); f(r.x >> 16, i + 1); f(r.y & 0xFFFFu, i + 2); f(r.y >> 16, i + 3);
+        f(r.z & 0xFFFFu, i + 4); f(r.z >> 16, i + 5); f(r.w & 0xFFFFu, i + 6); f(r.w >> 16, i + 7);
+    };
     u32 q = q0 + threadIdx.x;
-    constexpr int U = 4;
+    constexpr int U = 2;
     for (; q + (U - 1) * blockDim.x < q1; q += U * blockDim.x) {
         uint4 r[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) r[u] = __ldcs(v + q + u * blockDim.x);
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const u32 i = (q + u * blockDim.x) << 2;
-            f(r[u].x, i); f(r[u].y, i + 1); f(r[u].z, i + 2); f(r[u].w, i + 3);
-        }
+        for (int u = 0; u < U; ++u) each(r[u], (q + u * blockDim.x) << 3);
     }
-    for (; q < q1; q += blockDim.x) {
-        uint4 r = __ldcs(v + q);
-        const u32 i = q << 2;
-        f(r.x, i); f(r.y, i + 1); f(r.z, i + 2); f(r.w, i + 3);
-    }
+    for (; q < q1; q += blockDim.x) each(__ldcs(v + q), q << 3);
 }
 
-// 4. Block k sums the k-th equal slice of the sorted codes: for each tile the slice
-//    meets, zero the tile in shared memory, accumulate, flush its non-zero cells
-//    once into the result.
+// 5. Block k sums the k-th equal slice of the filled regions laid end to end: for
+//    each tile the slice meets, zero the tile in shared memory, accumulate, flush
+//    its non-zero cells once into the result. A hot tile is split over all blocks.
 template <typename Acc>
 __global__ void __launch_bounds__(1024) accumulate_tiles(
-        const u32* __restrict__ codes, const typename Acc::Weight* __restrict__ w,
-        const u32* __restrict__ start, u32 ntiles, u32 shift, u32 ncell, double factor,
-        typename OutOf<Acc>::type* out) {
+        const u16* __restrict__ codes, const typename Acc::Weight* __restrict__ w,
+        const u32* __restrict__ start, const u32* __restrict__ base, u32 ntiles, u32 shift, u32 ncell,
+        double factor, typename OutOf<Acc>::type* out) {
     extern __shared__ __align__(16) unsigned char smem[];
     typename Acc::Shared* s = reinterpret_cast<typename Acc::Shared*>(smem);
     const u32 total = start[ntiles];
@@ -515,16 +592,17 @@ __global__ void __launch_bounds__(1024) accumulate_tiles(
     for (u32 t = a; t < ntiles && start[t] < hi; ++t) {
         const u32 s0 = max(lo, start[t]), s1 = min(hi, start[t + 1]);
         if (s0 >= s1) continue;
-        const u32 base = t << shift, cells = min(1u << shift, ncell - base);
+        const u32 cell0 = t << shift, cells = min(1u << shift, ncell - cell0);
+        const u32 p0 = base[t] + (s0 - start[t]);  // where the slice lies in the buffer
         zero_shared<Acc>(s, cells);
         __syncthreads();
-        for_codes(codes, s0, s1, [&](u32 c, u32 i) {
+        for_codes(codes, p0, p0 + (s1 - s0), [&](u32 c, u32 i) {
             typename Acc::Weight wi{};
             if constexpr (Acc::weighted) wi = w[i];
-            Acc::add(s, c - base, wi, factor);
+            Acc::add(s, c, wi, factor);
         });
         __syncthreads();
-        for (u32 c = threadIdx.x; c < cells; c += blockDim.x) Acc::flush(s, c, out, base + c, ncell);
+        for (u32 c = threadIdx.x; c < cells; c += blockDim.x) Acc::flush(s, c, out, cell0 + c, ncell);
         __syncthreads();
     }
 }
