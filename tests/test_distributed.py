@@ -28,7 +28,7 @@ def client():
     try:
         # one numba thread per single-threaded worker: no oversubscription on small CI machines
         with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                      dashboard_address=None,
+                                      dashboard_address=":0",  # a free port: test runs may overlap
                                       env={"NUMBA_NUM_THREADS": "1"}) as cluster, \
                 distributed.Client(cluster) as c:
             yield c

@@ -128,7 +128,8 @@ def _weights(weights, x, kinds="biufc"):
         return None
     w = _as_array(weights, "weights")
     if w.dtype.kind not in kinds:
-        raise TypeError(f"weights: expected real or complex numbers, got dtype {w.dtype}")
+        what = "real or complex" if "c" in kinds else "real"
+        raise TypeError(f"weights: expected {what} numbers, got dtype {w.dtype}")
     w = _align(x, w, "weights")
     return w.astype(np.int64) if w.dtype == np.bool_ else w
 
@@ -409,12 +410,12 @@ def bincount(x, weights=None, minlength=0, *, backend=None, split_every=None):
     if xa.ndim != 1:
         raise ValueError("object too deep for desired array" if xa.ndim > 1 else
                          "object of too small depth for desired array")
-    if xa.dtype.kind not in "biu" or not np.can_cast(xa.dtype, np.intp, "safe"):
+    if xa.dtype.kind not in "biu":  # as hotbin.bincount
         raise TypeError(f"Cannot cast array data from {xa.dtype!r} to dtype('int64') "
                         "according to the rule 'safe'")
     if xa.dtype == np.bool_:
         xa = xa.astype(np.uint8)
-    minlength = operator.index(minlength)
+    minlength = int(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
     w = _weights(weights, xa, kinds="biuf")
