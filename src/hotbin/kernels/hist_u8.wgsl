@@ -9,6 +9,7 @@
 
 override WG: u32 = 256u;
 override COPIES: u32 = 8u;   // a power of 2
+override UNROLL: u32 = 2u;   // 16-byte loads in flight per invocation (1, 2 or 4)
 
 struct Params {
     n16: u32,   // 16-byte loads in this chunk
@@ -30,6 +31,18 @@ fn count_word(w: u32, copy: u32) {
     atomicAdd(&wg[(w >> 24u) * COPIES + copy], 1u);
 }
 
+fn count16(v: vec4<u32>, copy: u32) {
+    let b = v.x & 0xffu;
+    if (all(v == vec4<u32>(b * 0x01010101u))) {
+        atomicAdd(&wg[b * COPIES + copy], 16u);
+    } else {
+        count_word(v.x, copy);
+        count_word(v.y, copy);
+        count_word(v.z, copy);
+        count_word(v.w, copy);
+    }
+}
+
 @compute @workgroup_size(WG)
 fn count_bytes(@builtin(local_invocation_index) lid: u32,
                @builtin(workgroup_id) wid: vec3<u32>,
@@ -39,16 +52,16 @@ fn count_bytes(@builtin(local_invocation_index) lid: u32,
     }
     workgroupBarrier();
     let copy = lid & (COPIES - 1u);
-    for (var j = wid.x * WG + lid; j < P.n16; j += nwg.x * WG) {
-        let v = data[j];
-        let b = v.x & 0xffu;
-        if (all(v == vec4<u32>(b * 0x01010101u))) {
-            atomicAdd(&wg[b * COPIES + copy], 16u);
-        } else {
-            count_word(v.x, copy);
-            count_word(v.y, copy);
-            count_word(v.z, copy);
-            count_word(v.w, copy);
+    let stride = nwg.x * WG;
+    var v: array<vec4<u32>, 4>;
+    for (var j = wid.x * WG + lid; j < P.n16; j += stride * UNROLL) {
+        for (var u = 0u; u < UNROLL; u += 1u) {
+            v[u] = data[min(j + u * stride, P.n16 - 1u)];  // loads first, then counting
+        }
+        for (var u = 0u; u < UNROLL; u += 1u) {
+            if (j + u * stride < P.n16) {
+                count16(v[u], copy);
+            }
         }
     }
     workgroupBarrier();

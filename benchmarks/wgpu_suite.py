@@ -1,0 +1,236 @@
+"""wgpu backend benchmark: 256-bin histograms of uint8 (uniform / narrow / constant), GB/s.
+
+Run from the repository root on any WebGPU adapter::
+
+    PYTHONPATH=src python3 benchmarks/wgpu_suite.py [--mib 1024] [--sweep] [--out DIR]
+
+Target G7 (ANCHORS.md): the wgpu backend reaches at least 70 % of the cuda backend on the
+same GPU. When ``hotbin.backend.cuda`` imports and finds a device, it is timed in the same
+process on the same bytes and the ratio is printed; otherwise the ratio is taken against
+ANCHORS.md's CUDA figures (and says so).
+
+Inputs (never all zeros): uniform bytes, narrow (61 values, 100..160), constant 7.
+Every timed configuration is first checked against ``np.bincount``. GB/s counts input
+bytes read once. Two wgpu figures:
+  kernel  the counting dispatch on resident data (median of reps, each rep INNER dispatches
+          in one submission and a 16-byte read back, wall clock / INNER)
+  call    one resident histogram as the backend computes it: dispatch, read the 2 KiB of
+          counts back, fold into bins (what ``histogram`` does once the data is uploaded)
+``--sweep`` times every (workgroup size, copies, unroll, workgroups) of the tuning space and
+reports the best, to justify the table in ``hotbin/backend/wgpu.py``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import json
+import os
+import statistics
+import time
+
+import numpy as np
+
+from hotbin.backend import wgpu as W
+from hotbin.binning import histogram_rule
+
+#: ANCHORS.md, 2026-11-30, H200: best CUDA 256-bin uint8 figures (simple shared-atomic
+#: kernel with 16-byte loads, upper end), used only when the cuda backend cannot run here.
+ANCHOR_CUDA = {"uniform": 2344.0, "narrow": 3813.0, "constant": 4424.0}
+INNER = 20
+
+
+def datasets(nbytes, seed=1):
+    rng = np.random.default_rng(seed)
+    u = rng.integers(0, 256, nbytes, dtype=np.uint8)
+    yield "uniform", u
+    v = u % np.uint8(61)
+    v += np.uint8(100)
+    del u
+    yield "narrow", v
+    del v
+    yield "constant", np.full(nbytes, 7, np.uint8)
+
+
+def median_ms(g, encode, reps):
+    """Median wall milliseconds per dispatch: INNER dispatches per submission.
+
+    Waits by reading 16 bytes back (wgpu-py 0.32's on_submitted_work_done_sync is broken).
+    """
+    q = g.device.queue
+    sync = g.storage(16)
+    ts = []
+    for r in range(reps + 1):
+        enc = g.device.create_command_encoder()
+        for _ in range(INNER):
+            encode(enc)
+        cb = enc.finish()
+        t0 = time.perf_counter()
+        q.submit([cb])
+        q.read_buffer(sync, 0, 16)
+        if r:  # the first is warm-up
+            ts.append((time.perf_counter() - t0) * 1e3 / INNER)
+    return statistics.median(ts)
+
+
+def check(g, buf, n16, want, **cfg):
+    out = g.storage(256 * 8)
+    W._launch_u8(g, buf, n16, out, **cfg)
+    got = W._words64(g.read(out))
+    if not np.array_equal(got, want):
+        raise AssertionError(f"wrong counts with {cfg}")
+
+
+def cuda_runner():
+    """(name, fn(host array) -> (ms kernel, ms call, counts)) for the cuda backend, or None."""
+    try:
+        import cupy as cp
+
+        from hotbin.backend import cuda as cb
+        cb.require()
+    except Exception as exc:  # no CuPy, no device, no backend module
+        print(f"cuda backend unavailable here ({type(exc).__name__}: {exc})")
+        return None
+
+    def events(fn, reps):
+        for _ in range(3):
+            fn()
+        cp.cuda.Device().synchronize()
+        ts = []
+        for _ in range(reps):
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(a, b))
+        return statistics.median(ts)
+
+    def run(host, rule, reps):
+        x = cp.asarray(host)
+        counts = cp.asnumpy(cb.histogram(x, rule))
+        call = events(lambda: cb.histogram(x, rule), reps)
+        kernel = call
+        if hasattr(cb, "_count"):
+            out = cp.zeros(256, cp.uint64)
+            kernel = events(lambda: cb._count(x, None, 256, out), reps)
+        del x
+        return kernel, call, counts
+
+    return cb.devices()[0], run
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mib", type=int, default=None, help="input size (default 1024; 64 on CPU adapters)")
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--out", default=None, help="directory for wgpu_suite.json / .md")
+    args = ap.parse_args()
+    g = W._gpu()
+    cpu_adapter = g.workgroups == W.WORKGROUPS["cpu"]
+    mib = args.mib or (64 if cpu_adapter else 1024)
+    nbytes = mib << 20
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"wgpu adapter: {g.name}; {date}; {mib} MiB uint8, 256 bins; "
+          f"binding {g.limits['max-storage-buffer-binding-size']} B, "
+          f"workgroup storage {g.limits['max-compute-workgroup-storage-size']} B")
+    cuda = cuda_runner()
+    rule = histogram_rule(np.zeros(1, np.uint8), 256, (0, 256))
+    space = [dict(wg=wg, copies=c, unroll=u, groups=gr)
+             for wg, c, u, gr in itertools.product(
+                 (256, 512), (8, 16, 32), (1, 2, 4),
+                 (1024, 2048, 4096) if not cpu_adapter else (4, 16))
+             if 256 * c * 4 <= g.limits["max-compute-workgroup-storage-size"]]
+    rows, sweep = [], []
+    for name, host in datasets(nbytes):
+        want = np.bincount(host, minlength=256).astype(np.int64)
+        n16 = nbytes // 16
+        buf = g.with_data(host)
+        out = g.storage(256 * 8)
+        check(g, buf, n16, want)
+        kernel = median_ms(g, lambda enc: W._launch_u8(g, buf, n16, out, encoder=enc), args.reps)
+
+        def call():
+            o = g.storage(256 * 8)
+            W._launch_u8(g, buf, n16, o)
+            return W._fold(W._words64(g.read(o)), rule.index(np.arange(256, dtype=np.uint8)), 256)
+
+        assert np.array_equal(call(), want)
+        ts = []
+        for _ in range(args.reps):
+            t0 = time.perf_counter()
+            call()
+            ts.append((time.perf_counter() - t0) * 1e3)
+        call_ms = statistics.median(ts)
+        best = None
+        if args.sweep:
+            for cfg in space:
+                check(g, buf, n16, want, **cfg)
+                ms = median_ms(g, lambda enc: W._launch_u8(g, buf, n16, out, encoder=enc, **cfg),
+                               max(3, args.reps // 3))
+                sweep.append({"input": name, **cfg, "ms": ms, "GBps": nbytes / ms / 1e6})
+                if best is None or ms < best[1]:
+                    best = (cfg, ms)
+        row = {"input": name, "wgpu_kernel_GBps": nbytes / kernel / 1e6,
+               "wgpu_call_GBps": nbytes / call_ms / 1e6}
+        if best:
+            row["best_cfg"], row["best_GBps"] = best[0], nbytes / best[1] / 1e6
+        del buf
+        if cuda is not None:
+            ck, cc, counts = cuda[1](host, rule, args.reps)
+            assert np.array_equal(counts, want), "cuda backend counts differ"
+            row.update(cuda_kernel_GBps=nbytes / ck / 1e6, cuda_call_GBps=nbytes / cc / 1e6)
+            row["ratio_kernel"] = row["wgpu_kernel_GBps"] / row["cuda_kernel_GBps"]
+            row["ratio_call"] = row["wgpu_call_GBps"] / row["cuda_call_GBps"]
+        else:
+            row["anchor_cuda_GBps"] = ANCHOR_CUDA[name]
+            row["ratio_vs_anchor"] = row["wgpu_kernel_GBps"] / ANCHOR_CUDA[name]
+        rows.append(row)
+        print(json.dumps(row))
+        del host
+    # host input, upload included (what a NumPy caller sees)
+    host = np.random.default_rng(2).integers(0, 256, nbytes, dtype=np.uint8)
+    W.histogram(host, rule)
+    t0 = time.perf_counter()
+    W.histogram(host, rule)
+    upload_GBps = nbytes / (time.perf_counter() - t0) / 1e9
+
+    lines = [f"# wgpu_suite: {g.name}", "", f"{date}; {mib} MiB uint8, 256 bins; "
+             f"tuning WG={W.WG} copies={W.U8_COPIES} unroll={W.U8_UNROLL} "
+             f"workgroups={g.workgroups}", ""]
+    if cuda is not None:
+        lines += [f"cuda backend in the same process: {cuda[0]}", "",
+                  "| input | wgpu kernel GB/s | wgpu call GB/s | cuda kernel GB/s | cuda call GB/s "
+                  "| ratio kernel | ratio call | best swept GB/s |", "|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| {r['input']} | {r['wgpu_kernel_GBps']:.4g} | {r['wgpu_call_GBps']:.4g} | "
+                         f"{r['cuda_kernel_GBps']:.4g} | {r['cuda_call_GBps']:.4g} | "
+                         f"{r['ratio_kernel']:.2f} | {r['ratio_call']:.2f} | "
+                         f"{r.get('best_GBps', float('nan')):.4g} |")
+    else:
+        lines += ["cuda backend not runnable here: ratio against ANCHORS.md's CUDA figures", "",
+                  "| input | wgpu kernel GB/s | wgpu call GB/s | ANCHORS CUDA GB/s | ratio | best swept GB/s |",
+                  "|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| {r['input']} | {r['wgpu_kernel_GBps']:.4g} | {r['wgpu_call_GBps']:.4g} | "
+                         f"{r['anchor_cuda_GBps']:.4g} | {r['ratio_vs_anchor']:.2f} | "
+                         f"{r.get('best_GBps', float('nan')):.4g} |")
+    lines += ["", f"NumPy input, upload included (uniform): {upload_GBps:.1f} GB/s"]
+    for r in rows:
+        if "best_cfg" in r:
+            lines.append(f"best swept config ({r['input']}): {r['best_cfg']}")
+    text = "\n".join(lines)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "wgpu_suite.md"), "w") as f:
+            f.write(text + "\n")
+        with open(os.path.join(args.out, "wgpu_suite.json"), "w") as f:
+            json.dump({"device": g.name, "date": date, "mib": mib, "rows": rows, "sweep": sweep}, f,
+                      indent=1, default=str)
+    print()
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
