@@ -52,12 +52,12 @@ def timeit(fn, reps=7, warm=2):
     return statistics.median(times)
 
 
-def profile(fn, tx="float", ty="float", acc="count"):
+KERNELS = ("sample_tiles", "plan_tiles", "scatter_codes", "fill_offsets", "accumulate_tiles", "fold_words",
+           "private_grid", "direct_grid")
+
+
+def profile(fn):
     """Milliseconds per kernel of one ``fn()`` (events around each launch of cuda_spatial)."""
-    names = {}
-    for e in cs._spatial_exprs(tx, ty, acc):
-        which = e.split("<")[0]
-        names[cs._spatial_kernel(tx, ty, acc, which).ptr] = which
     rec, orig = [], cs._launch
 
     def timed(kern, grid, block, args, smem=0):
@@ -65,7 +65,8 @@ def profile(fn, tx="float", ty="float", acc="count"):
         a.record()
         orig(kern, grid, block, args, smem)
         b.record()
-        rec.append((names.get(kern.ptr, "?"), a, b))
+        name = getattr(kern, "name", "")  # the lowered (mangled) name holds the kernel's
+        rec.append((next((k for k in KERNELS if k in name), name), a, b))
 
     fn()
     cs._launch = timed
