@@ -52,6 +52,16 @@ def datasets(nbytes, seed=1):
     yield "constant", np.full(nbytes, 7, np.uint8)
 
 
+def reference(host):
+    """Exact byte counts on the host (numba cpu backend; NumPy in 64 MiB pieces otherwise)."""
+    try:
+        from hotbin.backend import cpu
+        return cpu.histogram(host, histogram_rule(host[:1], 256, (0, 256)))
+    except Exception:
+        step = 64 << 20
+        return sum(np.bincount(host[s:s + step], minlength=256) for s in range(0, host.size, step))
+
+
 def median_ms(g, encode, reps):
     """Median wall milliseconds per dispatch: INNER dispatches per submission.
 
@@ -111,9 +121,11 @@ def cuda_runner():
         counts = cp.asnumpy(cb.histogram(x, rule))
         call = events(lambda: cb.histogram(x, rule), reps)
         kernel = call
-        if hasattr(cb, "_count"):
+        try:  # the counting launch alone (a private helper: its signature may change)
             out = cp.zeros(256, cp.uint64)
             kernel = events(lambda: cb._count(x, None, 256, out), reps)
+        except Exception as exc:
+            print(f"cuda kernel-only timing unavailable ({exc}); using the call time")
         del x
         return kernel, call, counts
 
@@ -121,14 +133,17 @@ def cuda_runner():
 
 
 def main():
+    global INNER
     ap = argparse.ArgumentParser()
     ap.add_argument("--mib", type=int, default=None, help="input size (default 1024; 64 on CPU adapters)")
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--inner", type=int, default=INNER, help="dispatches per timed submission")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--out", default=None, help="directory for wgpu_suite.json / .md")
     args = ap.parse_args()
+    INNER = args.inner
     g = W._gpu()
-    cpu_adapter = g.workgroups == W.WORKGROUPS["cpu"]
+    cpu_adapter = g.kind == "cpu"
     mib = args.mib or (64 if cpu_adapter else 1024)
     nbytes = mib << 20
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -139,12 +154,13 @@ def main():
     rule = histogram_rule(np.zeros(1, np.uint8), 256, (0, 256))
     space = [dict(wg=wg, copies=c, unroll=u, groups=gr)
              for wg, c, u, gr in itertools.product(
-                 (256, 512), (8, 16, 32), (1, 2, 4),
-                 (1024, 2048, 4096) if not cpu_adapter else (4, 16))
-             if 256 * c * 4 <= g.limits["max-compute-workgroup-storage-size"]]
+                 (256, 512, 1024), (8, 32), (1, 2, 4),
+                 (528, 1056, 2112, 4224) if not cpu_adapter else (4, 16))
+             if 256 * c * 4 <= g.limits["max-compute-workgroup-storage-size"]
+             and wg <= g.limits["max-compute-invocations-per-workgroup"]]
     rows, sweep = [], []
     for name, host in datasets(nbytes):
-        want = np.bincount(host, minlength=256).astype(np.int64)
+        want = reference(host)
         n16 = nbytes // 16
         buf = g.with_data(host)
         out = g.storage(256 * 8)
@@ -178,7 +194,12 @@ def main():
             row["best_cfg"], row["best_GBps"] = best[0], nbytes / best[1] / 1e6
         del buf
         if cuda is not None:
-            ck, cc, counts = cuda[1](host, rule, args.reps)
+            try:
+                ck, cc, counts = cuda[1](host, rule, args.reps)
+            except Exception as exc:
+                print(f"cuda backend failed ({type(exc).__name__}: {exc}); ratios against ANCHORS.md")
+                cuda = None
+        if cuda is not None:
             assert np.array_equal(counts, want), "cuda backend counts differ"
             row.update(cuda_kernel_GBps=nbytes / ck / 1e6, cuda_call_GBps=nbytes / cc / 1e6)
             row["ratio_kernel"] = row["wgpu_kernel_GBps"] / row["cuda_kernel_GBps"]
@@ -197,8 +218,7 @@ def main():
     upload_GBps = nbytes / (time.perf_counter() - t0) / 1e9
 
     lines = [f"# wgpu_suite: {g.name}", "", f"{date}; {mib} MiB uint8, 256 bins; "
-             f"tuning WG={W.WG} copies={W.U8_COPIES} unroll={W.U8_UNROLL} "
-             f"workgroups={g.workgroups}", ""]
+             f"tuning {W.U8[g.kind]}, workgroups={g.workgroups}", ""]
     if cuda is not None:
         lines += [f"cuda backend in the same process: {cuda[0]}", "",
                   "| input | wgpu kernel GB/s | wgpu call GB/s | cuda kernel GB/s | cuda call GB/s "

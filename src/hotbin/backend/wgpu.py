@@ -60,12 +60,14 @@ WG = 256
 #: GPUs: enough resident workgroups to cover an H200's 132 SMs several times over.
 #: CPU adapters (lavapipe): a few per core, so the per-workgroup merge stays cheap.
 WORKGROUPS = {"gpu": 2048, "cpu": 16}
-#: interleaved copies of the 256 byte counters in hist_u8.wgsl (per workgroup); 32 is one
-#: copy per subgroup lane on NVIDIA: bank-conflict free on every input, the layout the cuda
-#: backend measured fastest for 256 slots on the H200.
-U8_COPIES = 32
-#: 16-byte loads in flight per invocation in hist_u8.wgsl
-U8_UNROLL = 2
+#: hist_u8.wgsl (256-bin uint8, target G7), by adapter type: invocations per workgroup,
+#: interleaved copies of the 256 counters, 16-byte loads in flight per invocation.
+#: gpu: 32 copies = one per subgroup lane on NVIDIA (bank-conflict free on every input, the
+#:      layout the cuda backend measured fastest on the H200); see the H200 sweep in
+#:      benchmarks/results/wgpu-2026-11-30.md.
+#: cpu: lavapipe, `wgpu_suite.py --mib 1 --sweep` on 2 cores: 8 copies, no unrolling.
+U8 = {"gpu": {"wg": 256, "copies": 32, "unroll": 2},
+      "cpu": {"wg": 256, "copies": 8, "unroll": 1}}
 #: interleaved copies of the 256 level counters in luma.wgsl
 LUMA_COPIES = 4
 #: cache slots of hist.wgsl's hist_global (cells too many for workgroup memory)
@@ -141,6 +143,7 @@ class _Gpu:
             required_limits={k: lim[k] for k in _LIMITS if k in lim})
         self.limits = self.device.limits
         kind = "cpu" if str(adapter.info.get("adapter_type", "")).lower() == "cpu" else "gpu"
+        self.kind = kind
         self.workgroups = WORKGROUPS[kind]
         self.max_groups = int(self.limits["max-compute-workgroups-per-dimension"])
         self.wg_words = int(self.limits["max-compute-workgroup-storage-size"]) // 4
@@ -534,9 +537,10 @@ def _launch_u8(g, buf, n16, out, copies=None, unroll=None, wg=None, groups=None,
 
     The keyword arguments override the tuning table (benchmarks/wgpu_suite.py sweeps them).
     """
-    wg = wg or WG
-    pipe = g.pipeline("hist_u8", "count_bytes", WG=wg, COPIES=copies or U8_COPIES,
-                      UNROLL=unroll or U8_UNROLL)
+    tune = U8[g.kind]
+    wg = wg or tune["wg"]
+    pipe = g.pipeline("hist_u8", "count_bytes", WG=wg, COPIES=copies or tune["copies"],
+                      UNROLL=unroll or tune["unroll"])
     params = np.array([n16, 0, 0, 0], np.uint32).tobytes()
     groups = groups or max(1, min(-(-n16 // wg), g.workgroups, g.max_groups))
     g.run("hist_u8", pipe, params, {2: buf, 4: out}, (groups,), encoder)

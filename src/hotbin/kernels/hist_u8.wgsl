@@ -68,7 +68,7 @@ fn count_bytes(@builtin(local_invocation_index) lid: u32,
     for (var b = lid; b < 256u; b += WG) {
         var k = 0u;
         for (var c = 0u; c < COPIES; c += 1u) {
-            k += atomicLoad(&wg[b * COPIES + c]);
+            k += atomicLoad(&wg[b * COPIES + ((c + b) & (COPIES - 1u))]);  // rotated: no bank conflicts
         }
         if (k != 0u) {
             let old = atomicAdd(&out[2u * b], k);
