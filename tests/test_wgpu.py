@@ -155,6 +155,15 @@ def test_chunked_across_bindings(rng, small_chunks):
     same_hist(rng.normal(size=30_001).astype(np.float32), 100)
 
 
+def test_smallest_workgroup_storage(rng, monkeypatch):
+    """WebGPU's guaranteed minimum (16 KiB): fewer copies, and the cached global path sooner."""
+    monkeypatch.setattr(W._gpu(), "wg_words", 4096)
+    same_hist(rng.integers(0, 256, 50_001).astype(np.uint8), 256, (0, 256))
+    same_hist(rng.normal(size=50_001).astype(np.float32), 5000)
+    batch = rng.integers(0, 256, (2, 9, 11, 4), dtype=np.uint8)
+    np.testing.assert_array_equal(W.luma_histogram(batch), luma_reference(batch))
+
+
 def test_split_counter_carries():
     """The 64-bit split counters: a low word that wraps carries into the high word."""
     g = W._gpu()

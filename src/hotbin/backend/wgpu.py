@@ -264,6 +264,10 @@ def _gpu() -> _Gpu:
         return _GPU
 
 
+def _pow2_floor(n):
+    return 1 << (max(1, int(n)).bit_length() - 1)
+
+
 def _round4(n):
     return (int(n) + 3) // 4 * 4
 
@@ -539,7 +543,8 @@ def _launch_u8(g, buf, n16, out, copies=None, unroll=None, wg=None, groups=None,
     """
     tune = U8[g.kind]
     wg = wg or tune["wg"]
-    pipe = g.pipeline("hist_u8", "count_bytes", WG=wg, COPIES=copies or tune["copies"],
+    copies = min(copies or tune["copies"], _pow2_floor(g.wg_words // 256))  # adapter's limit
+    pipe = g.pipeline("hist_u8", "count_bytes", WG=wg, COPIES=copies,
                       UNROLL=unroll or tune["unroll"])
     params = np.array([n16, 0, 0, 0], np.uint32).tobytes()
     groups = groups or max(1, min(-(-n16 // wg), g.workgroups, g.max_groups))
@@ -565,7 +570,7 @@ def _hist_cells(dims, data, kinds, axes, ncell, ny) -> np.ndarray:
     if pow2 <= g.wg_words:
         entry, slots = "hist_private", pow2
     else:
-        entry, slots = "hist_global", min(2 * CACHE_SLOTS, 1 << (g.wg_words.bit_length() - 1))
+        entry, slots = "hist_global", min(2 * CACHE_SLOTS, _pow2_floor(g.wg_words))
     pipe = g.pipeline("hist", entry, WG=WG, SLOTS=slots, DIMS=dims, KIND_X=kinds[0],
                       KIND_Y=kinds[-1])
     out = g.storage(8 * ncell)
@@ -639,7 +644,8 @@ def _luma(batch: np.ndarray) -> np.ndarray:
     total = n * ppi
     step_px = max(4, g.binding // c // 4 * 4)
     max_imgs = max(1, min(g.max_groups, g.binding // 2048))
-    pipe = g.pipeline("luma", "luma_hist", WG=WG, COPIES=LUMA_COPIES, C=c)
+    copies = min(LUMA_COPIES, _pow2_floor(g.wg_words // 256))
+    pipe = g.pipeline("luma", "luma_hist", WG=WG, COPIES=copies, C=c)
     buf = g.storage(min(total, step_px) * c)
     p0 = 0
     while p0 < total:
