@@ -64,6 +64,11 @@ class Heatmap:
         """Cell edges along y: ``linspace(*y_range, height + 1)`` (float64)."""
         return cell_rule(self.height, *self.y_range, "height").edges
 
+    def __repr__(self) -> str:
+        kind = "sums" if self.counts.dtype.kind == "f" else "counts"
+        return (f"Heatmap({self.width}x{self.height} {kind}, x_range={self.x_range}, "
+                f"y_range={self.y_range}, dropped={self.dropped})")
+
     def __add__(self, other: Heatmap) -> Heatmap:
         """Merge two partial heatmaps of the same cells (e.g. two chunks of one data set)."""
         if not isinstance(other, Heatmap):
