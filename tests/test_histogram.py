@@ -121,6 +121,13 @@ def test_tiny_bins_float32(backend, rng):
     check(backend, a, 997, numpy_too=False)
 
 
+def test_subnormal_range(backend):
+    # nbins / width overflows: the guess must not become NaN (an out-of-bounds index)
+    a = np.array([5e-324, 0.0, 5e-324])
+    check(backend, a, 1)
+    check(backend, a, [0.0, 5e-324])
+
+
 def test_many_bins(backend, rng):
     a = rng.random(100_000)
     check(backend, a, 1 << 20, (0, 1))

@@ -59,9 +59,16 @@ class BinRule:
 
     @property
     def scale(self) -> float:
-        """Multiplier of the first guess: ``nbins / (hi - lo)`` (0 when degenerate)."""
+        """Multiplier of the first guess: ``nbins / (hi - lo)``.
+
+        Always finite: 0 when the width is 0, infinite or so small that the
+        quotient overflows (the guess is then bin 0 and the edges correct it), so
+        ``(v - lo) * scale`` is never NaN for a value inside the edges.
+        """
         width = self.hi - self.lo
-        return self.nbins / width if width > 0 and np.isfinite(width) else 0.0
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            s = self.nbins / width if width > 0 else 0.0
+        return s if np.isfinite(s) else 0.0
 
     @property
     def kernel_cmp(self) -> np.ndarray:
