@@ -224,7 +224,7 @@ def scan_group(n, cub, anchors_n):
         t["torch_cumsum"] = timeit(lambda: torch.cumsum(tx, 0), reps=3, warm=1) / fr
         r = row("scan", f"{name} 2^{int(np.log2(n))}", x.nbytes, **t)
         r["out_bytes"] = got.nbytes
-        for nvec in (2, 8):
+        for nvec in (4, 16):
             cb.OVERRIDE["scan_nvec"] = nvec
             try:
                 ok = bool(cp.array_equal(cb.cumsum(x), got)) if name == "int32" else True
@@ -298,7 +298,8 @@ def main():
                mid, args.sweep, lanes_variants)
     hist_group("G2 f32 256", datasets_f32, mid, 256, (0.0, 1.0), cub, "anchor_hist_f32",
                ctypes.c_float, mid, args.sweep,
-               lanes_variants[:2] + [("no shortcut", {"shortcut": False})])
+               lanes_variants[:2] + [("no shortcut", {"shortcut": False}),
+                                     ("unroll4", {"unroll": 4})])
     u16_variants = [("windows4", {"layout": "windows", "windows": 4}),
                     ("windows2 unroll4", {"layout": "windows", "windows": 2, "unroll": 4}),
                     ("rule", {"lut": False}), ("rule copies x1", {"lut": False, "copies": 1})]

@@ -236,7 +236,7 @@ TILE_I32 = cb.SCAN_BLOCK * cb.SCAN_NVEC * 4
 @pytest.mark.parametrize("n", [1, 5, TILE_I32 - 1, TILE_I32, TILE_I32 + 1, 3 * TILE_I32 + 17,
                                (1 << 22) + 3])
 @pytest.mark.parametrize("exclusive", [False, True])
-@pytest.mark.parametrize("nvec", [cb.SCAN_NVEC, 8])
+@pytest.mark.parametrize("nvec", [4, cb.SCAN_NVEC, 16])
 def test_scan_int32_exact(n, exclusive, nvec, rng, monkeypatch):
     monkeypatch.setattr(cb, "OVERRIDE", {"scan_nvec": nvec})
     a = rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int32)  # sums overflow int32, not int64

@@ -14,9 +14,10 @@
 #include "hist_common.cuh"
 
 // How a value becomes a slot.
-enum { BIN_RULE = 0,      // exact rule of binning.py against the edges (value cast to CMP)
+enum { BIN_RULE = 0,      // exact rule of binning.py, linspace edges: multiply, then check
        BIN_RAW = 1,       // the value is the slot (bincount, 16-bit value counts in windows)
-       BIN_RAW_FULL = 2 };// the value is the slot and every value has one (8/16-bit counts)
+       BIN_RAW_FULL = 2,  // the value is the slot and every value has one (8/16-bit counts)
+       BIN_SEARCH = 3 };  // exact rule of binning.py, any edges: bisection
 
 // Where a block keeps its counters.
 enum { LAYOUT_LANES = 0,   // 32 copies, slot-major: lane l always hits bank l
@@ -29,37 +30,41 @@ template <class T> struct SlotOf<T, true> { typedef u64 type; };
 template <class T, class CMP, int BINNER>
 struct Binner {  // BIN_RAW, BIN_RAW_FULL
     typedef typename SlotOf<T, sizeof(T) == 8 && BINNER == BIN_RAW>::type slot_t;
-    RuleBin<CMP> r;  // unused
+    RuleBin<CMP, true> r;  // unused
     __device__ __forceinline__ slot_t operator()(T v) const { return (slot_t)v; }
 };
 
 template <class T, class CMP>
 struct Binner<T, CMP, BIN_RULE> {
     typedef unsigned slot_t;
-    RuleBin<CMP> r;
-    __device__ __forceinline__ slot_t operator()(T v) const { return r((CMP)v); }
+    RuleBin<CMP, true> r;
+    __device__ __forceinline__ slot_t operator()(T v) const { return r(Widen<CMP, T>::of(v)); }
+};
+
+template <class T, class CMP>
+struct Binner<T, CMP, BIN_SEARCH> {
+    typedef unsigned slot_t;
+    RuleBin<CMP, false> r;
+    __device__ __forceinline__ slot_t operator()(T v) const { return r(Widen<CMP, T>::of(v)); }
 };
 
 // Sets up the rule; stages the edges in shared memory `sh_edges` when given.
-template <class CMP>
-__device__ __forceinline__ RuleBin<CMP> make_rule(const CMP* edges, unsigned nb, double glo,
-                                                  double gscale, double tau, int uniform,
-                                                  CMP* sh_edges) {
-    RuleBin<CMP> r;
+template <class R, class CMP>
+__device__ __forceinline__ void make_rule(R& r, const CMP* edges, unsigned nb, double glo,
+                                          double gscale, double tau, CMP* sh_edges) {
+    typedef typename GuessT<CMP>::type G;
     r.nb = nb;
     r.lo = edges[0];
     r.hi = edges[nb];
-    typedef typename GuessT<CMP>::type G;
     r.glo = (G)glo;
     r.gscale = (G)gscale;
     r.tau = (G)tau;
-    r.uniform = uniform;
+    r.tau_hi = (G)1 - (G)tau;
     r.e = edges;
     if (sh_edges) {
         for (unsigned i = threadIdx.x; i <= nb; i += blockDim.x) sh_edges[i] = edges[i];
         r.e = sh_edges;  // the caller's barrier publishes them
     }
-    return r;
 }
 
 // The counting functor: slot, window check, private counter.
@@ -97,7 +102,7 @@ hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsign
 
     unsigned w = blockIdx.x % windows;
     CountOne<T, CMP, BINNER, LAYOUT> f;
-    f.bin.r = make_rule(edges, nb, glo, gscale, tau, uniform, sh_edges);
+    make_rule(f.bin.r, edges, nb, glo, gscale, tau, sh_edges);
     f.base = (typename CountOne<T, CMP, BINNER, LAYOUT>::B::slot_t)(base + (u64)w * nslots);
     f.nslots = nslots;
     out += (u64)w * nslots;
@@ -129,15 +134,16 @@ hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsign
 // ---------------------------------------------------------------------------
 enum { ACC_F64 = 0, ACC_I64 = 1, ACC_FIXED = 2 };
 
-template <int ACC> struct AccOf { typedef double w_t; typedef double s_t; };
-template <> struct AccOf<ACC_I64> { typedef i64 w_t; typedef u64 s_t; };
-template <> struct AccOf<ACC_FIXED> { typedef double w_t; typedef u64 s_t; };
+template <int ACC> struct AccOf { typedef double s_t; };
+template <> struct AccOf<ACC_I64> { typedef u64 s_t; };
+template <> struct AccOf<ACC_FIXED> { typedef u64 s_t; };
 
+// W: the weights' type (float, double: F64 and FIXED; long long: I64).
 // out: nslots sums (F64: double, I64: int64 as u64), or FIXED: hi words [0, nslots)
 // then lo words [nslots, 2 nslots), each block's low words folded before the merge.
-template <class T, class CMP, int BINNER, int ACC, bool GLOBAL>
+template <class T, class CMP, int BINNER, int ACC, class W, bool GLOBAL>
 __global__ void __launch_bounds__(1024)
-hist_sum(const T* __restrict__ x, const typename AccOf<ACC>::w_t* __restrict__ w, i64 n,
+hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
          const CMP* __restrict__ edges, unsigned nb, double glo, double gscale, double tau,
          int uniform, int stage_edges, u64 base, unsigned nslots, double factor,
          typename AccOf<ACC>::s_t* __restrict__ out) {
@@ -150,7 +156,7 @@ hist_sum(const T* __restrict__ x, const typename AccOf<ACC>::w_t* __restrict__ w
     if (!GLOBAL)
         for (unsigned i = threadIdx.x; i < words; i += blockDim.x) acc[i] = (S)0;
     B bin;
-    bin.r = make_rule(edges, nb, glo, gscale, tau, uniform, sh_edges);
+    make_rule(bin.r, edges, nb, glo, gscale, tau, sh_edges);
     __syncthreads();
 
     i64 stride = (i64)gridDim.x * blockDim.x;
@@ -159,11 +165,11 @@ hist_sum(const T* __restrict__ x, const typename AccOf<ACC>::w_t* __restrict__ w
         if (s >= nslots) continue;
         if (ACC == ACC_FIXED) {
             i64 hi, lo;
-            fixed_split((double)w[i], factor, hi, lo);
+            fixed_split(Widen<double, W>::of(w[i]), factor, hi, lo);
             atomicAdd((u64*)acc + s, (u64)hi);
             atomicAdd((u64*)acc + nslots + s, (u64)lo);
         } else {
-            atomicAdd(acc + s, (S)w[i]);
+            atomicAdd(acc + s, ACC == ACC_F64 ? (S)Widen<double, W>::of(w[i]) : (S)w[i]);
         }
     }
     if (GLOBAL) return;

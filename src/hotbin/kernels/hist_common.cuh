@@ -18,10 +18,37 @@ typedef long long i64;
 // lo + i * width plus the rounding of the guess (cuda._guess_margin), so that
 // inside that margin the guess provably satisfies the rule. Otherwise the guess
 // is corrected against the edges array, as NumPy does. tau >= 1 disables the
-// shortcut (no fractional part passes).
+// shortcut (no fractional part passes). Edges that are not a linspace are
+// searched by bisection.
 // ---------------------------------------------------------------------------
 template <class CMP> struct GuessT { typedef double type; };
 template <> struct GuessT<float> { typedef float type; };
+
+// IEEE comparisons and widening that keep subnormals whatever the compiler's
+// flush-to-zero setting (an edge at 0 has subnormal neighbours): explicit PTX
+// without .ftz for float; doubles are never flushed.
+template <class C> __device__ __forceinline__ bool le(C a, C b) { return a <= b; }
+template <class C> __device__ __forceinline__ bool lt(C a, C b) { return a < b; }
+template <> __device__ __forceinline__ bool le<float>(float a, float b) {
+    unsigned r;
+    asm("{.reg .pred p; setp.le.f32 p, %1, %2; selp.u32 %0, 1, 0, p;}" : "=r"(r) : "f"(a), "f"(b));
+    return r;
+}
+template <> __device__ __forceinline__ bool lt<float>(float a, float b) {
+    unsigned r;
+    asm("{.reg .pred p; setp.lt.f32 p, %1, %2; selp.u32 %0, 1, 0, p;}" : "=r"(r) : "f"(a), "f"(b));
+    return r;
+}
+template <class C, class T> struct Widen {
+    static __device__ __forceinline__ C of(T v) { return (C)v; }
+};
+template <> struct Widen<double, float> {
+    static __device__ __forceinline__ double of(float v) {
+        double r;
+        asm("cvt.f64.f32 %0, %1;" : "=d"(r) : "f"(v));
+        return r;
+    }
+};
 
 __device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
 __device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
@@ -45,35 +72,43 @@ __device__ __forceinline__ int round_down_guess(double x, double& r) {
     return (int)(__double_as_longlong(y) - __double_as_longlong(M));
 }
 
+// The rule from a guess g: step down while v < e[k], up while e[k+1] <= v.
 template <class CMP>
+__device__ __noinline__ unsigned correct_guess(const CMP* e, unsigned nb, CMP v, int g) {
+    unsigned k = g < 0 ? 0u : ((unsigned)g > nb - 1 ? nb - 1 : (unsigned)g);
+    while (k > 0 && lt(v, e[k])) --k;
+    while (k < nb - 1 && le(e[k + 1], v)) ++k;
+    return k;
+}
+
+// UNIFORM: edges from linspace, guess by multiplying; else binary search.
+template <class CMP, bool UNIFORM>
 struct RuleBin {
+    typedef typename GuessT<CMP>::type G;
     const CMP* e;      // nb + 1 edges in the comparison dtype (shared or global memory)
     unsigned nb;
     CMP lo, hi;        // e[0], e[nb]
-    typename GuessT<CMP>::type glo, gscale, tau;
-    int uniform;
+    G glo, gscale, tau, tau_hi;  // tau_hi = 1 - tau
 
     __device__ __forceinline__ unsigned operator()(CMP v) const {
-        typedef typename GuessT<CMP>::type G;
-        if (!(v >= lo && v <= hi)) return nb;  // also NaN
-        if (!uniform) {
-            unsigned a = 0, b = nb;  // e[a] <= v; the answer is the largest such a below nb
-            while (b - a > 1) {
-                unsigned m = (a + b) >> 1;
-                if (e[m] <= v) a = m; else b = m;
-            }
-            return a;
-        }
+        bool in = le(lo, v) & le(v, hi);  // false for NaN
+        if (!UNIFORM) return in ? search(v) : nb;
         // v >= lo, so x >= 0 (rounding is monotonic); x exceeds nb by rounding at most.
         G x = mul_rn(sub_rn((G)v, glo), gscale);
         G r;
         int g = round_down_guess(x, r);
         G f = sub_rn(x, r);
-        if (f > tau && f < (G)1 - tau) return (unsigned)g;  // provably inside bin g (see above)
-        unsigned k = g < 0 ? 0u : ((unsigned)g > nb - 1 ? nb - 1 : (unsigned)g);
-        while (k > 0 && v < e[k]) --k;
-        while (k < nb - 1 && v >= e[k + 1]) ++k;
-        return k;
+        if (in && f > tau && f < tau_hi) return (unsigned)g;  // provably inside bin g
+        return in ? correct_guess(e, nb, v, g) : nb;
+    }
+
+    __device__ unsigned search(CMP v) const {
+        unsigned a = 0, b = nb;  // e[a] <= v; the answer is the largest such a below nb
+        while (b - a > 1) {
+            unsigned m = (a + b) >> 1;
+            if (le(e[m], v)) a = m; else b = m;
+        }
+        return a;
     }
 };
 

@@ -63,7 +63,7 @@ template <class A> struct Desc<A, 8> {
 
 // The exclusive prefix of tile `tile` (> 0), computed by one whole warp.
 template <class A>
-__device__ A look_back(i64 tile, const u64* aggd, const u64* incd, unsigned lane) {
+__device__ A look_back(i64 tile, const u64* aggd, const u64* incd, unsigned lane, A* s_lb) {
     typedef Desc<A> D;
     const int W = D::WORDS;
     i64 pos = tile, jinc;
@@ -94,8 +94,11 @@ __device__ A look_back(i64 tile, const u64* aggd, const u64* incd, unsigned lane
         A a = (A)0;
         if (t < tile) D::load(aggd + t * W, a);
         int cnt = (int)((tile - s) < 32 ? (tile - s) : 32);
-        if (IsFloat<A>::value) {
-            for (int k = 0; k < cnt; ++k) val = val + __shfl_sync(FULL_MASK, a, k);
+        if (IsFloat<A>::value) {  // one dependent add per tile, operands from shared memory
+            s_lb[lane] = a;
+            __syncwarp();
+            for (int k = 0; k < cnt; ++k) val = val + s_lb[k];
+            __syncwarp();
         } else {  // integers: any order is exact
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) a = a + __shfl_xor_sync(FULL_MASK, a, o);
@@ -120,6 +123,7 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u6
     __shared__ i64 s_tile;
     __shared__ A s_warp[WARPS];
     __shared__ A s_excl;
+    __shared__ A s_lb[32];
     unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
 
     if (threadIdx.x == 0) s_tile = (i64)atomicAdd(tile_counter, 1u);
@@ -176,7 +180,7 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u6
             if (lane == 0) D::store(incd, (A)0 + tile_agg, 2u);
         } else {
             if (lane == 0) D::store(aggd + tile * D::WORDS, tile_agg, 1u);
-            excl = look_back<A>(tile, aggd, incd, lane);
+            excl = look_back<A>(tile, aggd, incd, lane, s_lb);
             if (lane == 0) D::store(incd + tile * D::WORDS, excl + tile_agg, 2u);
         }
         if (lane < (unsigned)WARPS) s_warp[lane] = lane == 0 ? (A)0 : wex;
