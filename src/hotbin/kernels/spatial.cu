@@ -103,7 +103,10 @@ struct CountAcc {
     typedef double Weight;  // unused
     static constexpr bool weighted = false;
     static constexpr int words = 1;
-    __device__ static void add(Shared* s, u32 c, Weight, double) { atomicAdd(s + c, 1u); }
+    typedef u32 Run;
+    __device__ static Run run_of(Weight, double) { return 1u; }
+    __device__ static void extend(Run& r, Weight, double) { ++r; }
+    __device__ static void add(Shared* s, u32 c, const Run& r) { atomicAdd(s + c, r); }
     __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32) {
         u32 v = s[c];
         if (v) atomicAdd(out + gc, (u64)v);
@@ -117,7 +120,10 @@ struct SumF64 {
     typedef double Weight;
     static constexpr bool weighted = true;
     static constexpr int words = 1;
-    __device__ static void add(Shared* s, u32 c, Weight w, double) { atomicAdd(s + c, w); }
+    typedef double Run;
+    __device__ static Run run_of(Weight w, double) { return w; }
+    __device__ static void extend(Run& r, Weight w, double) { r += w; }
+    __device__ static void add(Shared* s, u32 c, const Run& r) { atomicAdd(s + c, r); }
     __device__ static void flush(const Shared* s, u32 c, double* out, u64 gc, u32) {
         double v = s[c];
         if (v != 0.0) atomicAdd(out + gc, v);  // NaN passes; skipping -0.0 matches 0.0 + -0.0
@@ -131,7 +137,10 @@ struct SumI64 {
     typedef i64 Weight;
     static constexpr bool weighted = true;
     static constexpr int words = 1;
-    __device__ static void add(Shared* s, u32 c, Weight w, double) { atomicAdd(s + c, (u64)w); }
+    typedef u64 Run;
+    __device__ static Run run_of(Weight w, double) { return (u64)w; }
+    __device__ static void extend(Run& r, Weight w, double) { r += (u64)w; }
+    __device__ static void add(Shared* s, u32 c, const Run& r) { atomicAdd(s + c, r); }
     __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32) {
         u64 v = s[c];
         if (v) atomicAdd(out + gc, v);
@@ -154,11 +163,21 @@ struct FixedAcc {
         hi = (u64)(i64)h;
         lo = (u64)rint((t - h) * 4294967296.0);
     }
-    __device__ static void add(Shared* s, u32 c, Weight w, double factor) {
+    struct Run { u64 hi, lo; };  // a run's words: lo < 2^32 each, at most 2^28 of them
+    __device__ static Run run_of(Weight w, double factor) {
+        Run r;
+        split(w, factor, r.hi, r.lo);
+        return r;
+    }
+    __device__ static void extend(Run& r, Weight w, double factor) {
         u64 hi, lo;
         split(w, factor, hi, lo);
-        atomicAdd(s + 2 * c, hi);
-        atomicAdd(s + 2 * c + 1, lo);
+        r.hi += hi;
+        r.lo += lo;
+    }
+    __device__ static void add(Shared* s, u32 c, const Run& r) {
+        atomicAdd(s + 2 * c, r.hi);
+        atomicAdd(s + 2 * c + 1, r.lo);
     }
     __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32 ncell) {
         u64 hi = s[2 * c], lo = s[2 * c + 1];
@@ -170,6 +189,33 @@ struct FixedAcc {
         split(w, factor, hi, lo);
         atomicAdd(out + c, hi);
         atomicAdd(out + ncell + c, lo);
+    }
+};
+
+// Adds a thread's points to shared accumulators, one run at a time: consecutive
+// points of the thread in the same cell are summed in registers and added with one
+// shared atomic when the cell changes (call finish() before the barrier). On hot
+// data a run lasts most of a thread's share, so the hot cell takes about one atomic
+// per thread instead of one per point (float64 and 64-bit shared atomics on one
+// address serialize: run 1 measured 3.9 G points/s for hot float64 sums).
+template <typename Acc>
+struct RunAdder {
+    typename Acc::Shared* s;
+    double factor;
+    u32 cell = DROP;  // DROP: no run yet
+    typename Acc::Run run{};
+    __device__ __forceinline__ void operator()(u32 c, typename Acc::Weight w) {
+        if (c == cell) {
+            Acc::extend(run, w, factor);
+            return;
+        }
+        if (cell != DROP) Acc::add(s, cell, run);
+        cell = c;
+        run = Acc::run_of(w, factor);
+    }
+    __device__ __forceinline__ void finish() {
+        if (cell != DROP) Acc::add(s, cell, run);
+        cell = DROP;
     }
 };
 
@@ -296,7 +342,7 @@ __device__ __forceinline__ void zero_shared(typename Acc::Shared* s, u32 cells) 
 }
 
 template <typename TX, typename TY, typename Acc>
-__global__ void __launch_bounds__(1024) private_grid(
+__global__ void __launch_bounds__(1024, 1) private_grid(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
         u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double factor,
         typename OutOf<Acc>::type* out, u64* dropped) {
@@ -309,12 +355,14 @@ __global__ void __launch_bounds__(1024) private_grid(
     if (threadIdx.x == 0) s_drop = 0;
     __syncthreads();
     u32 drop = 0;
+    RunAdder<Acc> adder{s, factor};
     for_points<2>(x, y, n, cells, [&](u32 c, u64 i) {
         if (c == DROP) { ++drop; return; }
         typename Acc::Weight wi{};
         if constexpr (Acc::weighted) wi = w[i];
-        Acc::add(s, c, wi, factor);
+        adder(c, wi);
     });
+    adder.finish();
     if (drop) atomicAdd(&s_drop, drop);
     __syncthreads();
     for (u32 c = threadIdx.x; c < ncell; c += blockDim.x) Acc::flush(s, c, out, c, ncell);
@@ -574,7 +622,7 @@ __device__ __forceinline__ void for_codes(const u16* __restrict__ codes, u32 a, 
 //    each tile the slice meets, zero the tile in shared memory, accumulate, flush
 //    its non-zero cells once into the result. A hot tile is split over all blocks.
 template <typename Acc>
-__global__ void __launch_bounds__(1024) accumulate_tiles(
+__global__ void __launch_bounds__(1024, 1) accumulate_tiles(
         const u16* __restrict__ codes, const typename Acc::Weight* __restrict__ w,
         const u32* __restrict__ start, const u32* __restrict__ base, u32 ntiles, u32 shift, u32 ncell,
         double factor, typename OutOf<Acc>::type* out) {
@@ -596,11 +644,13 @@ __global__ void __launch_bounds__(1024) accumulate_tiles(
         const u32 p0 = base[t] + (s0 - start[t]);  // where the slice lies in the buffer
         zero_shared<Acc>(s, cells);
         __syncthreads();
+        RunAdder<Acc> adder{s, factor};
         for_codes(codes, p0, p0 + (s1 - s0), [&](u32 c, u32 i) {
             typename Acc::Weight wi{};
             if constexpr (Acc::weighted) wi = w[i];
-            Acc::add(s, c, wi, factor);
+            adder(c, wi);
         });
+        adder.finish();
         __syncthreads();
         for (u32 c = threadIdx.x; c < cells; c += blockDim.x) Acc::flush(s, c, out, cell0 + c, ncell);
         __syncthreads();
