@@ -23,7 +23,8 @@ What runs on the device, and what is exact
 Delegated to the cpu backend, bit for bit the cpu backend's answer: float64 and 64-bit
 integer data (WGSL has no f64, and the data could not be compared exactly in 32 bits),
 every weighted sum (float64 or int64 accumulation, and the deterministic fixed-point
-words, which need 64-bit integer arithmetic per weight), ``minmax`` and ``max_abs``.
+words, which need 64-bit integer arithmetic per weight). ``minmax`` and ``max_abs`` are
+NumPy reductions on the host (the data are NumPy arrays already).
 
 Counts are exact and 64-bit: workgroups count in u32 (one dispatch reads at most one
 storage binding, < 2**31 values) and add into 64-bit split counters, two u32 words
@@ -46,6 +47,7 @@ import threading
 
 import numpy as np
 
+from .. import fixedpoint
 from ..binning import BinRule
 from . import to_host
 
@@ -305,11 +307,16 @@ def to_output(x, like=None):
 
 
 def minmax(a):
-    return _cpu().minmax(a)
+    """``(a.min(), a.max())`` by NumPy (NaN when ``a`` holds a NaN): one vectorized host
+    pass over data that is on the host anyway, and no numba compilation."""
+    a = np.asarray(a)
+    if a.dtype == np.bool_:
+        a = a.view(np.uint8)
+    return a.dtype.type(a.min()), a.dtype.type(a.max())
 
 
 def max_abs(w) -> float:
-    return _cpu().max_abs(w)
+    return fixedpoint.max_abs(w)
 
 
 def _native(a: np.ndarray) -> np.ndarray:
