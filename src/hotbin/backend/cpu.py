@@ -8,6 +8,7 @@ serializes threads: each thread counts into its own row of partials.
 from __future__ import annotations
 
 import os
+import types
 
 import numba
 import numpy as np
@@ -24,7 +25,9 @@ NAME = "cpu"
 BUFFER = 1 << 20
 #: elements per kernel call on contiguous input (bounds the fixed-point low words)
 CALL = 1 << 26
-#: below this many elements per thread, fewer threads (launch cost dominates)
+#: below this many elements per thread, fewer threads (launch cost dominates);
+#: inputs under two threads' worth run the serial twin of a kernel (no thread
+#: launch: on a loaded 2-core machine a parallel region took ~20 ms to start)
 MIN_PER_THREAD = 1 << 15
 #: a partial histogram this large or larger is not replicated per thread
 MAX_PARTIAL_BYTES = 1 << 28
@@ -97,9 +100,28 @@ def _split(w, factor):
 
 
 # --- kernels -------------------------------------------------------------------
+
+class _Kernel:
+    """A numba kernel compiled twice: threaded, and a serial twin for small inputs.
+
+    Call as ``kernel(n, *args)`` with ``n`` the number of elements it will read.
+    The twin is a copy of the function under another qualified name, so the two
+    never share a cache entry.
+    """
+
+    def __init__(self, fn):
+        self.threaded = njit(parallel=True, cache=True, nogil=True)(fn)
+        twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial",
+                                  fn.__defaults__, fn.__closure__)
+        twin.__qualname__ = fn.__qualname__ + "_serial"
+        self.serial = njit(cache=True, nogil=True)(twin)
+
+    def __call__(self, n, *args):
+        return (self.threaded if n >= 2 * MIN_PER_THREAD else self.serial)(*args)
+
 # out[p, i]: thread part p, bin i (column nb: dropped)
 
-@njit(parallel=True, cache=True, nogil=True)
+@_Kernel
 def _hist1d(a, w, weighted, e, lo, scale, uniform, out):
     nparts, nb1 = out.shape
     nb = nb1 - 1
@@ -116,7 +138,7 @@ def _hist1d(a, w, weighted, e, lo, scale, uniform, out):
                 h[i] += 1
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@_Kernel
 def _hist1d_fixed(a, w, factor, e, lo, scale, uniform, hi_out, lo_out):
     nparts, nb1 = hi_out.shape
     nb = nb1 - 1
@@ -131,7 +153,7 @@ def _hist1d_fixed(a, w, factor, e, lo, scale, uniform, hi_out, lo_out):
             lo_out[p, i] += ql
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@_Kernel
 def _count_values(a, w, weighted, out):
     """out[p, v] += 1 (or w) for each value v of a non-negative integer array."""
     nparts = out.shape[0]
@@ -146,7 +168,7 @@ def _count_values(a, w, weighted, out):
                 h[np.uint64(a[j])] += 1
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@_Kernel
 def _hist2d(x, y, w, weighted, ex, lox, sx, ux, ey, loy, sy, uy, out):
     nparts, ncell1 = out.shape
     nx = ex.size - 1
@@ -166,7 +188,7 @@ def _hist2d(x, y, w, weighted, ex, lox, sx, ux, ey, loy, sy, uy, out):
                 h[c] += 1
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@_Kernel
 def _hist2d_fixed(x, y, w, factor, ex, lox, sx, ux, ey, loy, sy, uy, hi_out, lo_out):
     nparts, ncell1 = hi_out.shape
     nx = ex.size - 1
@@ -184,7 +206,7 @@ def _hist2d_fixed(x, y, w, factor, ex, lox, sx, ux, ey, loy, sy, uy, hi_out, lo_
             lo_out[p, c] += ql
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@_Kernel
 def _minmax(a, nparts):
     """Per-part (min, max, any-NaN) of a contiguous array."""
     n = a.size
@@ -210,7 +232,7 @@ def _minmax(a, nparts):
     return los, his, nan
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@_Kernel
 def _block_sums(a, out_dtype_zero, block):
     nblk = (a.size + block - 1) // block
     sums = np.full(nblk, out_dtype_zero)
@@ -222,7 +244,7 @@ def _block_sums(a, out_dtype_zero, block):
     return sums
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@_Kernel
 def _scan_blocks(a, offsets, exclusive, block, out):
     nblk = offsets.size
     for b in prange(nblk):
@@ -291,7 +313,7 @@ def minmax(a):
     for (c,) in _chunks([a], [kd]):
         if c.size == 0:
             continue
-        los, his, nans = _minmax(c, _nparts(c.size, 1))
+        los, his, nans = _minmax(c.size, c, _nparts(c.size, 1))
         nan |= bool(nans.any())
         clo, chi = los.min(), his.max()
         lo = clo if lo is None else min(lo, clo)
@@ -314,14 +336,14 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
         return _histogram_lut(a, kd, rule)
     e, lo, sc, uni = _rule_args(rule)
     if scale is not None:
-        return _fixed(lambda x, w, factor, hi, lw: _hist1d_fixed(x, w, factor, e, lo, sc, uni, hi, lw),
+        return _fixed(lambda x, w, factor, hi, lw: _hist1d_fixed(x.size, x, w, factor, e, lo, sc, uni, hi, lw),
                       [a], weights, nb, scale)
     wd = np.dtype(np.int64) if weights is None else _weight_dtype(weights.dtype)
     out = np.zeros((_nparts(a.size, (nb + 1) * 8), nb + 1), wd)
     arrays, dtypes = ([a], [kd]) if weights is None else ([a, weights], [kd, wd])
     dummy = np.empty(0, wd)
     for c in _chunks(arrays, dtypes):
-        _hist1d(c[0], dummy if weights is None else c[1], weights is not None, e, lo, sc, uni, out)
+        _hist1d(c[0].size, c[0], dummy if weights is None else c[1], weights is not None, e, lo, sc, uni, out)
     return out.sum(axis=0)[:nb]
 
 
@@ -332,7 +354,7 @@ def _histogram_lut(a, kd, rule):
     counts = np.zeros((_nparts(a.size, nvals * 8), nvals), np.int64)
     dummy = np.empty(0, np.int64)
     for (c,) in _chunks([a], [kd]):
-        _count_values(c.view(u), dummy, False, counts)
+        _count_values(c.size, c.view(u), dummy, False, counts)
     counts = counts.sum(axis=0)
     values = np.arange(nvals, dtype=u).view(kd)
     idx = rule.index(values)
@@ -368,7 +390,7 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     ncell = nx * ny
     ax, ay = _rule_args(rx), _rule_args(ry)
     if scale is not None:
-        grid = _fixed(lambda a, b, w, f, hi, lw: _hist2d_fixed(a, b, w, f, *ax, *ay, hi, lw),
+        grid = _fixed(lambda a, b, w, f, hi, lw: _hist2d_fixed(a.size, a, b, w, f, *ax, *ay, hi, lw),
                       [x, y], weights, ncell, scale)
         kept = int(histogram2d(x, y, rx, ry)[1])
         return grid.reshape(2, nx, ny), kept
@@ -378,7 +400,7 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     arrays, dtypes = ([x, y], [kx, ky]) if weights is None else ([x, y, weights], [kx, ky, wd])
     dummy = np.empty(0, wd)
     for c in _chunks(arrays, dtypes):
-        _hist2d(c[0], c[1], dummy if weights is None else c[2], weights is not None, *ax, *ay, out)
+        _hist2d(c[0].size, c[0], c[1], dummy if weights is None else c[2], weights is not None, *ax, *ay, out)
     total = out.sum(axis=0)
     if weights is None:
         kept = x.size - int(total[ncell])
@@ -395,7 +417,7 @@ def bincount(x, length, weights=None):
     arrays, dtypes = ([x], [kd]) if weights is None else ([x, weights], [kd, wd])
     dummy = np.empty(0, wd)
     for c in _chunks(arrays, dtypes):
-        _count_values(c[0], dummy if weights is None else c[1], weights is not None, out)
+        _count_values(c[0].size, c[0], dummy if weights is None else c[1], weights is not None, out)
     return out.sum(axis=0)
 
 
@@ -413,10 +435,10 @@ def cumsum(a, exclusive=False):
     if flat.size == 0:
         return out
     zero = od.type(0)
-    sums = _block_sums(flat, zero, SCAN_BLOCK)
+    sums = _block_sums(flat.size, flat, zero, SCAN_BLOCK)
     offsets = np.empty_like(sums)
     offsets[0] = 0
     np.cumsum(sums[:-1], out=offsets[1:])
-    _scan_blocks(flat, offsets, exclusive, SCAN_BLOCK, out)
+    _scan_blocks(flat.size, flat, offsets, exclusive, SCAN_BLOCK, out)
     return out
 from .cpu_luma import luma_histogram  # noqa: E402,F401
