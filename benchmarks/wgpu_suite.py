@@ -127,7 +127,7 @@ def cuda_runner():
             kernel = events(lambda: cb._count(x, None, 256, out), reps)
         except Exception as exc:
             print(f"cuda kernel-only timing unavailable ({exc}); using the call time")
-        del x
+        x = None  # free the device copy
         return kernel, call, counts
 
     return cb.devices()[0], run
@@ -193,7 +193,7 @@ def main():
                "wgpu_call_GBps": nbytes / call_ms / 1e6}
         if best:
             row["best_cfg"], row["best_GBps"] = best[0], nbytes / best[1] / 1e6
-        del buf
+        buf = None  # free the resident copy
         if cuda is not None:
             try:
                 ck, cc, counts = cuda[1](host, rule, args.reps)

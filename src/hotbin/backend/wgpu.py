@@ -41,7 +41,6 @@ binding are processed in chunks.
 from __future__ import annotations
 
 import importlib.resources
-import math
 import os
 import threading
 
