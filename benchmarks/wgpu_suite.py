@@ -156,7 +156,8 @@ def main():
     space = [dict(wg=wg, copies=c, unroll=u, groups=gr)
              for wg, c, u, gr in itertools.product(
                  (256, 512, 1024), (8, 32), (1, 2, 4),
-                 (528, 1056, 2112, 4224) if not cpu_adapter else (4, 16))
+                 # whole waves on an H200 (132 SMs x 7 or 8 resident workgroups), and more
+                 (924, 1056, 1848, 2112, 4224) if not cpu_adapter else (4, 16))
              if 256 * c * 4 <= g.limits["max-compute-workgroup-storage-size"]
              and wg <= g.limits["max-compute-invocations-per-workgroup"]]
     rows, sweep = [], []
