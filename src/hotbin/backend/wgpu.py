@@ -67,8 +67,9 @@ WORKGROUPS = {"gpu": 2048, "cpu": 16}
 #:      layout the cuda backend measured fastest on the H200); see the H200 sweep in
 #:      benchmarks/results/wgpu-2026-11-30.md.
 #: cpu: lavapipe, `wgpu_suite.py --mib 1 --sweep` on 2 cores: 8 copies, no unrolling.
-U8 = {"gpu": {"wg": 256, "copies": 32, "unroll": 2},
-      "cpu": {"wg": 256, "copies": 8, "unroll": 1}}
+#: groups: workgroups per dispatch (whole waves: an H200 holds 7 of these per SM x 132 SMs).
+U8 = {"gpu": {"wg": 256, "copies": 32, "unroll": 2, "groups": 1848},
+      "cpu": {"wg": 256, "copies": 8, "unroll": 1, "groups": 16}}
 #: interleaved copies of the 256 level counters in luma.wgsl
 LUMA_COPIES = 4
 #: cache slots of hist.wgsl's hist_global (cells too many for workgroup memory)
@@ -553,7 +554,7 @@ def _launch_u8(g, buf, n16, out, copies=None, unroll=None, wg=None, groups=None,
     pipe = g.pipeline("hist_u8", "count_bytes", WG=wg, COPIES=copies,
                       UNROLL=unroll or tune["unroll"])
     params = np.array([n16, 0, 0, 0], np.uint32).tobytes()
-    groups = groups or max(1, min(-(-n16 // wg), g.workgroups, g.max_groups))
+    groups = groups or max(1, min(-(-n16 // wg), tune["groups"], g.max_groups))
     g.run("hist_u8", pipe, params, {2: buf, 4: out}, (groups,), encoder)
 
 
