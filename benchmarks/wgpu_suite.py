@@ -238,7 +238,7 @@ def main():
             lines.append(f"| {r['input']} | {r['wgpu_kernel_GBps']:.4g} | {r['wgpu_call_GBps']:.4g} | "
                          f"{r['anchor_cuda_GBps']:.4g} | {r['ratio_vs_anchor']:.2f} | "
                          f"{r.get('best_GBps', float('nan')):.4g} |")
-    lines += ["", f"NumPy input, upload included (uniform): {upload_GBps:.1f} GB/s"]
+    lines += ["", f"NumPy input, upload included (uniform): {upload_GBps:.4g} GB/s"]
     for r in rows:
         if "best_cfg" in r:
             lines.append(f"best swept config ({r['input']}): {r['best_cfg']}")
