@@ -70,7 +70,11 @@ class Heatmap:
                 f"y_range={self.y_range}, dropped={self.dropped})")
 
     def __add__(self, other: Heatmap) -> Heatmap:
-        """Merge two partial heatmaps of the same cells (e.g. two chunks of one data set)."""
+        """Merge two partial heatmaps of the same cells (e.g. two chunks of one data set).
+
+        Counts add exactly. Weighted sums add in float64, so a heatmap merged from
+        chunks may differ in the last bits from one computed in a single call.
+        """
         if not isinstance(other, Heatmap):
             return NotImplemented
         if (other.counts.shape != self.counts.shape or other.x_range != self.x_range
@@ -140,8 +144,10 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
     deterministic : bool
         Float weights are summed in fixed point (:mod:`hotbin.fixedpoint`, scale
         from the largest ``|weight|`` and the number of points): bitwise-identical
-        sums for any order of the points, chunking and backend, each cell within
-        ``k * 2**-(s+1)`` of the exact sum of its ``k`` weights. Needs finite weights.
+        sums for any order of the points, thread count and backend; a cell of
+        ``k`` weights is within ``k * 2**-(s+1)`` plus 2 ulp of their exact sum,
+        ``2**-s`` being the quantum of :func:`hotbin.fixedpoint.scale_for`.
+        Needs finite weights.
 
     Returns
     -------
