@@ -74,6 +74,21 @@ def test_cells_on_edges(strategy, dtype, shape):
     _check(x[p], y[p], rx, ry)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_subnormal_neighbours_of_zero(strategy, dtype):
+    """An edge at 0 has subnormal neighbours; CuPy compiles with -ftz=true, the rule must not flush."""
+    rx = binning.cell_rule(10, -1, 1, "w")  # edge 5 is exactly 0
+    ry = binning.histogram2d_rules(np.zeros(1, dtype), np.zeros(1, dtype), bins=8,
+                                   range=[[-1e-30, 1e-30], [-1, 1]])[0]
+    info = np.finfo(dtype)
+    v = np.array([0.0, -0.0, info.smallest_subnormal, -info.smallest_subnormal, info.tiny, -info.tiny,
+                  info.tiny / 2, -info.tiny / 2, 1e-30, -1e-30, 0.25, -0.25], dtype)
+    x = np.repeat(v, v.size)
+    y = np.tile(v, v.size)
+    _check(x, y, rx, ry)
+    _check(y, x, rx, ry)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8])
 def test_histogram2d_rules(strategy, dtype, rng):
     x = (rng.normal(0, 40, 100_003)).astype(dtype) if np.dtype(dtype).kind != "u" else \

@@ -16,11 +16,12 @@ equal the cpu backend's bit for bit: counts always, int64 sums of integer
 weights always, fixed-point words always (after :func:`hotbin.fixedpoint.fold`,
 which this module applies), float64 sums up to the order of float additions.
 
-The kernels compare in the data's type when that is exact: float32 (and float16)
-data against float64 edges compare against float32 edges rounded up (the closed
-end rounded down), which gives the float64 answer for every float32 value. Other
-data are converted on the device to the comparison dtype exactly as NumPy
-converts them. The bin is first guessed by a multiply; when the guess lies
+The kernels compare in the data's type when that is exact: float32 data against
+float64 edges compare against float32 edges rounded up (the closed end rounded
+down), which gives the float64 answer for every float32 value, subnormals
+included (CuPy compiles with ``-ftz=true``; the float32 comparisons are explicit
+PTX without flush). float16 data are widened to float64; other data are
+converted on the device to the comparison dtype exactly as NumPy converts them. The bin is first guessed by a multiply; when the guess lies
 farther than a bound ``eps`` (from the edges' measured deviation from an exact
 linspace and the rounding of the guess) from a bin boundary it is the answer,
 otherwise it is corrected against the edges array.
@@ -241,6 +242,8 @@ def _guess(rule: BinRule, gdt: np.dtype):
     mag = max(abs(lo), abs(hi)) / step + nb
     u = float(np.finfo(gdt).eps) / 2
     eps = 2 * dev + 8 * (u + 2.0 ** -53) * mag
+    if gdt == np.float32:  # CuPy compiles with -ftz=true: operands and v - lo below 2^-126 flush
+        eps += 4 * 2.0 ** -126 * (float(scale_g) + 1)
     if not eps < 0.125:
         return (1, lo_g, scale_g, gdt.type(0))
     return (2, lo_g, scale_g, gdt.type(eps * 1.25))
@@ -249,8 +252,11 @@ def _guess(rule: BinRule, gdt: np.dtype):
 def _axis(cp, v, rule: BinRule):
     """``(ctype, data, args)``: the axis' data on the device and its kernel arguments."""
     cmp = rule.kernel_cmp
-    if v.dtype in (np.float16, np.float32) and cmp.dtype.kind == "f":
+    if v.dtype == np.float32 and cmp.dtype.kind == "f":
         kdt, edges = np.dtype(np.float32), _edges_f32(cmp.astype(np.float64))
+    elif v.dtype == np.float16:
+        # widened to float64, which CuPy's -ftz=true conversion kernels never flush
+        kdt, edges = np.dtype(np.float64), cmp.astype(np.float64)
     else:
         kdt, edges = cmp.dtype, cmp
     gdt = np.dtype(np.float32) if kdt == np.float32 else np.dtype(np.float64)

@@ -33,6 +33,23 @@ typedef unsigned short u16;
 template <typename T> struct Guess { typedef double type; };
 template <> struct Guess<float> { typedef float type; };
 
+// Comparisons in the comparison type. CuPy compiles with -ftz=true, which would
+// compare float32 subnormals as zero (and an edge at 0 has subnormal neighbours):
+// setp without .ftz compares them exactly. Doubles are never flushed.
+template <typename T> __device__ __forceinline__ bool ge(T a, T b) { return a >= b; }
+template <typename T> __device__ __forceinline__ bool le(T a, T b) { return a <= b; }
+template <typename T> __device__ __forceinline__ bool lt(T a, T b) { return a < b; }
+#define EXACT_SETP_F32(name)                                                                    \
+    template <> __device__ __forceinline__ bool name<float>(float a, float b) {                \
+        unsigned r;                                                                          \
+        asm("{.reg .pred p; setp." #name ".f32 p, %1, %2; selp.u32 %0, 1, 0, p;}"             \
+            : "=r"(r) : "f"(a), "f"(b));                                                     \
+        return r != 0;                                                                       \
+    }
+EXACT_SETP_F32(ge)
+EXACT_SETP_F32(le)
+EXACT_SETP_F32(lt)
+
 __device__ __forceinline__ float floor_of(float t) { return floorf(t); }
 __device__ __forceinline__ double floor_of(double t) { return floor(t); }
 
@@ -47,16 +64,17 @@ struct Axis {
     T first, last;  // e[0], e[nb]
     G lo, scale;    // first guess t = (v - lo) * scale
     G eps;          // mode 2: t farther than eps from an integer gives the bin outright
+                    // (the host's bound covers rounding and float32 flush-to-zero)
     u32 nb;
     int mode;       // 0: binary search; 1: guess, then correct; 2: as 1, trusted off the edges
 
     __device__ __forceinline__ u32 find(T v) const {
-        if (!(v >= first && v <= last)) return nb;  // NaN, out of range
+        if (!(ge(v, first) && le(v, last))) return nb;  // NaN, out of range
         if (mode == 0) {
             u32 a = 0, b = nb;  // e[a] <= v; the answer is the largest such a below nb
             while (b - a > 1) {
                 u32 m = (a + b) >> 1;
-                if (e[m] <= v) a = m; else b = m;
+                if (le(e[m], v)) a = m; else b = m;
             }
             return a;
         }
@@ -70,8 +88,8 @@ struct Axis {
         } else {
             g = f < (G)0 ? 0u : nb - 1;  // also NaN (degenerate scale): walk from the top
         }
-        while (g > 0 && v < e[g]) --g;
-        while (g + 1 < nb && v >= e[g + 1]) ++g;
+        while (g > 0 && lt(v, e[g])) --g;
+        while (g + 1 < nb && ge(v, e[g + 1])) ++g;
         return g;
     }
 };
