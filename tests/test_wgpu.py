@@ -34,6 +34,16 @@ def rng():
     return np.random.default_rng(20261130)
 
 
+@pytest.fixture(autouse=True, params=["split", "atomic64"])
+def counters(request, monkeypatch):
+    """Every test runs with both kinds of 64-bit global counters (where the adapter has both)."""
+    g = W._gpu()
+    if request.param == "atomic64" and not g.has_atomic64:
+        pytest.skip("adapter has no 64-bit atomics")
+    monkeypatch.setattr(g, "atomic64", request.param == "atomic64")
+    return request.param
+
+
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Force every input across several storage bindings."""
@@ -179,8 +189,8 @@ def test_smallest_workgroup_storage(rng, monkeypatch):
     np.testing.assert_array_equal(W.luma_histogram(batch), luma_reference(batch))
 
 
-def test_split_counter_carries():
-    """The 64-bit split counters: a low word that wraps carries into the high word."""
+def test_counters_carry_past_32_bits():
+    """64-bit global counters: a low word that wraps carries into the high word."""
     g = W._gpu()
     out = g.with_data(np.array([0xFFFFFFF0, 5] * 256, np.uint32))
     buf = g.with_data(np.full(4096, 3, np.uint8))

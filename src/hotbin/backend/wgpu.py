@@ -27,9 +27,11 @@ words, which need 64-bit integer arithmetic per weight). ``minmax`` and ``max_ab
 NumPy reductions on the host (the data are NumPy arrays already).
 
 Counts are exact and 64-bit: workgroups count in u32 (one dispatch reads at most one
-storage binding, < 2**31 values) and add into 64-bit split counters, two u32 words
-whose high word takes the carry of whichever atomic add wrapped the low word. No
-64-bit atomics are needed, so every adapter runs the same kernels.
+storage binding, < 2**31 values) and add their totals into 64-bit global counters:
+through the adapter's 64-bit atomics where it has them (``shader-int64-atomic-all-ops``:
+Vulkan on NVIDIA, AMD, lavapipe), otherwise into split counters, two u32 words whose
+high word takes the carry of whichever atomic add wrapped the low word. Both leave the
+same little-endian u64 per counter (``kernels/out_atomic64.wgsl``, ``out_split.wgsl``).
 
 The adapter is the high-performance one unless ``$HOTBIN_WGPU_ADAPTER`` says otherwise:
 ``low-power``, an index into ``wgpu.gpu.enumerate_adapters_sync()``, or a
@@ -76,6 +78,8 @@ LUMA_COPIES = 4
 CACHE_SLOTS = 2048
 #: values per invocation in scan.wgsl (a block is WG * SCAN_ITEMS values)
 SCAN_ITEMS = 8
+#: use the adapter's 64-bit atomics for global counters where present (else split counters)
+ATOMIC64 = True
 #: upper bound on the bytes of one chunk (one storage binding); the adapter's binding
 #: limit lowers it. Tests lower it to force chunking.
 CHUNK_BYTES = 1 << 30
@@ -120,6 +124,7 @@ def _pick_adapter(wgpu):
     raise RuntimeError(f"${ENV_ADAPTER}={choice!r} matches no WebGPU adapter (found: {names})")
 
 
+_FEATURES = ("shader-int64", "shader-int64-atomic-all-ops")
 _LIMITS = ("max-storage-buffer-binding-size", "max-buffer-size",
            "max-compute-workgroup-storage-size", "max-compute-invocations-per-workgroup",
            "max-compute-workgroup-size-x", "max-compute-workgroups-per-dimension",
@@ -141,8 +146,12 @@ class _Gpu:
         self.adapter = adapter
         self.name = _describe(adapter)
         lim = adapter.limits
+        wanted = [f for f in _FEATURES if f in adapter.features]
         self.device = adapter.request_device_sync(
-            required_limits={k: lim[k] for k in _LIMITS if k in lim})
+            required_features=wanted, required_limits={k: lim[k] for k in _LIMITS if k in lim})
+        #: 64-bit atomics for the global counters (tests switch it to cover both kernels)
+        self.atomic64 = ATOMIC64 and len(wanted) == len(_FEATURES)
+        self.has_atomic64 = len(wanted) == len(_FEATURES)
         self.limits = self.device.limits
         kind = "cpu" if str(adapter.info.get("adapter_type", "")).lower() == "cpu" else "gpu"
         self.kind = kind
@@ -165,17 +174,21 @@ class _Gpu:
     #: bindings of each kernel file: 0 uniform params, 1..3 read-only storage, 4 output
     _BINDINGS = {"hist": (0, 1, 2, 3, 4), "hist_u8": (0, 2, 4), "luma": (0, 2, 4),
                  "scan": (0, 2, 3, 4)}
-    #: files prepended to a kernel's own source (shared WGSL functions)
-    _PRELUDE = {"hist": ("rule",)}
+    #: files prepended to a kernel's own source (shared WGSL functions); "out" is the
+    #: 64-bit counter file of this device (out_atomic64 or out_split)
+    _PRELUDE = {"hist": ("rule", "out"), "hist_u8": ("out",), "luma": ("out",)}
 
     def _module(self, name):
-        if name not in self._modules:
+        out = "out_atomic64" if self.atomic64 else "out_split"
+        key = (name, out)
+        if key not in self._modules:
             files = importlib.resources.files("hotbin") / "kernels"
-            parts = [(files / f"{p}.wgsl").read_text() for p in self._PRELUDE.get(name, ())]
+            parts = [(files / f"{out if p == 'out' else p}.wgsl").read_text()
+                     for p in self._PRELUDE.get(name, ())]
             parts.append((files / f"{name}.wgsl").read_text())
-            self._modules[name] = self.device.create_shader_module(
+            self._modules[key] = self.device.create_shader_module(
                 label=name, code="\n".join(parts))
-        return self._modules[name]
+        return self._modules[key]
 
     def _layout(self, name):
         if name not in self._layouts:
@@ -190,7 +203,7 @@ class _Gpu:
         return self._layouts[name]
 
     def pipeline(self, name, entry, **constants):
-        key = (name, entry, tuple(sorted(constants.items())))
+        key = (name, entry, self.atomic64, tuple(sorted(constants.items())))
         with self._lock:
             if key not in self._pipelines:
                 _, layout = self._layout(name)

@@ -9,9 +9,9 @@
 //                 workgroup cache of cells (a slot is claimed once by the first cell seen), and
 //                 only misses go to global memory. A hot cell claims its slot early and then
 //                 never reaches a global atomic.
-// Global results are 64-bit split counters: (lo, hi) u32 words, the carry added by whichever
-// atomic wrapped the low word. Workgroup counters stay below 2^32 because one dispatch reads
-// at most one storage binding (< 2^31 values).
+// Global results are 64-bit counters, add64 from the prepended out_atomic64.wgsl (the
+// adapter's 64-bit atomics) or out_split.wgsl (split u32 counters). Workgroup counters stay
+// below 2^32 because one dispatch reads at most one storage binding (< 2^31 values).
 
 override WG: u32 = 256u;
 override SLOTS: u32 = 256u;   // workgroup words, a power of 2: counters (hist_private) or
@@ -32,7 +32,6 @@ struct Params {
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(2) var<storage, read> xs: array<u32>;
 @group(0) @binding(3) var<storage, read> ys: array<u32>;
-@group(0) @binding(4) var<storage, read_write> out: array<atomic<u32>>;
 
 var<workgroup> wg: array<atomic<u32>, SLOTS>;
 
@@ -55,13 +54,6 @@ fn cell_of(j: u32) -> u32 {
         return NONE;
     }
     return bx * P.ny + by;
-}
-
-fn add64(i: u32, c: u32) {
-    let old = atomicAdd(&out[2u * i], c);
-    if (old > 0xffffffffu - c) {
-        atomicAdd(&out[2u * i + 1u], 1u);
-    }
 }
 
 fn flush_private(c: u32, k: u32) {

@@ -2,7 +2,7 @@
 //
 // Privatized (DESIGN.md §1.1): each workgroup zeroes COPIES interleaved copies of 256 counters,
 // counts 16-byte loads into them, and adds each non-empty value's total into the global
-// 64-bit split counters (lo, hi u32 words). Neighbouring invocations use different copies,
+// 64-bit counters (add64: out_atomic64.wgsl or out_split.wgsl, prepended by the host). Neighbouring invocations use different copies,
 // and copies of one value sit in neighbouring banks, so a hot value does not serialize on
 // one counter; a load whose 16 bytes are all equal (a constant run) is one atomic add.
 // The host counts the chunk's last bytes that do not fill a 16-byte load.
@@ -20,7 +20,6 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(2) var<storage, read> data: array<vec4<u32>>;
-@group(0) @binding(4) var<storage, read_write> out: array<atomic<u32>>;
 
 var<workgroup> wg: array<atomic<u32>, 256u * COPIES>;
 
@@ -71,10 +70,7 @@ fn count_bytes(@builtin(local_invocation_index) lid: u32,
             k += atomicLoad(&wg[b * COPIES + ((c + b) & (COPIES - 1u))]);  // rotated: no bank conflicts
         }
         if (k != 0u) {
-            let old = atomicAdd(&out[2u * b], k);
-            if (old > 0xffffffffu - k) {
-                atomicAdd(&out[2u * b + 1u], 1u);
-            }
+            add64(b, k);
         }
     }
 }

@@ -4,8 +4,8 @@
 // pixel (v, v, v) has level v, white has 255. Alpha is ignored. The chunk holds whole pixels
 // of consecutive images; workgroup row wid.y takes image j of the chunk, and the workgroups of a
 // row stride over that image's pixels. Counting is privatized (workgroup counters, COPIES
-// interleaved copies, per-invocation runs of one level), then one 64-bit split-counter add per
-// non-empty level into out[j][level].
+// interleaved copies, per-invocation runs of one level), then one 64-bit add per non-empty level
+// into out[j][level] (add64: out_atomic64.wgsl or out_split.wgsl, prepended by the host).
 
 override WG: u32 = 256u;
 override COPIES: u32 = 4u;   // a power of 2
@@ -20,7 +20,6 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(2) var<storage, read> data: array<u32>;
-@group(0) @binding(4) var<storage, read_write> out: array<atomic<u32>>;
 
 var<workgroup> wg: array<atomic<u32>, 256u * COPIES>;
 
@@ -80,11 +79,7 @@ fn luma_hist(@builtin(local_invocation_index) lid: u32,
             k += atomicLoad(&wg[l * COPIES + c]);
         }
         if (k != 0u) {
-            let o = 2u * (img * 256u + l);
-            let old = atomicAdd(&out[o], k);
-            if (old > 0xffffffffu - k) {
-                atomicAdd(&out[o + 1u], 1u);
-            }
+            add64(img * 256u + l, k);
         }
     }
 }
