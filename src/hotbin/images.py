@@ -339,13 +339,19 @@ def _equalize_one(x, lut, depth):
     top = float((1 << depth) - 1)
     num = _luma_numerator(q)
     target = lut[(num // np.uint32(LUMA_DIVISOR)).astype(np.intp)].astype(np.float64)
-    rgb = q[..., :3].astype(np.float64)
-    y = num.astype(np.float64) / LUMA_DIVISOR
-    peak = rgb.max(axis=-1)
-    black = y == 0
-    gain = np.minimum(target / np.where(black, 1.0, y), top / np.where(black, 1.0, peak))
-    new = np.clip(np.rint(rgb * gain[..., None]), 0.0, top)
-    return np.where(black[..., None], target[..., None], new)
+    black = num == 0
+    y = num.astype(np.float64)
+    y /= LUMA_DIVISOR
+    y[black] = 1.0
+    peak = np.maximum(np.maximum(q[..., 0], q[..., 1]), q[..., 2]).astype(np.float64)
+    peak[black] = 1.0
+    gain = np.minimum(target / y, top / peak)  # black pixels: gain target, on zero channels
+    new = q[..., :3].astype(np.float64)
+    new *= gain[..., None]
+    np.rint(new, out=new)
+    np.clip(new, 0.0, top, out=new)
+    new[black] = target[black][:, None]
+    return new
 
 
 def equalize(image, *, backend=None):
