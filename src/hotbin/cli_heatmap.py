@@ -42,7 +42,8 @@ def register(sub):
     p.add_argument("--how", choices=HOWS, default="eq_hist", help="normalization (default eq_hist)")
     p.add_argument("--cmap", default="inferno", help=f"colormap: {', '.join(CMAPS)} (default inferno)")
     p.add_argument("--smooth", type=float, default=0.0, help="Gaussian blur, standard deviation in cells")
-    p.add_argument("--background", default=None, help="colour of empty cells, e.g. black (default: transparent)")
+    p.add_argument("--background", default=None, help="colour of empty cells: black, white, #rrggbb or none "
+                        "(default: transparent; black for --demo)")
     p.add_argument("--backend", choices=("cpu", "cuda", "wgpu"), default=None)
     p.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help=f"rows per chunk (default {CHUNK_ROWS})")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
@@ -67,7 +68,7 @@ def run(args) -> int:
             raise UserError("give either INPUT or --demo, not both")
         hm, n, what = *_demo(args), "demo data"
         if args.background is None:
-            args.background = "black"
+            args.background = "black"  # the demo is a night map
     else:
         if not args.input:
             raise UserError("give an INPUT file (CSV or Parquet), or --demo")
@@ -75,6 +76,8 @@ def run(args) -> int:
             raise UserError("name the coordinate columns with --x COL --y COL")
         hm, n = _from_file(args, progress)
         what = os.path.basename(args.input)
+    if args.background in ("none", "transparent"):
+        args.background = None
     hm.to_png(args.output, how=args.how, cmap=args.cmap, smooth=args.smooth, background=args.background)
     print(f"wrote {args.output}: {hm.width}x{hm.height} cells, {n:,} points of {what}, "
           f"{hm.dropped:,} outside, {time.perf_counter() - t0:.1f} s")
