@@ -20,10 +20,12 @@ closed (``v == edges[-1]`` lands in the last bin), compared in ``cmp_dtype``:
 Values outside ``[edges[0], edges[-1]]`` and NaN land in no bin. Kernels may
 guess ``i`` by multiplying (``(v - lo) * nbins / (hi - lo)``) but must then
 correct the guess against the edges array until the rule above holds, so the
-result does not depend on how the guess rounds.
+result does not depend on how the guess rounds; :attr:`BinRule.slack` says
+when the guess needs no correction.
 """
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass
 
@@ -69,6 +71,24 @@ class BinRule:
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             s = self.nbins / width if width > 0 else 0.0
         return s if np.isfinite(s) else 0.0
+
+    @functools.cached_property
+    def slack(self) -> float:
+        """How far the multiply guess can be from the edges, in bins.
+
+        Kernels compute ``t(v) = (float64(v) - lo) * scale`` (subtract, then
+        multiply: no fused multiply-add). ``t`` is monotone in ``v``, so with
+        ``T[i] = t(edges[i])`` and ``slack = max |T[i] - i|``: if ``g = floor(t(v))``
+        and ``slack < t(v) - g < 1 - slack`` then ``T[g] < t(v) < T[g+1]``, hence
+        ``edges[g] < v < edges[g+1]`` and ``v`` is in bin ``g`` with no edge
+        loaded. Only values whose fraction is within ``slack`` of an integer are
+        compared against the edges. ``inf`` for non-uniform rules.
+        """
+        if not self.uniform:
+            return np.inf
+        with np.errstate(all="ignore"):
+            t = (self.kernel_cmp.astype(np.float64) - self.lo) * self.scale
+            return float(np.max(np.abs(t - np.arange(t.size))))
 
     @property
     def kernel_cmp(self) -> np.ndarray:

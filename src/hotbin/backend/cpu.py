@@ -63,21 +63,23 @@ def to_output(x, like=None):
 # --- the bin rule, fused into every kernel ------------------------------------
 
 @njit(inline="always")
-def _find(v, e, e0, en, nb, lo, scale, uniform):
+def _find(v, e, e0, en, nb, lo, scale, slack, uniform):
     """Bin of ``v`` in ``[0, nb)``, or ``nb`` when it lands in none (binning.BinRule.index).
 
-    ``e0``/``en`` are ``e[0]``/``e[nb]`` hoisted by the caller. Indices are cast to
-    unsigned for indexing: numba then emits no negative-index wraparound code.
+    ``e0``/``en`` are ``e[0]``/``e[nb]`` hoisted by the caller. A uniform rule
+    guesses by multiplying and reads the edges only when the guess is within
+    ``slack`` of an edge (BinRule.slack). Indices are cast to unsigned for
+    indexing: numba then emits no negative-index wraparound code.
     """
     if not (v >= e0 and v <= en):
         return nb
     if uniform:
-        g = min(np.int64((v - lo) * scale), nb - 1)
-        if v < e[np.uint64(g)]:
-            g -= 1
+        t = (v - lo) * scale
+        g = min(np.int64(t), nb - 1)
+        f = t - np.float64(g)
+        if f <= slack or f >= 1.0 - slack:
             while g > 0 and v < e[np.uint64(g)]:
                 g -= 1
-        else:
             while g < nb - 1 and v >= e[np.uint64(g + 1)]:
                 g += 1
         return g
@@ -122,7 +124,7 @@ class _Kernel:
 # out[p, i]: thread part p, bin i (column nb: dropped)
 
 @_Kernel
-def _hist1d(a, w, weighted, e, lo, scale, uniform, out):
+def _hist1d(a, w, weighted, e, lo, scale, slack, uniform, out):
     nparts, nb1 = out.shape
     nb = nb1 - 1
     e0, en = e[0], e[nb]
@@ -131,7 +133,7 @@ def _hist1d(a, w, weighted, e, lo, scale, uniform, out):
     for p in prange(nparts):
         h = out[p]
         for j in range(p * step, min(n, (p + 1) * step)):
-            i = np.uint64(_find(a[j], e, e0, en, nb, lo, scale, uniform))
+            i = np.uint64(_find(a[j], e, e0, en, nb, lo, scale, slack, uniform))
             if weighted:
                 h[i] += w[j]
             else:
@@ -139,7 +141,7 @@ def _hist1d(a, w, weighted, e, lo, scale, uniform, out):
 
 
 @_Kernel
-def _hist1d_fixed(a, w, factor, e, lo, scale, uniform, hi_out, lo_out):
+def _hist1d_fixed(a, w, factor, e, lo, scale, slack, uniform, hi_out, lo_out):
     nparts, nb1 = hi_out.shape
     nb = nb1 - 1
     e0, en = e[0], e[nb]
@@ -147,7 +149,7 @@ def _hist1d_fixed(a, w, factor, e, lo, scale, uniform, hi_out, lo_out):
     step = (n + nparts - 1) // nparts
     for p in prange(nparts):
         for j in range(p * step, min(n, (p + 1) * step)):
-            i = _find(a[j], e, e0, en, nb, lo, scale, uniform)
+            i = _find(a[j], e, e0, en, nb, lo, scale, slack, uniform)
             qh, ql = _split(w[j], factor)
             hi_out[p, i] += qh
             lo_out[p, i] += ql
@@ -169,7 +171,7 @@ def _count_values(a, w, weighted, out):
 
 
 @_Kernel
-def _hist2d(x, y, w, weighted, ex, lox, sx, ux, ey, loy, sy, uy, out):
+def _hist2d(x, y, w, weighted, ex, lox, sx, kx, ux, ey, loy, sy, ky, uy, out):
     nparts, ncell1 = out.shape
     nx = ex.size - 1
     ny = ey.size - 1
@@ -179,8 +181,8 @@ def _hist2d(x, y, w, weighted, ex, lox, sx, ux, ey, loy, sy, uy, out):
     for p in prange(nparts):
         h = out[p]
         for j in range(p * step, min(n, (p + 1) * step)):
-            ix = _find(x[j], ex, ex0, exn, nx, lox, sx, ux)
-            iy = _find(y[j], ey, ey0, eyn, ny, loy, sy, uy)
+            ix = _find(x[j], ex, ex0, exn, nx, lox, sx, kx, ux)
+            iy = _find(y[j], ey, ey0, eyn, ny, loy, sy, ky, uy)
             c = np.uint64(ncell1 - 1 if (ix == nx or iy == ny) else ix * ny + iy)
             if weighted:
                 h[c] += w[j]
@@ -189,7 +191,7 @@ def _hist2d(x, y, w, weighted, ex, lox, sx, ux, ey, loy, sy, uy, out):
 
 
 @_Kernel
-def _hist2d_fixed(x, y, w, factor, ex, lox, sx, ux, ey, loy, sy, uy, hi_out, lo_out):
+def _hist2d_fixed(x, y, w, factor, ex, lox, sx, kx, ux, ey, loy, sy, ky, uy, hi_out, lo_out):
     nparts, ncell1 = hi_out.shape
     nx = ex.size - 1
     ny = ey.size - 1
@@ -198,8 +200,8 @@ def _hist2d_fixed(x, y, w, factor, ex, lox, sx, ux, ey, loy, sy, uy, hi_out, lo_
     step = (n + nparts - 1) // nparts
     for p in prange(nparts):
         for j in range(p * step, min(n, (p + 1) * step)):
-            ix = _find(x[j], ex, ex0, exn, nx, lox, sx, ux)
-            iy = _find(y[j], ey, ey0, eyn, ny, loy, sy, uy)
+            ix = _find(x[j], ex, ex0, exn, nx, lox, sx, kx, ux)
+            iy = _find(y[j], ey, ey0, eyn, ny, loy, sy, ky, uy)
             c = np.uint64(ncell1 - 1 if (ix == nx or iy == ny) else ix * ny + iy)
             qh, ql = _split(w[j], factor)
             hi_out[p, c] += qh
@@ -300,7 +302,7 @@ def _nparts(n: int, row_bytes: int) -> int:
 
 
 def _rule_args(rule: BinRule):
-    return rule.kernel_cmp, rule.lo, rule.scale, rule.uniform
+    return rule.kernel_cmp, rule.lo, rule.scale, rule.slack, rule.uniform
 
 
 # --- primitives ---------------------------------------------------------------
@@ -334,16 +336,16 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
     kd = _kernel_dtype(a.dtype)
     if weights is None and kd in LUT_KINDS:
         return _histogram_lut(a, kd, rule)
-    e, lo, sc, uni = _rule_args(rule)
+    e, lo, sc, sl, uni = _rule_args(rule)
     if scale is not None:
-        return _fixed(lambda x, w, factor, hi, lw: _hist1d_fixed(x.size, x, w, factor, e, lo, sc, uni, hi, lw),
+        return _fixed(lambda x, w, factor, hi, lw: _hist1d_fixed(x.size, x, w, factor, e, lo, sc, sl, uni, hi, lw),
                       [a], weights, nb, scale)
     wd = np.dtype(np.int64) if weights is None else _weight_dtype(weights.dtype)
     out = np.zeros((_nparts(a.size, (nb + 1) * 8), nb + 1), wd)
     arrays, dtypes = ([a], [kd]) if weights is None else ([a, weights], [kd, wd])
     dummy = np.empty(0, wd)
     for c in _chunks(arrays, dtypes):
-        _hist1d(c[0].size, c[0], dummy if weights is None else c[1], weights is not None, e, lo, sc, uni, out)
+        _hist1d(c[0].size, c[0], dummy if weights is None else c[1], weights is not None, e, lo, sc, sl, uni, out)
     return out.sum(axis=0)[:nb]
 
 
