@@ -5,6 +5,7 @@ import struct
 import zlib
 
 import numpy as np
+from numba import njit
 
 _SIG = b"\x89PNG\r\n\x1a\n"
 _COLOR = {1: 0, 2: 4, 3: 2, 4: 6}  # channels -> PNG colour type (gray, gray+alpha, RGB, RGBA)
@@ -25,8 +26,8 @@ def encode(image: np.ndarray) -> bytes:
         raise TypeError(f"image: expected uint8 or uint16, got {img.dtype}")
     h, w, c = img.shape
     depth = 8 * img.dtype.itemsize
-    rows = np.ascontiguousarray(img, dtype=img.dtype.newbyteorder(">")).reshape(h, w * c * img.dtype.itemsize)
-    raw = np.concatenate([np.zeros((h, 1), np.uint8), rows.view(np.uint8)], axis=1).tobytes()
+    rows = np.ascontiguousarray(img, dtype=img.dtype.newbyteorder(">")).reshape(h, w * c).view(np.uint8)
+    raw = np.concatenate([np.zeros((h, 1), np.uint8), rows], axis=1).tobytes()
     header = struct.pack(">IIBBBBB", w, h, depth, _COLOR[c], 0, 0, 0)
     return _SIG + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(raw, 6)) + _chunk(b"IEND", b"")
 
@@ -60,26 +61,33 @@ def read(path) -> np.ndarray:
         raise ValueError(f"{path}: unsupported PNG (colour type {color}, depth {depth}, interlace {interlace})")
     bpp = channels * depth // 8
     raw = np.frombuffer(zlib.decompress(b"".join(idat)), np.uint8).reshape(h, 1 + w * bpp)
-    out = np.zeros((h, w * bpp), np.uint8)
-    prev = np.zeros(w * bpp, np.int32)
-    for r in range(h):
-        ftype, line = raw[r, 0], raw[r, 1:].astype(np.int32)
-        cur = np.zeros(w * bpp, np.int32)
-        for i in range(w * bpp):  # filters 0-4 (only encode's filter 0 is vectorized)
-            a = cur[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if ftype == 0:
-                break
-            pred = {1: a, 2: b, 3: (a + b) // 2}.get(int(ftype))
-            if pred is None:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            cur[i] = (line[i] + pred) & 0xFF
-        if ftype == 0:
-            cur = line
-        out[r] = cur
-        prev = cur
+    out = _unfilter(raw, bpp)
     img = out.view(">u2").astype(np.uint16) if depth == 16 else out
     return img.reshape(h, w, channels) if channels > 1 else img.reshape(h, w)
+
+
+@njit(cache=True, nogil=True)
+def _unfilter(raw, bpp):
+    """Undo PNG's per-row filters (None, Sub, Up, Average, Paeth)."""
+    h, n = raw.shape[0], raw.shape[1] - 1
+    out = np.zeros((h, n), np.uint8)
+    for r in range(h):
+        ftype = raw[r, 0]
+        for i in range(n):
+            a = np.int32(out[r, i - bpp]) if i >= bpp else 0
+            b = np.int32(out[r - 1, i]) if r > 0 else 0
+            c = np.int32(out[r - 1, i - bpp]) if (r > 0 and i >= bpp) else 0
+            if ftype == 0:
+                pred = 0
+            elif ftype == 1:
+                pred = a
+            elif ftype == 2:
+                pred = b
+            elif ftype == 3:
+                pred = (a + b) // 2
+            else:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if (pa <= pb and pa <= pc) else (b if pb <= pc else c)
+            out[r, i] = (np.int32(raw[r, i + 1]) + pred) & 0xFF
+    return out
