@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import backend as _backends
+from . import distributed as _dask
 from .api import cumsum
 from .binning import histogram_rule
 
@@ -249,8 +250,11 @@ def luminance_histogram(image, bins=256, *, backend=None):
     -------
     array of int64
         Counts; each row sums to H*W. Exact, deterministic, identical on every
-        backend, never overflowing. Same kind of array and device as ``image``.
+        backend, never overflowing. Same kind of array and device as ``image``
+        (a lazy dask array for a dask image).
     """
+    if _dask.is_dask(image):
+        return _dask.luminance_histogram(image, bins, backend=backend)
     nb = _bins(bins)
     be, img = _load(image, backend)
     h = _fold(_level_counts(be, img), nb, img.levels)
