@@ -319,3 +319,14 @@ def test_luma_rejects_bad_images():
         W.luma_histogram(np.zeros((4, 4, 2), np.uint8))
     with pytest.raises(TypeError, match="img"):
         W.luma_histogram(np.zeros((4, 4, 3), np.float32))
+
+
+def test_more_bins_than_one_binding_go_to_cpu(monkeypatch):
+    g = W._gpu()
+    monkeypatch.setattr(type(g), "max_binding", property(lambda self: 8 * 100))
+    monkeypatch.setattr(C, "histogram", lambda *a, **k: "cpu")
+    monkeypatch.setattr(C, "bincount", lambda *a, **k: "cpu")
+    a = np.arange(1000, dtype=np.float32)
+    assert W.histogram(a, histogram_rule(a, 101, (0, 1000))) == "cpu"
+    assert W.bincount(a.astype(np.int32), 1000) == "cpu"
+    assert W.histogram(a, histogram_rule(a, 100, (0, 1000))).sum() == 1000

@@ -164,6 +164,16 @@ class _Gpu:
         self._lock = threading.Lock()
 
     @property
+    def max_binding(self) -> int:
+        """Bytes one storage binding may have on this device."""
+        return min(int(self.limits["max-storage-buffer-binding-size"]),
+                   int(self.limits["max-buffer-size"]))
+
+    def fits(self, ncell: int) -> bool:
+        """Whether ``ncell`` 64-bit counters (and their thresholds) fit one binding."""
+        return ncell < (1 << 31) and 8 * ncell <= self.max_binding
+
+    @property
     def binding(self) -> int:
         """Bytes one chunk may have: the binding limit (and CHUNK_BYTES), a multiple of 16."""
         b = min(int(self.limits["max-storage-buffer-binding-size"]),
@@ -342,7 +352,8 @@ def _native(a: np.ndarray) -> np.ndarray:
 
 def histogram(a, rule: BinRule, weights=None, scale=None):
     a = np.asarray(a)
-    if weights is not None or scale is not None or not _rule_ok(rule):
+    if (weights is not None or scale is not None or not _rule_ok(rule)
+            or not _gpu().fits(rule.nbins)):
         return _cpu().histogram(a, rule, weights, scale)
     x = _native(a).reshape(-1)
     dt = x.dtype
@@ -368,8 +379,7 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
 def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     nx, ny = rx.nbins, ry.nbins
     kx, ky = _keyed(_widen(_native(x).reshape(-1))), _keyed(_widen(_native(y).reshape(-1)))
-    g = _gpu()
-    fits = nx * ny < (1 << 31) and 8 * nx * ny <= g.binding
+    fits = _gpu().fits(nx * ny) and _gpu().fits(nx + ny)
     if (weights is not None or scale is not None or kx is None or ky is None or not fits
             or not (_rule_ok(rx) and _rule_ok(ry))):
         return _cpu().histogram2d(np.asarray(x), np.asarray(y), rx, ry, weights, scale)
@@ -385,9 +395,9 @@ def bincount(x, length, weights=None):
     x = np.asarray(x)
     if weights is not None or length == 0:
         return _cpu().bincount(x, length, weights)
+    if not _gpu().fits(length):
+        return _cpu().bincount(x, length)
     if x.dtype.itemsize == 8:
-        if length > (1 << 31):
-            return _cpu().bincount(x, length)
         x = x.astype(np.int32)  # the caller checked 0 <= x < length
     edges = np.arange(length + 1, dtype=np.int64)
     return histogram(x, BinRule(edges=edges, cmp=edges, uniform=True))
