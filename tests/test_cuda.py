@@ -110,6 +110,12 @@ def test_histogram_equals_cpu(dtype, bins, range_, rng):
     v = nasty(dtype, rng)
     if np.dtype(dtype).kind == "f" and range_ is None and not isinstance(bins, list):
         v = v[np.isfinite(v)]  # a range from the data must be finite
+    try:
+        np.histogram(v[:1], bins, range_)
+    except ValueError:  # e.g. float16 edges too close: NumPy refuses, so must we
+        with pytest.raises(ValueError):
+            hotbin.histogram(v, bins=bins, range=range_, backend="cuda")
+        return
     if isinstance(bins, list) or range_ is not None:
         edges = np.histogram_bin_edges(np.empty(0), bins, range_)
         v = with_edges(v, edges)
@@ -236,7 +242,7 @@ TILE_I32 = cb.SCAN_BLOCK * cb.SCAN_NVEC * 4
 @pytest.mark.parametrize("n", [1, 5, TILE_I32 - 1, TILE_I32, TILE_I32 + 1, 3 * TILE_I32 + 17,
                                (1 << 22) + 3])
 @pytest.mark.parametrize("exclusive", [False, True])
-@pytest.mark.parametrize("nvec", [4, cb.SCAN_NVEC, 16])
+@pytest.mark.parametrize("nvec", [4, 8, 16])
 def test_scan_int32_exact(n, exclusive, nvec, rng, monkeypatch):
     monkeypatch.setattr(cb, "OVERRIDE", {"scan_nvec": nvec})
     a = rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int32)  # sums overflow int32, not int64

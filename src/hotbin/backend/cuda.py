@@ -52,16 +52,20 @@ class Policy:
 LANES_MAX_SLOTS = 256
 MAX_WINDOWS = 8
 COUNT_TABLE = (
-    # <= 256 slots: 32 lane-indexed copies, bank-conflict free on every input
-    # (gpu_suite "G1 u8 256" uniform/narrow/constant: lanes vs copies).
-    Policy("lanes", block=512, blocks_per_sm=4, unroll=2),
-    # fits one block: private copies, up to `copies` of them (gpu_suite "G3 u16 4096", rule path).
+    # <= 256 slots: 32 lane-indexed copies, bank-conflict free on every input.
+    # gpu_suite run 3 (2026-11-30, H200), G1 u8 2^31 uniform/narrow/constant GB/s:
+    # lanes unroll 4: 3410/3424/3454; unroll 2: 3201/3211/3242; one copy: 2151/2941/3618;
+    # 8 copies: 2198/3049/3602. G2 f32 2^28: unroll 4: 2787/2744/2824; unroll 2: 2642/2636/2691.
+    Policy("lanes", block=512, blocks_per_sm=4, unroll=4),
+    # fits one block: private copies, up to `copies` of them (G3 "rule" rows: the u16
+    # rule path through this layout ran 582-1343 GB/s, below the value windows below).
     Policy("copies", block=512, blocks_per_sm=4, unroll=2, copies=8),
     # up to MAX_WINDOWS blocks' worth: blocks share input parts, one window of slots
-    # each (gpu_suite "G3 u16 65536": windows 2 vs 4; a cluster of 2 or 4 blocks
-    # sharing counters through distributed shared memory ran at 65-316 GB/s there
-    # on 2026-11-30, global atomics at 3-169 GB/s).
-    Policy("windows", block=1024, blocks_per_sm=2, unroll=2, windows=0),
+    # each. G3 u16 2^28, 65536 values: 2 windows unroll 4: 1293/1377/1401;
+    # unroll 2: 1173/1282/1293; 4 windows: 800/816/893. A cluster of 2 or 4 blocks
+    # sharing counters through distributed shared memory ran 65-316 GB/s (run 1),
+    # global atomics 3-169 GB/s.
+    Policy("windows", block=1024, blocks_per_sm=2, unroll=4, windows=0),
     # beyond: 64-bit global atomics straight into the result.
     Policy("global", block=512, blocks_per_sm=4, unroll=2),
 )
@@ -73,7 +77,9 @@ SUM_GLOBAL = Policy("global", block=512, blocks_per_sm=4)
 EDGE_STAGE_BYTES = 16 << 10
 #: scan: threads per block and 16-byte vectors per thread (gpu_suite "scan")
 SCAN_BLOCK = 256
-SCAN_NVEC = 8  # 2 / 4 / 8: 300 / 595 / 1237 GB/s on float32 2^28 (gpu_suite "scan/sweep")
+#: float32 2^28, input GB/s (gpu_suite "scan/sweep", runs 2-3): 2 / 4 / 8 / 16 vectors:
+#: 300 / 911 / 1421 / 1494; int32 -> int64: 707 / 866 / 997 / 1010
+SCAN_NVEC = 16
 #: 2-D placeholder: global atomics
 HIST2D_BLOCK = 512
 
@@ -269,7 +275,7 @@ def ci_name_expressions() -> dict[str, list[str]]:
     h.append("fold_lut")
     for t, a in (("int", i64), (f, f), (d, d), (u8, i64), (u16, "unsigned long long"), (i64, i64)):
         for ex in ("false", "true"):
-            for nvec in (SCAN_NVEC, 16):
+            for nvec in (8, SCAN_NVEC):
                 out["scan.cu"].append(f"scan_lookback<{t}, {a}, {SCAN_BLOCK}, {nvec}, {ex}>")
     for tx, c in ((f, f), (f, d), (d, d), ("int", d)):
         for u in ("true", "false"):
