@@ -16,7 +16,7 @@ bytes read once. Two wgpu figures:
           in one submission and a 16-byte read back, wall clock / INNER)
   call    one resident histogram as the backend computes it: dispatch, read the 2 KiB of
           counts back, fold into bins (what ``histogram`` does once the data is uploaded)
-``--sweep`` times every (workgroup size, copies, unroll, workgroups) of the tuning space and
+``--sweep`` times every (mode, workgroup size, copies, unroll, workgroups) of the tuning space and
 reports the best, to justify the table in ``hotbin/backend/wgpu.py``.
 """
 from __future__ import annotations
@@ -153,13 +153,19 @@ def main():
           f"workgroup storage {g.limits['max-compute-workgroup-storage-size']} B")
     cuda = cuda_runner()
     rule = histogram_rule(np.zeros(1, np.uint8), 256, (0, 256))
-    space = [dict(wg=wg, copies=c, unroll=u, groups=gr)
-             for wg, c, u, gr in itertools.product(
-                 (256, 512, 1024), (8, 32), (1, 2, 4),
-                 # whole waves on an H200 (132 SMs x 7 or 8 resident workgroups), and more
-                 (924, 1056, 1848, 2112, 4224) if not cpu_adapter else (4, 16))
-             if 256 * c * 4 <= g.limits["max-compute-workgroup-storage-size"]
-             and wg <= g.limits["max-compute-invocations-per-workgroup"]]
+    atomic = [dict(mode="atomic", wg=wg, copies=c, unroll=u, groups=gr)
+              for wg, c, u, gr in itertools.product(
+                  (256, 512, 1024), (8, 32), (1, 2, 4),
+                  # whole waves on an H200 (132 SMs x 7 or 8 resident workgroups), and more
+                  (924, 1056, 1848, 2112, 4224) if not cpu_adapter else (4, 16))
+              if 256 * c * 4 <= g.limits["max-compute-workgroup-storage-size"]
+              and wg <= g.limits["max-compute-invocations-per-workgroup"]]
+    private = [dict(mode="private", wg=wg, unroll=u, groups=gr)
+               for wg, u, gr in itertools.product(
+                   (32, 64) if not cpu_adapter else (16, 32), (1, 2, 4),
+                   (924, 1848, 3696) if not cpu_adapter else (4, 16))
+               if (128 * wg + 256) * 4 <= g.limits["max-compute-workgroup-storage-size"]]
+    space = atomic + private
     rows, sweep = [], []
     for name, host in datasets(nbytes):
         want = reference(host)
@@ -247,15 +253,16 @@ def main():
         for name in ("uniform", "narrow", "constant"):
             top = sorted((x for x in sweep if x["input"] == name), key=lambda x: x["ms"])[:5]
             lines += [f"  {name}: " + "; ".join(
-                f"wg={x['wg']} copies={x['copies']} unroll={x['unroll']} groups={x['groups']}: "
+                f"{x['mode']} wg={x['wg']} copies={x.get('copies', '-')} unroll={x['unroll']} "
+                f"groups={x['groups']}: "
                 f"{x['GBps']:.4g}" for x in top)]
         mean = {}
         for x in sweep:
-            k = (x["wg"], x["copies"], x["unroll"], x["groups"])
+            k = (x["mode"], x["wg"], x.get("copies"), x["unroll"], x["groups"])
             mean[k] = mean.get(k, 0.0) + x["ms"]
         k = min(mean, key=mean.get)
-        lines.append(f"best over all three inputs (least total time): wg={k[0]} copies={k[1]} "
-                     f"unroll={k[2]} groups={k[3]}")
+        lines.append(f"best over all three inputs (least total time): {k[0]} wg={k[1]} "
+                     f"copies={k[2]} unroll={k[3]} groups={k[4]}")
     text = "\n".join(lines)
     if args.out:
         os.makedirs(args.out, exist_ok=True)

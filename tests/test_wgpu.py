@@ -189,6 +189,19 @@ def test_smallest_workgroup_storage(rng, monkeypatch):
     np.testing.assert_array_equal(W.luma_histogram(batch), luma_reference(batch))
 
 
+@pytest.mark.parametrize("mode,wg", [("atomic", 256), ("atomic", 64), ("private", 16),
+                                     ("private", 32)])
+def test_u8_kernel_modes(rng, mode, wg):
+    """Both uint8 counting kernels, with enough loop trips to flush private counters."""
+    g = W._gpu()
+    x = rng.integers(0, 256, 1 << 20, dtype=np.uint8)
+    x[: 1 << 18] = 9  # a constant stretch: whole 16-byte loads of one value
+    x[1 << 18: 1 << 19] = rng.integers(100, 103, 1 << 18)  # narrow
+    out = g.storage(256 * 8)
+    W._launch_u8(g, g.with_data(x), x.size // 16, out, mode=mode, wg=wg, unroll=2, groups=2)
+    np.testing.assert_array_equal(W._words64(g.read(out)), np.bincount(x, minlength=256))
+
+
 def test_counters_carry_past_32_bits():
     """64-bit global counters: a low word that wraps carries into the high word."""
     g = W._gpu()

@@ -63,15 +63,17 @@ WG = 256
 #: GPUs: enough resident workgroups to cover an H200's 132 SMs several times over.
 #: CPU adapters (lavapipe): a few per core, so the per-workgroup merge stays cheap.
 WORKGROUPS = {"gpu": 2048, "cpu": 16}
-#: hist_u8.wgsl (256-bin uint8, target G7), by adapter type: invocations per workgroup,
-#: interleaved copies of the 256 counters, 16-byte loads in flight per invocation.
+#: hist_u8.wgsl (256-bin uint8, target G7), by adapter type. mode "atomic": COPIES
+#: interleaved copies of workgroup atomic counters; "private": u16 counters per invocation,
+#: plain increments. wg: invocations per workgroup; unroll: 16-byte loads in flight per
+#: invocation; groups: workgroups per dispatch.
 #: gpu: 32 copies = one per subgroup lane on NVIDIA (bank-conflict free on every input, the
-#:      layout the cuda backend measured fastest on the H200); see the H200 sweep in
-#:      benchmarks/results/wgpu-2026-11-30.md.
-#: cpu: lavapipe, `wgpu_suite.py --mib 1 --sweep` on 2 cores: 8 copies, no unrolling.
-#: groups: workgroups per dispatch (whole waves: an H200 holds 7 of these per SM x 132 SMs).
-U8 = {"gpu": {"wg": 256, "copies": 32, "unroll": 2, "groups": 1848},
-      "cpu": {"wg": 256, "copies": 8, "unroll": 1, "groups": 16}}
+#:      layout the cuda backend measured fastest on the H200), whole waves of 7 resident
+#:      workgroups x 132 SMs; see the H200 sweep in benchmarks/results/wgpu-2026-11-30.md.
+#: cpu: lavapipe, `wgpu_suite.py --mib 4 --sweep` on 2 cores: private counters, 16
+#:      invocations, 2 loads in flight (0.79 GB/s uniform vs 0.10 for 8 atomic copies).
+U8 = {"gpu": {"mode": "atomic", "wg": 256, "copies": 32, "unroll": 2, "groups": 1848},
+      "cpu": {"mode": "private", "wg": 16, "unroll": 2, "groups": 16}}
 #: interleaved copies of the 256 level counters in luma.wgsl
 LUMA_COPIES = 4
 #: cache slots of hist.wgsl's hist_global (cells too many for workgroup memory)
@@ -566,16 +568,26 @@ def _count_u8(x: np.ndarray) -> np.ndarray:
     return counts + np.bincount(tail, minlength=256) if tail.size else counts
 
 
-def _launch_u8(g, buf, n16, out, copies=None, unroll=None, wg=None, groups=None, encoder=None):
+def _launch_u8(g, buf, n16, out, copies=None, unroll=None, wg=None, groups=None, mode=None,
+               encoder=None):
     """Count the first ``n16`` 16-byte loads of ``buf`` into ``out``.
 
     The keyword arguments override the tuning table (benchmarks/wgpu_suite.py sweeps them).
+    ``mode`` "atomic": COPIES interleaved copies of workgroup atomic counters; "private":
+    u16 counters per invocation, plain increments (WG * 512 bytes of workgroup memory).
     """
     tune = U8[g.kind]
+    mode = mode or tune.get("mode", "atomic")
     wg = wg or tune["wg"]
-    copies = min(copies or tune["copies"], _pow2_floor(g.wg_words // 256))  # adapter's limit
-    pipe = g.pipeline("hist_u8", "count_bytes", WG=wg, COPIES=copies,
-                      UNROLL=unroll or tune["unroll"])
+    unroll = unroll or tune["unroll"]
+    if mode == "private":
+        while wg > 1 and 128 * wg + 256 > g.wg_words:  # adapter's limit
+            wg //= 2
+        pipe = g.pipeline("hist_u8", "count_bytes_private", WG=wg, COPIES=1, UNROLL=unroll,
+                          PRIV_WORDS=128 * wg)
+    else:
+        copies = min(copies or tune.get("copies", 8), _pow2_floor(g.wg_words // 256))  # adapter limit
+        pipe = g.pipeline("hist_u8", "count_bytes", WG=wg, COPIES=copies, UNROLL=unroll)
     params = np.array([n16, 0, 0, 0], np.uint32).tobytes()
     groups = groups or max(1, min(-(-n16 // wg), tune["groups"], g.max_groups))
     g.run("hist_u8", pipe, params, {2: buf, 4: out}, (groups,), encoder)

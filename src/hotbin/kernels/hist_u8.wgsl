@@ -10,6 +10,7 @@
 override WG: u32 = 256u;
 override COPIES: u32 = 8u;   // a power of 2
 override UNROLL: u32 = 2u;   // 16-byte loads in flight per invocation (1, 2 or 4)
+override PRIV_WORDS: u32 = 1u;  // count_bytes_private: 128 * WG words of u16 counter pairs
 
 struct Params {
     n16: u32,   // 16-byte loads in this chunk
@@ -22,6 +23,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> data: array<vec4<u32>>;
 
 var<workgroup> wg: array<atomic<u32>, 256u * COPIES>;
+var<workgroup> pc: array<u32, PRIV_WORDS>;
 
 fn count_word(w: u32, copy: u32) {
     atomicAdd(&wg[(w & 0xffu) * COPIES + copy], 1u);
@@ -69,6 +71,84 @@ fn count_bytes(@builtin(local_invocation_index) lid: u32,
         for (var c = 0u; c < COPIES; c += 1u) {
             k += atomicLoad(&wg[b * COPIES + ((c + b) & (COPIES - 1u))]);  // rotated: no bank conflicts
         }
+        if (k != 0u) {
+            add64(b, k);
+        }
+    }
+}
+
+// count_bytes_private: no atomics in the hot loop. Each invocation owns 256 u16 counters,
+// packed in pairs into 128 workgroup words laid out word-major (word i of invocation t at
+// i * WG + t: neighbouring invocations hit neighbouring banks whatever the bytes), and
+// increments them with plain read-modify-writes. Every FLUSH loop trips (before any u16
+// can wrap: 16 * UNROLL * FLUSH < 65536) and at the end, an invocation adds its counters
+// into the workgroup totals (wg, COPIES = 1) and clears them.
+const FLUSH: u32 = 1000u;
+
+fn bump_word(w: u32, lid: u32) {
+    for (var k = 0u; k < 32u; k += 8u) {
+        let v = (w >> k) & 0xffu;
+        let i = (v >> 1u) * WG + lid;
+        pc[i] += 1u << ((v & 1u) * 16u);
+    }
+}
+
+fn bump16(v: vec4<u32>, lid: u32) {
+    let b = v.x & 0xffu;
+    if (all(v == vec4<u32>(b * 0x01010101u))) {
+        pc[(b >> 1u) * WG + lid] += 16u << ((b & 1u) * 16u);
+    } else {
+        bump_word(v.x, lid);
+        bump_word(v.y, lid);
+        bump_word(v.z, lid);
+        bump_word(v.w, lid);
+    }
+}
+
+fn flush_private(lid: u32) {
+    for (var i = 0u; i < 128u; i += 1u) {
+        let x = pc[i * WG + lid];
+        if (x != 0u) {
+            atomicAdd(&wg[2u * i], x & 0xffffu);
+            atomicAdd(&wg[2u * i + 1u], x >> 16u);
+            pc[i * WG + lid] = 0u;
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn count_bytes_private(@builtin(local_invocation_index) lid: u32,
+                       @builtin(workgroup_id) wid: vec3<u32>,
+                       @builtin(num_workgroups) nwg: vec3<u32>) {
+    for (var i = lid; i < 256u * COPIES; i += WG) {
+        atomicStore(&wg[i], 0u);
+    }
+    for (var i = 0u; i < 128u; i += 1u) {
+        pc[i * WG + lid] = 0u;
+    }
+    workgroupBarrier();
+    let stride = nwg.x * WG;
+    var v: array<vec4<u32>, 4>;
+    var trips = 0u;
+    for (var j = wid.x * WG + lid; j < P.n16; j += stride * UNROLL) {
+        for (var u = 0u; u < UNROLL; u += 1u) {
+            v[u] = data[min(j + u * stride, P.n16 - 1u)];
+        }
+        for (var u = 0u; u < UNROLL; u += 1u) {
+            if (j + u * stride < P.n16) {
+                bump16(v[u], lid);
+            }
+        }
+        trips += 1u;
+        if (trips == FLUSH) {
+            flush_private(lid);
+            trips = 0u;
+        }
+    }
+    flush_private(lid);
+    workgroupBarrier();
+    for (var b = lid; b < 256u; b += WG) {
+        let k = atomicLoad(&wg[b]);
         if (k != 0u) {
             add64(b, k);
         }
