@@ -88,7 +88,6 @@ CHUNK_BYTES = 1 << 30
 
 _KEY_KINDS = {np.dtype(np.uint32): 0, np.dtype(np.int32): 1, np.dtype(np.float32): 2}
 _KIND_LUT16 = 3
-_NONE = 0xFFFFFFFF
 _BUF = None  # wgpu.BufferUsage, set on import of wgpu
 
 
@@ -226,7 +225,8 @@ class _Gpu:
         return self._pipelines[key]
 
     # buffers ----------------------------------------------------------------------
-    def storage(self, nbytes, dst=True):
+    def storage(self, nbytes):
+        """A zeroed storage buffer of at least ``nbytes`` (16 at least, a multiple of 4)."""
         usage = _BUF.STORAGE | _BUF.COPY_SRC | _BUF.COPY_DST
         return self.device.create_buffer(size=max(16, _round4(nbytes)), usage=usage)
 
