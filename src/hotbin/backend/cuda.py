@@ -13,7 +13,11 @@ against the edges array), 8/16-bit integers are counted by raw value and folded
 into bins through a table built by :meth:`BinRule.index`, counts are 32-bit per
 block and 64-bit in the result, and fixed-point words equal the cpu backend's
 after :func:`hotbin.fixedpoint.fold`. Float64 weighted sums use float64 atomics
-(not bitwise reproducible; ``deterministic=True`` is).
+(not bitwise reproducible; ``deterministic=True`` is). Float comparisons keep
+subnormals whatever the compiler's flush-to-zero setting (explicit PTX), and
+float16 is widened by integer operations, so the neighbours of an edge at 0 land
+where NumPy puts them. Scans are one pass (decoupled look-back), exact for
+integers and bitwise reproducible run to run for floats.
 """
 from __future__ import annotations
 
@@ -70,7 +74,8 @@ COUNT_TABLE = (
     Policy("global", block=512, blocks_per_sm=4, unroll=2),
 )
 
-#: Weighted sums: one private copy per block when it fits, else global atomics.
+#: Weighted sums: one private copy per block when it fits, else global atomics
+#: (not benchmarked: weighted sums have no target yet).
 SUM_POLICY = Policy("copies", block=512, blocks_per_sm=4)
 SUM_GLOBAL = Policy("global", block=512, blocks_per_sm=4)
 #: edges are staged in shared memory up to this size, else read through L1
@@ -80,10 +85,10 @@ SCAN_BLOCK = 256
 #: float32 2^28, input GB/s (gpu_suite "scan/sweep", runs 2-3): 2 / 4 / 8 / 16 vectors:
 #: 300 / 911 / 1421 / 1494; int32 -> int64: 707 / 866 / 997 / 1010
 SCAN_NVEC = 16
-#: 2-D placeholder: global atomics
+#: 2-D placeholder (global atomics; kernels/spatial.cu is the fast path): not benchmarked
 HIST2D_BLOCK = 512
 
-#: benchmarks and tests may force choices: Policy fields ({"layout": "cluster4",
+#: benchmarks and tests may force choices: Policy fields ({"layout": "windows",
 #: "unroll": 4, ...}), "lut": False (8/16-bit ints through the rule, not the value
 #: table), "shortcut": False (always check the guess against the edges). Empty in use.
 OVERRIDE: dict = {}
