@@ -90,6 +90,24 @@ class BinRule:
             t = (self.kernel_cmp.astype(np.float64) - self.lo) * self.scale
             return float(np.max(np.abs(t - np.arange(t.size))))
 
+    @functools.cached_property
+    def linear_step(self) -> float | None:
+        """``step`` when every interior edge is exactly ``i * step + lo`` in float64, else None.
+
+        NumPy's ``linspace`` computes its float64 edges that way, so for those
+        rules a kernel can recompute any edge instead of loading it (the last
+        edge is the closed end, compared separately). Checked bit for bit here,
+        once per rule, and only offered when the guess is off by at most one bin
+        (``slack < 1``), so one correction step each way suffices.
+        """
+        if not self.uniform or self.cmp.dtype != np.float64 or self.slack >= 1:
+            return None
+        n = self.nbins
+        step = (float(self.edges[-1]) - float(self.edges[0])) / n
+        with np.errstate(all="ignore"):
+            same = np.array_equal(np.arange(n, dtype=np.float64) * step + self.lo, self.cmp[:n])
+        return step if same else None
+
     @property
     def kernel_cmp(self) -> np.ndarray:
         """Edges widened exactly to a dtype every kernel implements (f32, f64, i64, u64).

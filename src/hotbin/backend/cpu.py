@@ -121,38 +121,80 @@ class _Kernel:
     def __call__(self, n, *args):
         return (self.threaded if n >= 2 * MIN_PER_THREAD else self.serial)(*args)
 
-# out[p, i]: thread part p, bin i (column nb: dropped)
+# A rule travels into kernels as the tuple (e, e0, en, lo, scale, slack, step, mode):
+# the kernel's edges, its ends, the guess parameters, and how bins are found.
+LINEAR, GUESS, SEARCH = 0, 1, 2  # computed edges (BinRule.linear_step) / slack guess / binary search
+COUNT, SUM, FIXED = 0, 1, 2  # what a scatter adds: 1, the weight, or fixed-point words
+#: points whose bins are computed before they are scattered (codes stay in L1)
+BLOCK = 2048
 
-@_Kernel
-def _hist1d(a, w, weighted, e, lo, scale, slack, uniform, out):
-    nparts, nb1 = out.shape
-    nb = nb1 - 1
-    e0, en = e[0], e[nb]
-    n = a.size
-    step = (n + nparts - 1) // nparts
-    for p in prange(nparts):
-        h = out[p]
-        for j in range(p * step, min(n, (p + 1) * step)):
-            i = np.uint64(_find(a[j], e, e0, en, nb, lo, scale, slack, uniform))
-            if weighted:
-                h[i] += w[j]
+
+@njit(nogil=True, cache=True)
+def _codes(v, r, codes):
+    """codes[k] = bin of v[k] under rule r, nb when it lands in none.
+
+    A function of its own on a block: in LINEAR mode the loop is branch-free and
+    numba vectorizes it (4x faster than the same loop fused with the scatter,
+    benchmarks/heatmap_cpu.py).
+    """
+    e, e0, en, lo, scale, slack, step, mode = r
+    nb = e.size - 1
+    if mode == LINEAR:
+        for k in range(v.size):
+            x = v[k]
+            ok = (x >= e0) & (x <= en)
+            t = (x - lo) * scale
+            g = min(np.int32(t if ok else 0.0), np.int32(nb - 1))
+            g -= np.int32(x < g * step + lo)
+            g += np.int32((g < nb - 1) & (x >= (g + 1) * step + lo))
+            codes[k] = g if ok else nb
+    else:
+        for k in range(v.size):
+            codes[k] = _find(v[k], e, e0, en, nb, lo, scale, slack, mode == GUESS)
+
+
+@njit(nogil=True, cache=True)
+def _part(x, y, two_d, w, how, factor, rx, ry, start, stop, h, h2, cx, cy):
+    """One thread's share [start, stop): codes block by block, then scatter into h (and h2).
+
+    The last slot of h takes the points that land in no bin; returns their number.
+    """
+    nx = rx[0].size - 1
+    ny = ry[0].size - 1
+    trash = nx * ny if two_d else nx
+    dropped = 0
+    for b in range(start, stop, BLOCK):
+        m = min(stop, b + BLOCK) - b
+        _codes(x[b:b + m], rx, cx)
+        if two_d:
+            _codes(y[b:b + m], ry, cy)
+            for k in range(m):
+                cx[k] = cx[k] * ny + cy[k] if (cx[k] < nx) & (cy[k] < ny) else trash
+        for k in range(m):
+            c = np.uint64(cx[k])
+            dropped += cx[k] == trash
+            if how == COUNT:
+                h[c] += 1
+            elif how == SUM:
+                h[c] += w[b + k]
             else:
-                h[i] += 1
+                qh, ql = _split(w[b + k], factor)
+                h[c] += qh
+                h2[c] += ql
+    return dropped
 
 
 @_Kernel
-def _hist1d_fixed(a, w, factor, e, lo, scale, slack, uniform, hi_out, lo_out):
-    nparts, nb1 = hi_out.shape
-    nb = nb1 - 1
-    e0, en = e[0], e[nb]
-    n = a.size
+def _hist(x, y, two_d, w, how, factor, rx, ry, out, out2, drops):
+    """Per-thread partial histograms: out[p] (and out2[p] for FIXED), drops[p] dropped points."""
+    nparts = out.shape[0]
+    n = x.size
     step = (n + nparts - 1) // nparts
     for p in prange(nparts):
-        for j in range(p * step, min(n, (p + 1) * step)):
-            i = _find(a[j], e, e0, en, nb, lo, scale, slack, uniform)
-            qh, ql = _split(w[j], factor)
-            hi_out[p, i] += qh
-            lo_out[p, i] += ql
+        cx = np.empty(BLOCK, np.int64)
+        cy = np.empty(BLOCK if two_d else 0, np.int64)
+        drops[p] += _part(x, y, two_d, w, how, factor, rx, ry, p * step, min(n, (p + 1) * step),
+                          out[p], out2[p], cx, cy)
 
 
 @_Kernel
@@ -168,44 +210,6 @@ def _count_values(a, w, weighted, out):
                 h[np.uint64(a[j])] += w[j]
             else:
                 h[np.uint64(a[j])] += 1
-
-
-@_Kernel
-def _hist2d(x, y, w, weighted, ex, lox, sx, kx, ux, ey, loy, sy, ky, uy, out):
-    nparts, ncell1 = out.shape
-    nx = ex.size - 1
-    ny = ey.size - 1
-    ex0, exn, ey0, eyn = ex[0], ex[nx], ey[0], ey[ny]
-    n = x.size
-    step = (n + nparts - 1) // nparts
-    for p in prange(nparts):
-        h = out[p]
-        for j in range(p * step, min(n, (p + 1) * step)):
-            ix = _find(x[j], ex, ex0, exn, nx, lox, sx, kx, ux)
-            iy = _find(y[j], ey, ey0, eyn, ny, loy, sy, ky, uy)
-            c = np.uint64(ncell1 - 1 if (ix == nx or iy == ny) else ix * ny + iy)
-            if weighted:
-                h[c] += w[j]
-            else:
-                h[c] += 1
-
-
-@_Kernel
-def _hist2d_fixed(x, y, w, factor, ex, lox, sx, kx, ux, ey, loy, sy, ky, uy, hi_out, lo_out):
-    nparts, ncell1 = hi_out.shape
-    nx = ex.size - 1
-    ny = ey.size - 1
-    ex0, exn, ey0, eyn = ex[0], ex[nx], ey[0], ey[ny]
-    n = x.size
-    step = (n + nparts - 1) // nparts
-    for p in prange(nparts):
-        for j in range(p * step, min(n, (p + 1) * step)):
-            ix = _find(x[j], ex, ex0, exn, nx, lox, sx, kx, ux)
-            iy = _find(y[j], ey, ey0, eyn, ny, loy, sy, ky, uy)
-            c = np.uint64(ncell1 - 1 if (ix == nx or iy == ny) else ix * ny + iy)
-            qh, ql = _split(w[j], factor)
-            hi_out[p, c] += qh
-            lo_out[p, c] += ql
 
 
 @_Kernel
@@ -302,10 +306,12 @@ def _nparts(n: int, row_bytes: int) -> int:
 
 
 def _rule_args(rule: BinRule):
-    return rule.kernel_cmp, rule.lo, rule.scale, rule.slack, rule.uniform
+    """The rule as the tuple kernels take (see LINEAR/GUESS/SEARCH)."""
+    e = rule.kernel_cmp
+    step = rule.linear_step
+    mode = LINEAR if step is not None and rule.nbins < 2**31 - 1 else (GUESS if rule.uniform else SEARCH)
+    return (e, e[0], e[-1], rule.lo, rule.scale, rule.slack, step or 0.0, mode)
 
-
-# --- primitives ---------------------------------------------------------------
 
 def minmax(a):
     a = np.asarray(a)
@@ -332,21 +338,10 @@ def max_abs(w) -> float:
 
 def histogram(a, rule: BinRule, weights=None, scale=None):
     a = np.asarray(a)
-    nb = rule.nbins
     kd = _kernel_dtype(a.dtype)
     if weights is None and kd in LUT_KINDS:
         return _histogram_lut(a, kd, rule)
-    e, lo, sc, sl, uni = _rule_args(rule)
-    if scale is not None:
-        return _fixed(lambda x, w, factor, hi, lw: _hist1d_fixed(x.size, x, w, factor, e, lo, sc, sl, uni, hi, lw),
-                      [a], weights, nb, scale)
-    wd = np.dtype(np.int64) if weights is None else _weight_dtype(weights.dtype)
-    out = np.zeros((_nparts(a.size, (nb + 1) * 8), nb + 1), wd)
-    arrays, dtypes = ([a], [kd]) if weights is None else ([a, weights], [kd, wd])
-    dummy = np.empty(0, wd)
-    for c in _chunks(arrays, dtypes):
-        _hist1d(c[0].size, c[0], dummy if weights is None else c[1], weights is not None, e, lo, sc, sl, uni, out)
-    return out.sum(axis=0)[:nb]
+    return _run([a], rule, None, weights, scale)[0]
 
 
 def _histogram_lut(a, kd, rule):
@@ -366,49 +361,56 @@ def _histogram_lut(a, kd, rule):
     return out
 
 
-def _fixed(kernel, arrays, weights, ncells, scale):
-    """Run a fixed-point kernel over chunks; fold the low-word carries; combine."""
-    n = arrays[0].size
-    nparts = _nparts(n, (ncells + 1) * 16)
-    hi = np.zeros((nparts, ncells + 1), np.int64)
-    lw = np.zeros((nparts, ncells + 1), np.int64)
-    factor = np.ldexp(1.0, scale - fixedpoint.SPLIT)
-    kd = [_kernel_dtype(x.dtype) for x in arrays]
-    done = 0
-    for c in _chunks(arrays + [weights], kd + [np.dtype(np.float64)]):
-        kernel(*c, factor, hi, lw)
-        done += c[0].size
-        if done >= fixedpoint.LO_CHUNK:
-            hi += lw >> fixedpoint.SPLIT
-            lw &= (1 << fixedpoint.SPLIT) - 1
-            done = 0
-    return fixedpoint.merge(np.stack([hi[:, :ncells], lw[:, :ncells]], axis=1))
+def _run(arrays, rx, ry, weights, scale):
+    """Drive the _hist kernel over chunks: ``(result, dropped)``.
+
+    Counts go into uint32 per-thread partials (half the cache footprint of int64;
+    a call takes at most CALL < 2**32 points, then they are folded into int64).
+    Weighted sums go into float64 (int64 for integer weights); with ``scale``, into
+    fixed-point words, whose low-word carries are folded after each call.
+    """
+    two_d = ry is not None
+    ncell = rx.nbins * (ry.nbins if two_d else 1)
+    how = COUNT if weights is None else (FIXED if scale is not None else SUM)
+    dt = {COUNT: np.dtype(np.uint32), FIXED: np.dtype(np.int64)}.get(how)
+    if how == SUM:
+        dt = _weight_dtype(weights.dtype)
+    nparts = _nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (2 if how == FIXED else 1))
+    out = np.zeros((nparts, ncell + 1), dt)
+    out2 = np.zeros((nparts, ncell + 1 if how == FIXED else 0), np.int64)
+    drops = np.zeros(nparts, np.int64)
+    total = np.zeros(ncell + 1, np.int64)
+    factor = np.ldexp(1.0, scale - fixedpoint.SPLIT) if how == FIXED else 0.0
+    r1 = _rule_args(rx)
+    r2 = _rule_args(ry) if two_d else r1
+    ins = list(arrays) + ([] if weights is None else [weights])
+    kds = [_kernel_dtype(v.dtype) for v in arrays]
+    if weights is not None:
+        kds.append(np.dtype(np.float64) if how == FIXED else dt)
+    dummy = np.empty(0, np.int64)
+    for c in _chunks(ins, kds):
+        x, y = c[0], (c[1] if two_d else c[0])
+        w = c[-1] if weights is not None else dummy
+        _hist(x.size, x, y, two_d, w, how, factor, r1, r2, out, out2, drops)
+        if how == COUNT:
+            total += out.sum(axis=0, dtype=np.int64)
+            out[:] = 0
+        elif how == FIXED:
+            out += out2 >> fixedpoint.SPLIT
+            out2 &= (1 << fixedpoint.SPLIT) - 1
+    if how == COUNT:
+        res = total[:ncell]
+    elif how == SUM:
+        res = out.sum(axis=0)[:ncell]
+    else:
+        res = fixedpoint.merge(np.stack([out[:, :ncell], out2[:, :ncell]], axis=1))
+    return res, int(drops.sum())
 
 
 def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     x = np.asarray(x)
-    y = np.asarray(y)
-    nx, ny = rx.nbins, ry.nbins
-    ncell = nx * ny
-    ax, ay = _rule_args(rx), _rule_args(ry)
-    if scale is not None:
-        grid = _fixed(lambda a, b, w, f, hi, lw: _hist2d_fixed(a.size, a, b, w, f, *ax, *ay, hi, lw),
-                      [x, y], weights, ncell, scale)
-        kept = int(histogram2d(x, y, rx, ry)[1])
-        return grid.reshape(2, nx, ny), kept
-    wd = np.dtype(np.int64) if weights is None else _weight_dtype(weights.dtype)
-    out = np.zeros((_nparts(x.size, (ncell + 1) * 8), ncell + 1), wd)
-    kx, ky = _kernel_dtype(x.dtype), _kernel_dtype(y.dtype)
-    arrays, dtypes = ([x, y], [kx, ky]) if weights is None else ([x, y, weights], [kx, ky, wd])
-    dummy = np.empty(0, wd)
-    for c in _chunks(arrays, dtypes):
-        _hist2d(c[0].size, c[0], c[1], dummy if weights is None else c[2], weights is not None, *ax, *ay, out)
-    total = out.sum(axis=0)
-    if weights is None:
-        kept = x.size - int(total[ncell])
-    else:
-        kept = int(histogram2d(x, y, rx, ry)[1])
-    return total[:ncell].reshape(nx, ny), kept
+    res, dropped = _run([x, np.asarray(y)], rx, ry, weights, scale)
+    return res.reshape(res.shape[:-1] + (rx.nbins, ry.nbins)), x.size - dropped
 
 
 def bincount(x, length, weights=None):
