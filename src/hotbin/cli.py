@@ -35,5 +35,7 @@ def main(argv=None) -> int:
         return 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m hotbin.cli: use the package's module, not a second copy
+    from hotbin.cli import main as _main
+
+    sys.exit(_main())

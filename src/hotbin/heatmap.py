@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import backend as _backends
+from . import distributed as _dask
 from . import fixedpoint, png
 from .binning import cell_rule, check_data
 
@@ -163,8 +164,12 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
     in cell ``i`` iff ``edges[i] <= v < edges[i+1]``, compared in float64 (the
     exact rule of :mod:`hotbin.binning`, identical on every backend). Integer
     counts are always reproducible; float sums without ``deterministic`` may
-    differ in the last bits between backends and thread counts.
+    differ in the last bits between backends and thread counts. Dask arrays and
+    dataframe columns are binned per chunk and merged (:mod:`hotbin.distributed`).
     """
+    if _dask.is_dask(x, y, weights):
+        return _dask.heatmap(x, y, weights, width=width, height=height, x_range=x_range,
+                             y_range=y_range, backend=backend, deterministic=deterministic)
     be = _backends.select(backend, x, y, weights)
     xa = check_data(be.asarray(x), "x")
     ya = check_data(be.asarray(y), "y")

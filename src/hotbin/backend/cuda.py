@@ -85,8 +85,6 @@ SCAN_BLOCK = 256
 #: float32 2^28, input GB/s (gpu_suite "scan/sweep", runs 2-3): 2 / 4 / 8 / 16 vectors:
 #: 300 / 911 / 1421 / 1494; int32 -> int64: 707 / 866 / 997 / 1010
 SCAN_NVEC = 16
-#: 2-D placeholder (global atomics; kernels/spatial.cu is the fast path): not benchmarked
-HIST2D_BLOCK = 512
 
 #: benchmarks and tests may force choices: Policy fields ({"layout": "windows",
 #: "unroll": 4, ...}), "lut": False (8/16-bit ints through the rule, not the value
@@ -103,7 +101,6 @@ _CTYPE = {
 }
 _BIN_RULE, _BIN_RAW, _BIN_RAW_FULL, _BIN_SEARCH = 0, 1, 2, 3
 _ACC = {"f64": 0, "i64": 1, "fixed": 2}
-_ACC2 = {"count": 0, "f64": 1, "i64": 2, "fixed": 3}
 _LAYOUT = {"lanes": 0, "copies": 1, "windows": 1, "global": 2}
 _U32_SHARE = 1 << 31  #: most samples one block counts in one launch (32-bit counters)
 
@@ -262,7 +259,7 @@ def _kernel(file: str, expr: str):
 #: every template instantiation this module launches, by file (for .ci/compile_kernels.py)
 def ci_name_expressions() -> dict[str, list[str]]:
     f, d, u8, u16, i64 = "float", "double", "unsigned char", "unsigned short", "long long"
-    out = {"hist1d.cu": [], "scan.cu": [], "hist2d.cu": []}
+    out = {"hist1d.cu": [], "scan.cu": []}
     h = out["hist1d.cu"]
     for t, c in ((f, f), (d, d), (f, d), ("int", d), (i64, i64), (u8, d)):
         for b in (_BIN_RULE, _BIN_SEARCH):
@@ -282,10 +279,6 @@ def ci_name_expressions() -> dict[str, list[str]]:
         for ex in ("false", "true"):
             for nvec in (8, SCAN_NVEC):
                 out["scan.cu"].append(f"scan_lookback<{t}, {a}, {SCAN_BLOCK}, {nvec}, {ex}>")
-    for tx, c in ((f, f), (f, d), (d, d), ("int", d)):
-        for u in ("true", "false"):
-            for acc, w in ((0, d), (1, f), (1, d), (2, i64), (3, d)):
-                out["hist2d.cu"].append(f"hist2d_global<{tx}, {c}, {u}, {tx}, {c}, true, {acc}, {w}>")
     return out
 
 
@@ -605,48 +598,19 @@ def cumsum(a, exclusive=False):
 
 
 def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
-    """``(grid[ix, iy], kept)``: one 64-bit global atomic per point (kernels/hist2d.cu)."""
-    cp = _cupy()
+    """``(grid[ix, iy], kept)`` by the skew-proof tiled kernels (backend/cuda_spatial.py)."""
+    from . import cuda_spatial  # imported here: it imports this module's helpers
+
     xa, ya = asarray(x), asarray(y)
+    wa = None if weights is None else asarray(weights)
     with xa.device:
-        # values are widened to the comparison dtype in the kernel (exact: BinRule.kernel_cmp)
-        xa = _flat(xa, _kernel_dtype(xa.dtype))
-        ya = _flat(ya, _kernel_dtype(ya.dtype))
-        nx, ny = rx.nbins, ry.nbins
-        ncell = nx * ny
-        kept = cp.zeros(1, cp.uint64)
-        factor = 0.0
-        if weights is None:
-            acc, w, out = "count", cp.zeros(1, cp.float64), cp.zeros(ncell, cp.uint64)
-        else:
-            wa = asarray(weights)
-            if scale is not None:
-                acc, w, out = "fixed", _weights(wa, "f"), cp.zeros(2 * ncell, cp.uint64)
-                factor = float(np.ldexp(1.0, scale - fixedpoint.SPLIT))
-            elif wa.dtype.kind == "f":
-                acc, w, out = "f64", _weights(wa, "f"), cp.zeros(ncell, cp.float64)
-            else:
-                acc, w, out = "i64", _weights(wa, "i"), cp.zeros(ncell, cp.uint64)
-        ux, uy = (str(_rule_binner(r) == _BIN_RULE).lower() for r in (rx, ry))
-        kern = _kernel("hist2d.cu", f"hist2d_global<{_CTYPE[xa.dtype]}, {_CTYPE[rx.kernel_cmp.dtype]}, {ux}, "
-                                    f"{_CTYPE[ya.dtype]}, {_CTYPE[ry.kernel_cmp.dtype]}, {uy}, "
-                                    f"{_ACC2[acc]}, {_CTYPE[w.dtype]}>")
-        n = xa.size
-        info = _device_info(xa.device.id)
-        grid = max(1, min(info["sms"] * 4, -(-n // HIST2D_BLOCK)))
-        step = fixedpoint.LO_CHUNK
-        ax = _rule_args(rx, cp, False)[:5]
-        ay = _rule_args(ry, cp, False)[:5]
-        for s in range(0, max(n, 1), step):
-            xs, ys = xa[s:s + step], ya[s:s + step]
-            ws = w[s:s + step] if w.size == n else w
-            if xs.size:
-                _launch(kern, grid, HIST2D_BLOCK,
-                        (xs, ys, ws, np.int64(xs.size), *ax, *ay, np.float64(factor), out, kept))
-            if acc == "fixed":
-                _fold_words(out, ncell)
-        kept = int(kept.get()[0])
-        if acc == "fixed":
-            return out.view(cp.int64).reshape(2, nx, ny), kept
-        grid_ = out.view(cp.int64) if out.dtype == cp.uint64 else out
-        return grid_.reshape(nx, ny), kept
+        return cuda_spatial.histogram2d(xa, ya, rx, ry, wa, scale)
+
+
+def luma_histogram(img):
+    """``(N, 256)`` int64 luma counts of uint8 ``(N, H, W, C)`` images, C in {3, 4} (fused, kernels/luma.cu)."""
+    from . import cuda_spatial
+
+    a = asarray(img)
+    with a.device:
+        return cuda_spatial.luma_histogram(a)

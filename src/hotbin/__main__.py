@@ -1,0 +1,6 @@
+"""``python -m hotbin``: the command line."""
+import sys
+
+from hotbin.cli import main
+
+sys.exit(main())
