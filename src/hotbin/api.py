@@ -103,7 +103,7 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
     rule = histogram_rule(x, bins, range, minmax=be.minmax, weights=w)
     hist = _weighted(lambda ww, s: be.histogram(x, rule, ww, s), be, w, deterministic)
     hist = be.to_output(hist, like=a)
-    edges = be.to_output(rule.edges, like=a)
+    edges = be.to_output(rule.edges.copy(), like=a)
     if density:
         widths = be.to_output(np.diff(rule.edges).astype(float), like=a)
         hist = hist / widths / hist.sum()

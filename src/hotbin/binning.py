@@ -195,7 +195,20 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
         range = (lo, hi)
     elif range is not None:
         range = _check_range(range, "range")
+        return _uniform_rule(dt, n, type(range[0]), range[0], type(range[1]), range[1])
     edges = np.histogram_bin_edges(empty, n, range)
+    return _rule(edges, edges.dtype, True)
+
+
+@functools.lru_cache(maxsize=256)
+def _uniform_rule(dt, n, tlo, lo, thi, hi) -> BinRule:
+    """Rules of ``n`` bins over a given range depend on no data: built once, shared.
+
+    The bounds' types are part of the key: ``np.float32(1)`` and ``1.0`` give edges
+    of different dtypes. The shared edges are read-only; callers hand out copies.
+    """
+    edges = np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi))
+    edges.flags.writeable = False
     return _rule(edges, edges.dtype, True)
 
 

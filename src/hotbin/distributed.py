@@ -312,7 +312,7 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
     hist = _weighted(run, w, name, deterministic, split_every)
     if density:
         hist = hist / np.diff(rule.edges).astype(float) / hist.sum()
-    return hist, rule.edges
+    return hist, rule.edges.copy()
 
 
 def _histogram_plan(a, bins, range, weights, backend, split_every):
