@@ -379,7 +379,7 @@ def _run(arrays, rx, ry, weights, scale):
     out = np.zeros((nparts, ncell + 1), dt)
     out2 = np.zeros((nparts, ncell + 1 if how == FIXED else 0), np.int64)
     drops = np.zeros(nparts, np.int64)
-    total = np.zeros(ncell + 1, np.int64)
+    total = None
     factor = np.ldexp(1.0, scale - fixedpoint.SPLIT) if how == FIXED else 0.0
     r1 = _rule_args(rx)
     r2 = _rule_args(ry) if two_d else r1
@@ -391,10 +391,12 @@ def _run(arrays, rx, ry, weights, scale):
     for c in _chunks(ins, kds):
         x, y = c[0], (c[1] if two_d else c[0])
         w = c[-1] if weights is not None else dummy
+        if how == COUNT and total is not None:
+            out[:] = 0
         _hist(x.size, x, y, two_d, w, how, factor, r1, r2, out, out2, drops)
         if how == COUNT:
-            total += out.sum(axis=0, dtype=np.int64)
-            out[:] = 0
+            part = out.sum(axis=0, dtype=np.int64)
+            total = part if total is None else np.add(total, part, out=total)
         elif how == FIXED:
             out += out2 >> fixedpoint.SPLIT
             out2 &= (1 << fixedpoint.SPLIT) - 1
