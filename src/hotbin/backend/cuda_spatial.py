@@ -75,9 +75,10 @@ SLACK, SIGMAS, PAD = 0.02, 6.0, 4096
 #: sorted-code buffer: points + points / BUFFER_EXTRA + ntiles * PAD
 BUFFER_EXTRA = 8
 #: scatter variant: load the next batch's points while ranking this one (108 vs 80
-#: registers: 2 vs 3 resident blocks). Unswept: gpu_spatial prints both
-#: ("hotbin" and "hotbin scatter prefetch=False", with per-kernel times).
-SCATTER_PREFETCH = True
+#: registers: 2 vs 3 resident blocks). Off: benchmarks/gpu_spatial.py on the H200,
+#: 2026-11-30 (results/gpu-spatial-2026-11-30-h200.md), 2^28 points into 1024^2,
+#: 0/50/90/100 % hot: 74.8/66.6/68.7/65.7 G points/s with it, 79.7/77.0/80.2/75.7 without.
+SCATTER_PREFETCH = False
 #: blocks per SM at most (capped by the occupancy the compiler allows)
 SCATTER_BLOCKS_PER_SM = 8
 SAMPLE_BLOCKS_PER_SM = 4
