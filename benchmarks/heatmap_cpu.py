@@ -2,10 +2,7 @@
 
 Contenders, in one process on the same arrays: ``hotbin.heatmap`` (cpu backend,
 all numba threads and one thread), datashader ``Canvas.points`` with
-``count()``, ``numpy.histogram2d``, ``fast_histogram.histogram2d``, and a
-prototype of the kernel proposed for ``hotbin/backend/cpu.py`` (exact cell codes from computed edges
-for a block of points into a small buffer, then a plain scatter; see the
-results file). The data: uniform points in ``[0, 1)^2`` with a share (0, 50 %,
+``count()``, ``numpy.histogram2d`` and ``fast_histogram.histogram2d``. The data: uniform points in ``[0, 1)^2`` with a share (0, 50 %,
 90 %) moved into one hot cell, shuffled.
 
 Every contender is warmed up, then the contenders run in interleaved rounds
@@ -35,7 +32,6 @@ import numpy as np
 from numba import njit, prange
 
 import hotbin
-from hotbin.binning import cell_rule
 
 SIZE = 1024
 HOT_SHARES = (0.0, 0.5, 0.9)
@@ -51,86 +47,6 @@ def make_points(n, hot, seed=20261130):
     y[:k] = np.float32(0.7 + cell * (0.25 + 0.5 * rng.random(k, dtype=np.float32)))
     order = rng.permutation(n)
     return x[order], y[order]
-
-
-# --- prototype of the proposed cpu kernel (not part of hotbin) -------------------
-# Two changes to backend/cpu.py's _hist2d, each measured here:
-# 1. the exact rule without loads: linspace edges are e[i] = i * step + lo (NumPy's
-#    formula, checked bit for bit against the rule's edges before use), so the guess
-#    is corrected by two compares on computed edges: branch-free, vectorizable;
-# 2. cell codes of a block of points go to a small buffer (L1) first, then a plain
-#    scatter loop adds them into uint32 per-thread grids (half the cache footprint of
-#    int64; each call takes < 2**32 points), the dropped points into one extra cell.
-#    Mixing the edge loads and the scatter in one loop ran 2-4x slower; summing runs
-#    of one cell in a register helped the 90 % case a little and hurt the 50 % one.
-
-BLOCK = 2048  # cell codes buffered per block: 16 KiB, stays in L1
-
-
-@njit(inline="always")
-def _cell(v, n, lo, step, s):
-    g = min(max(int((v - lo) * s), 0), n - 1)
-    g -= np.int64(v < g * step + lo)
-    g += np.int64(g < n - 1 and v >= (g + 1) * step + lo)
-    return g
-
-
-@njit(nogil=True, cache=True)
-def _edges(n, lo, step):
-    return np.arange(n) * step + lo  # what _cell computes, for the bit-for-bit check
-
-
-@njit(nogil=True, cache=True)
-def _codes(x, y, nx, lox, hix, stx, sx, ny, loy, hiy, sty, sy, codes):
-    """Pass 1 on one block: the exact cell of each point, nx * ny for none.
-
-    A function of its own on the block's slices: numba vectorizes this loop
-    (15 ms for 20M points on one core here) but not the same loop inlined in
-    the scatter's (65 ms).
-    """
-    for k in range(x.size):
-        vx = np.float64(x[k])
-        vy = np.float64(y[k])
-        ok = (vx >= lox) & (vx <= hix) & (vy >= loy) & (vy <= hiy)
-        c = _cell(vy, ny, loy, sty, sy) * nx + _cell(vx, nx, lox, stx, sx)
-        codes[k] = c if ok else nx * ny
-
-
-@njit(nogil=True, cache=True)
-def _proto_part(x, y, start, stop, nx, lox, hix, stx, sx, ny, loy, hiy, sty, sy, h):
-    """One thread's share, added into h (uint32, nx * ny cells + one for dropped)."""
-    codes = np.empty(BLOCK, np.int64)
-    for b in range(start, stop, BLOCK):
-        e = min(stop, b + BLOCK)
-        _codes(x[b:e], y[b:e], nx, lox, hix, stx, sx, ny, loy, hiy, sty, sy, codes)
-        for k in range(e - b):  # pass 2: scatter from L1
-            h[codes[k]] += 1
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def _proto(x, y, nx, lox, hix, stx, sx, ny, loy, hiy, sty, sy, out):
-    """out[p, cell] (uint32) per part, the last column the dropped points. Rows = y cells."""
-    nparts = out.shape[0]
-    n = x.size
-    step = (n + nparts - 1) // nparts
-    for p in prange(nparts):
-        _proto_part(x, y, p * step, min(n, (p + 1) * step), nx, lox, hix, stx, sx,
-                    ny, loy, hiy, sty, sy, out[p])
-
-
-def _axis(rule):
-    n = rule.nbins
-    step = (rule.edges[-1] - rule.edges[0]) / n
-    if not np.array_equal(_edges(n, rule.lo, step), rule.cmp[:n]):
-        raise AssertionError("computed edges differ from the rule's: use the table path")
-    return n, rule.lo, rule.cmp[-1], step, rule.scale
-
-
-def proto_heatmap(x, y):
-    rx, ry = cell_rule(SIZE, 0.0, 1.0, "width"), cell_rule(SIZE, 0.0, 1.0, "height")
-    out = np.zeros((numba.get_num_threads(), SIZE * SIZE + 1), np.uint32)  # < 2**32 points per call
-    _proto(x, y, *_axis(rx), *_axis(ry), out)
-    return out.sum(axis=0, dtype=np.int64)[:-1].reshape(SIZE, SIZE)
 
 
 # --- the floor ---------------------------------------------------------------------
@@ -189,7 +105,6 @@ def contenders(x, y):
         out["fast-histogram histogram2d"] = lambda: fh.histogram2d(y, x, bins=SIZE, range=((0, 1), (0, 1)))
     except ModuleNotFoundError as exc:
         print(f"skipping fast-histogram: {exc}")
-    out["proposed cpu kernel (prototype)"] = lambda: proto_heatmap(x, y)
     return out
 
 
@@ -245,7 +160,7 @@ def main(argv=None):
              "",
              "Medians of interleaved rounds, milliseconds (lower is better); `vs ds` = datashader's "
              "time over this one (C2 wants hotbin >= 3x). `cells != numpy`: cells whose count differs "
-             "from numpy.histogram2d on the same cells (hotbin and the prototype are asserted exact).",
+             "from numpy.histogram2d on the same cells (hotbin is asserted exact).",
              ""]
     rows = []
     for hot in HOT_SHARES:
