@@ -34,6 +34,17 @@ def _weights(be, weights, shape, name="weights"):
     return w.astype(np.int64) if w.dtype == np.bool_ else w
 
 
+def _points(be, x, y, weights):
+    """Coordinates and weights of a 2-D histogram, validated as NumPy's histogram2d does."""
+    xa = check_data(be.asarray(x), "x")
+    ya = check_data(be.asarray(y), "y")
+    if xa.ndim != 1 or ya.ndim != 1:
+        raise ValueError("x and y must be 1-D arrays")
+    if xa.shape[0] != ya.shape[0]:
+        raise ValueError("x and y must have the same length.")
+    return xa, ya, _weights(be, weights, xa.shape)
+
+
 def _scale(be, w, deterministic):
     """Fixed-point exponent for deterministic float sums; None when sums are exact already."""
     if not deterministic or w is None or w.dtype.kind != "f":
@@ -124,13 +135,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=False, *, backe
         return _dask.histogram2d(x, y, bins, range, weights, density, backend=backend,
                                  deterministic=deterministic)
     be = _backends.select(backend, x, y, weights)
-    xa = check_data(be.asarray(x), "x")
-    ya = check_data(be.asarray(y), "y")
-    if xa.ndim != 1 or ya.ndim != 1:
-        raise ValueError("x and y must be 1-D arrays")
-    if xa.shape[0] != ya.shape[0]:
-        raise ValueError("x and y must have the same length.")
-    w = _weights(be, weights, xa.shape)
+    xa, ya, w = _points(be, x, y, weights)
     rx, ry = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
     H = _weighted(lambda ww, s: be.histogram2d(xa, ya, rx, ry, ww, s)[0], be, w, deterministic)
     H = be.to_output(H, like=x)

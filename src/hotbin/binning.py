@@ -33,7 +33,7 @@ import numpy as np
 
 from .backend import to_host
 
-__all__ = ["BinRule", "histogram_rule", "histogram2d_rules", "cell_rule", "check_data"]
+__all__ = ["BinRule", "histogram_rule", "histogram2d_rules", "cell_rule", "check_data", "positive_int"]
 
 # Comparison dtypes that kernels implement. Narrower types are widened exactly.
 _KERNEL_CMP = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64)}
@@ -212,6 +212,19 @@ def _uniform_rule(dt, n, tlo, lo, thi, hi) -> BinRule:
     return _rule(edges, edges.dtype, True)
 
 
+def positive_int(n, name: str) -> int:
+    """``n`` as a positive int (bins, cells): else a TypeError/ValueError naming ``name``."""
+    if isinstance(n, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected a positive integer, got {n!r}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{name}: expected a positive integer, got {n!r}") from None
+    if n < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {n}")
+    return n
+
+
 def _check_range(r, name):
     try:
         lo, hi = r
@@ -299,9 +312,7 @@ def cell_rule(n: int, lo, hi, name: str) -> BinRule:
     heatmaps tile without double counting. Kernels implement that by using the
     rule with ``hi`` replaced by the largest float64 below it as the closed end.
     """
-    n = operator.index(n)
-    if n < 1:
-        raise ValueError(f"{name}: must be a positive number of cells, got {n}")
+    n = positive_int(n, name)
     lo, hi = float(lo), float(hi)
     edges = np.linspace(lo, hi, n + 1)
     cmp = edges.copy()

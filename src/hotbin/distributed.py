@@ -41,7 +41,7 @@ import numpy as np
 
 from . import backend as _backends
 from . import fixedpoint
-from .binning import cell_rule, check_data, histogram2d_rules, histogram_rule
+from .binning import cell_rule, check_data, histogram2d_rules, histogram_rule, positive_int
 
 __all__ = ["is_dask", "histogram", "histogram2d", "bincount", "heatmap", "luminance_histogram"]
 
@@ -488,7 +488,7 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
         raise ValueError(f"x, y: expected 1-D arrays, got shapes {xa.shape} and {ya.shape}")
     ya = _align(xa, ya, "y")
     w = _weights(weights, xa, kinds="biuf")
-    width, height = hm._cells(width, "width"), hm._cells(height, "height")
+    width, height = positive_int(width, "width"), positive_int(height, "height")
     xr = hm._given_range(x_range, "x_range") if x_range is not None else None
     yr = hm._given_range(y_range, "y_range") if y_range is not None else None
     name = _backend_name(backend, xa, ya, w)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,7 @@ import numpy as np
 from . import backend as _backends
 from . import distributed as _dask
 from . import fixedpoint, png
-from .binning import cell_rule, check_data
+from .binning import cell_rule, check_data, positive_int
 
 __all__ = ["Heatmap", "heatmap", "data_range"]
 
@@ -178,7 +177,7 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
     if xa.shape[0] != ya.shape[0]:
         raise ValueError(f"y: has {ya.shape[0]} points but x has {xa.shape[0]}")
     w = _weights(be, weights, xa.shape[0])
-    width, height = _cells(width, "width"), _cells(height, "height")
+    width, height = positive_int(width, "width"), positive_int(height, "height")
     xr = _given_range(x_range, "x_range") if x_range is not None else _auto_range(be, xa, "x")
     yr = _given_range(y_range, "y_range") if y_range is not None else _auto_range(be, ya, "y")
     rx, ry = cell_rule(width, *xr, "width"), cell_rule(height, *yr, "height")
@@ -249,18 +248,6 @@ def _given_range(r, name) -> tuple[float, float]:
     if not math.isfinite(hi - lo):
         raise ValueError(f"{name}: [{lo}, {hi}] is too wide to divide into cells")
     return lo, hi
-
-
-def _cells(n, name) -> int:
-    if isinstance(n, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected a positive integer number of cells, got {n!r}")
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{name}: expected a positive integer number of cells, got {n!r}") from None
-    if n < 1:
-        raise ValueError(f"{name}: expected a positive number of cells, got {n}")
-    return n
 
 
 def _weights(be, weights, n):

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import backend as _backends
 from . import distributed, fixedpoint
+from .api import _points
 from .api import _weights as _check_weights
 from .binning import check_data, histogram2d_rules, histogram_rule
 
@@ -418,13 +419,7 @@ def hist2d(x, y, bins=10, range=None, weights=None, *, backend=None, determinist
         src = _dask(name, run, w, None)
     else:
         be = _backends.select(backend, x, y, weights)
-        xa = check_data(be.asarray(x), "x")
-        ya = check_data(be.asarray(y), "y")
-        if xa.ndim != 1 or ya.ndim != 1:
-            raise ValueError("x and y must be 1-D arrays")
-        if xa.shape[0] != ya.shape[0]:
-            raise ValueError("x and y must have the same length.")
-        w = _check_weights(be, weights, xa.shape)
+        xa, ya, w = _points(be, x, y, weights)
         rx, ry = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
         src = _memory(be, lambda ww, s: be.histogram2d(xa, ya, rx, ry, ww, s)[0], w, int(xa.size))
     return _build(src, [rx.edges, ry.edges], w, deterministic, bounds, label, labels)

@@ -45,7 +45,6 @@ processed on their GPU and the results come back as the same kind of array.
 """
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +52,7 @@ import numpy as np
 from . import backend as _backends
 from . import distributed as _dask
 from .api import cumsum
-from .binning import histogram_rule
+from .binning import histogram_rule, positive_int
 
 __all__ = ["luminance", "luminance_histogram", "equalize", "channel_histograms", "percentiles"]
 
@@ -141,16 +140,6 @@ def _levels(x, depth):
         return q[..., 0]
     level_dtype = np.uint8 if depth == 8 else np.uint16
     return (_luma_numerator(q) // np.uint32(LUMA_DIVISOR)).astype(level_dtype)
-
-
-def _bins(bins) -> int:
-    try:
-        n = operator.index(bins)
-    except TypeError:
-        raise TypeError(f"bins: expected a positive int, got {bins!r}") from None
-    if n < 1:
-        raise ValueError(f"bins: must be positive, got {n}")
-    return n
 
 
 def _count_levels(be, levels, nlevels):
@@ -255,7 +244,7 @@ def luminance_histogram(image, bins=256, *, backend=None):
     """
     if _dask.is_dask(image):
         return _dask.luminance_histogram(image, bins, backend=backend)
-    nb = _bins(bins)
+    nb = positive_int(bins, "bins")
     be, img = _load(image, backend)
     h = _fold(_level_counts(be, img), nb, img.levels)
     return be.to_output(h if img.batch else h[0], like=image)
@@ -268,7 +257,7 @@ def channel_histograms(image, bins=256, *, backend=None):
     values are levels as in the luma rule (float channels quantized to 16 bits) and
     ``bins`` are placed as in :func:`luminance_histogram`. int64 counts, exact.
     """
-    nb = _bins(bins)
+    nb = positive_int(bins, "bins")
     be, img = _load(image, backend)
     x = img.data
     counts = np.zeros((x.shape[0], img.channels, img.levels), np.int64, like=x)
