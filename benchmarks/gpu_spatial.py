@@ -22,34 +22,21 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
+from cuda_timing import timeit
 
 import cupy as cp
 
 from hotbin import binning, fixedpoint
 from hotbin.backend import cuda_spatial as cs
 
+
 HERE = Path(__file__).resolve().parent
 
 
-def timeit(fn, reps=7, warm=2):
-    """Median milliseconds of ``fn()`` between CUDA events (after warm-up)."""
-    for _ in range(warm):
-        fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
-    return statistics.median(times)
 
 
 KERNELS = ("sample_tiles", "plan_tiles", "scatter_codes", "fill_offsets", "accumulate_tiles", "fold_words",

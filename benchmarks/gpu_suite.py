@@ -18,11 +18,11 @@ import argparse
 import ctypes
 import datetime
 import json
-import statistics
 import sys
 
 import cupy as cp
 import numpy as np
+from cuda_timing import timeit
 
 import hotbin
 from hotbin.backend import cuda as cb
@@ -31,20 +31,6 @@ from hotbin.binning import histogram_rule
 ROWS: list[dict] = []
 
 
-def timeit(fn, reps=20, warm=3):
-    """Median milliseconds of fn() by CUDA events on the current stream."""
-    for _ in range(warm):
-        fn()
-    cp.cuda.Device().synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(a, b))
-    return statistics.median(ts)
 
 
 def hash_u32(n, seed):
