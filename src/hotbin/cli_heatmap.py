@@ -1,13 +1,17 @@
-"""``hotbin heatmap``: render a PNG heatmap of two columns of a CSV or Parquet file.
+"""``hotbin heatmap``: render a PNG heatmap of two columns of CSV or Parquet data.
 
+INPUT is a file, a directory (its CSV/TSV/Parquet files) or a glob pattern.
 Files are read in chunks of ``--chunk-rows`` rows, so memory stays bounded
-whatever the file's size: when a range is not given, one pass finds the finite
+whatever the data's size: when a range is not given, one pass finds the finite
 extent of the columns, then a second pass counts each chunk and sums the
-partial heatmaps (same cells as a heatmap of the whole file in memory).
-``--demo`` renders a generated data set and needs only numpy and numba.
+partial heatmaps (same cells as a heatmap of all the data in memory).
+``--scheduler ADDRESS`` runs the same job on a Dask cluster instead (``local``
+starts one on this machine). ``--demo`` renders a generated data set and needs
+only numpy and numba.
 """
 from __future__ import annotations
 
+import glob
 import os
 import sys
 import time
@@ -21,6 +25,7 @@ CHUNK_ROWS = 1 << 20
 #: points in the --demo data set
 DEMO_POINTS = 4_000_000
 _PARQUET_EXT = (".parquet", ".pq", ".parq")
+_DATA_EXT = _PARQUET_EXT + (".csv", ".tsv", ".tab", ".csv.gz", ".tsv.gz", ".csv.bz2", ".csv.zst", ".csv.xz")
 _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zip": "zip", ".xz": "xz", ".zst": "zstd"}
 
 
@@ -31,7 +36,8 @@ def register(sub):
         "heatmap", help="render a PNG heatmap of two columns of a CSV or Parquet file",
         description="Render a PNG heatmap of the points (x, y) of a CSV or Parquet file, "
                     "streamed in chunks. Try: hotbin heatmap --demo -o heatmap.png")
-    p.add_argument("input", nargs="?", metavar="INPUT", help="a .csv (.tsv, .csv.gz) or .parquet file")
+    p.add_argument("input", nargs="?", metavar="INPUT",
+                   help="a .csv (.tsv, .csv.gz) or .parquet file, a directory of them, or a glob pattern")
     p.add_argument("--x", metavar="COL", help="column of the x coordinates")
     p.add_argument("--y", metavar="COL", help="column of the y coordinates")
     p.add_argument("--weight", metavar="COL", help="column of weights to sum per cell (default: count)")
@@ -46,6 +52,8 @@ def register(sub):
                         "(default: transparent; black for --demo)")
     p.add_argument("--backend", choices=("cpu", "cuda", "wgpu"), default=None)
     p.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help=f"rows per chunk (default {CHUNK_ROWS})")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on the Dask cluster at ADDRESS (tcp://host:8786), or 'local' for a local one")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.add_argument("--demo", action="store_true", help="render a generated data set (no INPUT needed)")
     p.add_argument("--seed", type=int, default=2026, help="seed of the --demo data (default 2026)")
@@ -74,8 +82,9 @@ def run(args) -> int:
             raise UserError("give an INPUT file (CSV or Parquet), or --demo")
         if not (args.x and args.y):
             raise UserError("name the coordinate columns with --x COL --y COL")
-        hm, n = _from_file(args, progress)
-        what = os.path.basename(args.input)
+        files = _files(args.input)
+        hm, n = _on_cluster(args, files) if args.scheduler else _from_files(args, files, progress)
+        what = os.path.basename(files[0]) if len(files) == 1 else f"{len(files)} files"
     if args.background in ("none", "transparent"):
         args.background = None
     hm.to_png(args.output, how=args.how, cmap=args.cmap, smooth=args.smooth, background=args.background)
@@ -96,15 +105,42 @@ def _pair(text):
 
 # --- files -----------------------------------------------------------------------
 
-def _from_file(args, progress):
+def _files(spec):
+    """The data files INPUT names: a file, a directory's data files, or a glob's matches (sorted)."""
+    if os.path.isdir(spec):
+        found = sorted(os.path.join(spec, f) for f in os.listdir(spec)
+                       if f.lower().endswith(_DATA_EXT) and os.path.isfile(os.path.join(spec, f)))
+        if not found:
+            raise UserError(f"{spec}: a directory without CSV or Parquet files")
+        return found
+    if glob.has_magic(spec):
+        found = sorted(f for f in glob.glob(spec) if os.path.isfile(f))
+        if not found:
+            raise UserError(f"{spec}: no file matches")
+        return found
+    if not os.path.exists(spec):
+        raise UserError(f"{spec}: no such file")
+    return [spec]
+
+
+class _Files:
+    """Chunks of several files in turn; progress counts whole files plus the current one's share."""
+
+    def __init__(self, readers):
+        self.readers = readers
+
+    def __iter__(self):
+        k = len(self.readers)
+        for i, r in enumerate(self.readers):
+            for cols, done in r:
+                yield cols, (i + (done or 0.0)) / k
+
+
+def _from_files(args, files, progress):
     from .heatmap import Heatmap, data_range, heatmap
 
-    path = args.input
-    if not os.path.exists(path):
-        raise UserError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise UserError(f"{path}: is a directory, not a CSV or Parquet file")
-    reader = _reader(path, [c for c in (args.x, args.y, args.weight) if c], args.chunk_rows)
+    columns = [c for c in (args.x, args.y, args.weight) if c]
+    reader = _Files([_reader(f, columns, args.chunk_rows) for f in files])
     x_range, y_range = args.x_range, args.y_range
     if x_range is None or y_range is None:
         lo, hi = np.full(2, np.inf), np.full(2, -np.inf)
@@ -128,6 +164,41 @@ def _from_file(args, progress):
         empty = np.zeros((args.height, args.width), np.float64 if args.weight else np.int64)
         total = Heatmap(empty, 0, tuple(map(float, x_range)), tuple(map(float, y_range)))
     return total, n
+
+
+def _on_cluster(args, files):
+    """The same heatmap by Dask: partitions of the files, partial heatmaps on the workers."""
+    dd = _need("dask", "--scheduler", module="dask.dataframe")
+    distributed = _need("distributed", "--scheduler")
+    from .heatmap import heatmap
+
+    columns = list(dict.fromkeys(c for c in (args.x, args.y, args.weight) if c))
+    parquet = [f.lower().endswith(_PARQUET_EXT) for f in files]
+    if any(parquet) and not all(parquet):
+        raise UserError("--scheduler: give either CSV or Parquet files, not both")
+    try:
+        if all(parquet):
+            df = dd.read_parquet(files, columns=columns)
+        else:
+            sep = "\t" if files[0].lower().endswith((".tsv", ".tsv.gz", ".tab")) else ","
+            df = dd.read_csv(files, sep=sep, usecols=columns, blocksize=max(args.chunk_rows, 1) * 32)
+    except (ValueError, KeyError) as exc:  # a missing column, a malformed file
+        raise UserError(f"{files[0]}: {str(exc).splitlines()[0]}") from None
+    if args.scheduler == "local":
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
+        client = distributed.Client(cluster)
+    else:
+        cluster, client = None, distributed.Client(args.scheduler, timeout="20s")
+    try:
+        x, y = df[args.x].astype("float64"), df[args.y].astype("float64")
+        w = df[args.weight].astype("float64") if args.weight else None
+        hm = heatmap(x, y, w, width=args.width, height=args.height, x_range=args.x_range,
+                     y_range=args.y_range, backend=args.backend)
+        return hm, int(np.asarray(hm.counts).sum()) + hm.dropped if w is None else int(x.size.compute())
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 class _Reader:

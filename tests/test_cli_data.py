@@ -1,0 +1,64 @@
+"""``hotbin heatmap`` over data sets of several files and on a Dask cluster (issue #7)."""
+import numpy as np
+import pytest
+
+import hotbin
+from hotbin import png
+from hotbin.cli import main
+
+pd = pytest.importorskip("pandas")
+
+
+def _write_parts(tmp_path, rng, kinds=("csv", "csv", "parquet")):
+    frames = []
+    for i, kind in enumerate(kinds):
+        n = 5000 + 1000 * i
+        df = pd.DataFrame({"lon": rng.normal(3, 1, n), "lat": rng.normal(-2, 0.5, n), "w": rng.random(n)})
+        df.loc[:5, "lon"] = np.nan
+        path = tmp_path / f"part{i}.{kind}"
+        df.to_csv(path, index=False) if kind == "csv" else df.to_parquet(path)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _expected(df, **kw):
+    hm = hotbin.heatmap(df["lon"].to_numpy(), df["lat"].to_numpy(), width=40, height=30, **kw)
+    return hm.shade()[::-1]
+
+
+def test_directory_and_glob_equal_in_memory(tmp_path, rng, capsys):
+    pytest.importorskip("pyarrow")
+    data = tmp_path / "data"
+    data.mkdir()
+    df = _write_parts(data, rng)
+    (data / "notes.txt").write_text("not data")
+    out = tmp_path / "dir.png"
+    assert main(["heatmap", str(data), "--x", "lon", "--y", "lat", "--width", "40", "--height", "30",
+                 "--chunk-rows", "3000", "-o", str(out)]) == 0
+    assert "3 files" in capsys.readouterr().out
+    np.testing.assert_array_equal(png.read(out), _expected(df))
+    csv_only = pd.concat([pd.read_csv(data / "part0.csv"), pd.read_csv(data / "part1.csv")], ignore_index=True)
+    assert main(["heatmap", str(data / "part*.csv"), "--x", "lon", "--y", "lat", "--width", "40",
+                 "--height", "30", "-o", str(out)]) == 0
+    np.testing.assert_array_equal(png.read(out), _expected(csv_only))
+
+
+@pytest.mark.parametrize("spec, word", [("nomatch*.csv", "no file matches"), ("empty", "without CSV")])
+def test_bad_data_sets(tmp_path, capsys, spec, word):
+    (tmp_path / "empty").mkdir()
+    assert main(["heatmap", str(tmp_path / spec), "--x", "a", "--y", "b", "-o", str(tmp_path / "o.png")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and word in err[0]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning",
+                            "ignore::UserWarning")
+def test_scheduler_runs_the_same_job_on_a_cluster(tmp_path, rng, capsys):
+    pytest.importorskip("distributed")
+    pytest.importorskip("dask.dataframe")
+    df = _write_parts(tmp_path, rng, kinds=("csv", "csv"))
+    out = tmp_path / "cluster.png"
+    rc = main(["heatmap", str(tmp_path / "*.csv"), "--x", "lon", "--y", "lat", "--width", "40",
+               "--height", "30", "--x-range", "0,6", "--y-range=-4,0", "--scheduler", "local", "-o", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    np.testing.assert_array_equal(png.read(out), _expected(df, x_range=(0, 6), y_range=(-4, 0)))
