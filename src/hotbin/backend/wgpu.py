@@ -67,12 +67,14 @@ WORKGROUPS = {"gpu": 2048, "cpu": 16}
 #: interleaved copies of workgroup atomic counters; "private": u16 counters per invocation,
 #: plain increments. wg: invocations per workgroup; unroll: 16-byte loads in flight per
 #: invocation; groups: workgroups per dispatch.
-#: gpu: 32 copies = one per subgroup lane on NVIDIA (bank-conflict free on every input, the
-#:      layout the cuda backend measured fastest on the H200), whole waves of 7 resident
-#:      workgroups x 132 SMs; see the H200 sweep in benchmarks/results/wgpu-2026-11-30.md.
+#: gpu: H200 (Vulkan), `wgpu_suite.py --sweep`, 1 GiB, 2026-11-30 10:46 UTC: atomic copies,
+#:      1024 invocations, 8 copies, no unrolling, 2112 workgroups = 2296 / 2376 / 3796 GB/s
+#:      (uniform / narrow / constant), 0.82 / 0.79 / 1.37 of the cuda backend's counting
+#:      kernel in the same process. 32 lane copies peaked at 2264 / 2259 / 2766; unrolling
+#:      (a dynamically indexed array of loads) fell to ~800; private counters to ~107.
 #: cpu: lavapipe, `wgpu_suite.py --mib 4 --sweep` on 2 cores: private counters, 16
 #:      invocations, 2 loads in flight (0.79 GB/s uniform vs 0.10 for 8 atomic copies).
-U8 = {"gpu": {"mode": "atomic", "wg": 256, "copies": 32, "unroll": 2, "groups": 1848},
+U8 = {"gpu": {"mode": "atomic", "wg": 1024, "copies": 8, "unroll": 1, "groups": 2112},
       "cpu": {"mode": "private", "wg": 16, "unroll": 2, "groups": 16}}
 #: interleaved copies of the 256 level counters in luma.wgsl
 LUMA_COPIES = 4
@@ -578,7 +580,8 @@ def _launch_u8(g, buf, n16, out, copies=None, unroll=None, wg=None, groups=None,
     """
     tune = U8[g.kind]
     mode = mode or tune.get("mode", "atomic")
-    wg = wg or tune["wg"]
+    wg = min(wg or tune["wg"], int(g.limits["max-compute-invocations-per-workgroup"]),
+             int(g.limits["max-compute-workgroup-size-x"]))
     unroll = unroll or tune["unroll"]
     if mode == "private":
         while wg > 1 and 128 * wg + 256 > g.wg_words:  # adapter's limit
