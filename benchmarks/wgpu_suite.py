@@ -102,19 +102,7 @@ def cuda_runner():
         print(f"cuda backend unavailable here ({type(exc).__name__}: {exc})")
         return None
 
-    def events(fn, reps):
-        for _ in range(3):
-            fn()
-        cp.cuda.Device().synchronize()
-        ts = []
-        for _ in range(reps):
-            a, b = cp.cuda.Event(), cp.cuda.Event()
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(a, b))
-        return statistics.median(ts)
+    from cuda_timing import timeit as events
 
     def run(host, rule, reps):
         x = cp.asarray(host)
