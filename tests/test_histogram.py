@@ -257,3 +257,36 @@ def test_2d_validation(backend):
         hotbin.histogram2d([1, 2], [1, 2], bins=0, backend=backend)
     with pytest.raises(ValueError, match="monotonically"):
         hotbin.histogram2d([1, 2], [1, 2], bins=[[1, 0], [0, 1]], backend=backend)
+
+
+# --- batches: one histogram per slice (axis=) ---------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float32, np.float64])
+def test_axis_one_histogram_per_slice(backend, dtype, rng):
+    a = sample(dtype, 37 * 501, rng).reshape(37, 501)
+    for bins, range_ in ((16, (-3.5, 200)), (256, (0, 256)), ([-50, -1, 0, 3, 1000], None), (9, None)):
+        h, e = hotbin.histogram(a, bins, range_, axis=-1, backend=backend)
+        h = to_numpy(h)
+        edges = np.histogram_bin_edges(a, bins, range_)
+        np.testing.assert_array_equal(to_numpy(e), edges)
+        want = np.stack([oracle(row, edges)[0] for row in a])
+        assert h.shape == (37, edges.size - 1) and h.dtype == np.int64
+        np.testing.assert_array_equal(h, want)
+    h0 = to_numpy(hotbin.histogram(a, 7, (0, 100), axis=0, backend=backend)[0])
+    np.testing.assert_array_equal(h0, np.stack([np.histogram(c, 7, (0, 100))[0] for c in a.T]))
+
+
+def test_axis_batches_nan_empty_density_and_errors(backend, rng):
+    imgs = rng.standard_normal((3, 4, 50))
+    imgs[1, 2, :7] = np.nan
+    h = to_numpy(hotbin.histogram(imgs, 11, (-2, 2), axis=2, backend=backend)[0])
+    np.testing.assert_array_equal(h, np.apply_along_axis(lambda r: np.histogram(r, 11, (-2, 2))[0], 2, imgs))
+    d = to_numpy(hotbin.histogram(imgs, 11, (-2, 2), axis=-1, density=True, backend=backend)[0])
+    np.testing.assert_allclose(d[0, 0], np.histogram(imgs[0, 0], 11, (-2, 2), density=True)[0])
+    assert to_numpy(hotbin.histogram(np.empty((0, 5)), 3, (0, 1), axis=1, backend=backend)[0]).shape == (0, 3)
+    with pytest.raises(ValueError, match="axis"):
+        hotbin.histogram(imgs, 3, axis=3, backend=backend)
+    with pytest.raises(TypeError, match="axis"):
+        hotbin.histogram(imgs, 3, axis=1.5, backend=backend)
+    with pytest.raises(ValueError, match="weights"):
+        hotbin.histogram(imgs, 3, weights=imgs, axis=0, backend=backend)

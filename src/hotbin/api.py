@@ -8,6 +8,8 @@ same kind of array on the same device.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import backend as _backends
@@ -67,7 +69,7 @@ def _weighted(compute, be, w, deterministic):
 
 
 def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=None,
-              deterministic=False):
+              deterministic=False, axis=None):
     """Histogram of ``a`` (flattened), exactly as :func:`numpy.histogram`.
 
     Parameters
@@ -88,12 +90,18 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
     deterministic : bool
         Float weights are summed in fixed point (see :mod:`hotbin.fixedpoint`):
         bitwise-identical results for any order, chunking and backend.
+    axis : int, optional
+        hotbin's extension: one histogram per 1-D slice along ``axis`` (a batch:
+        one per row, one per image), all under one bin rule (a range from the
+        data is the whole array's). ``None`` (NumPy's behaviour) flattens ``a``.
+        Unweighted only; with ``density`` each slice is normalized on its own.
 
     Returns
     -------
     hist : array
         int64 counts; with weights, float64 sums (int64 for integer weights,
-        complex128 for complex ones) that never wrap.
+        complex128 for complex ones) that never wrap. With ``axis``, shape
+        ``a.shape`` without ``axis`` plus ``(nbins,)``.
     bin_edges : array
         NumPy's edges, same values and dtype.
 
@@ -111,14 +119,51 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
     be = _backends.select(backend, a, weights)
     x = check_data(be.asarray(a), "a")
     w = _weights(be, weights, x.shape)
+    if axis is not None:
+        axis = _axis(axis, x.ndim)
+        if w is not None:
+            raise ValueError("weights: not supported with axis (one histogram per slice counts only)")
     rule = histogram_rule(x, bins, range, minmax=be.minmax, weights=w)
-    hist = _weighted(lambda ww, s: be.histogram(x, rule, ww, s), be, w, deterministic)
+    if axis is None:
+        hist = _weighted(lambda ww, s: be.histogram(x, rule, ww, s), be, w, deterministic)
+    else:
+        hist = _per_slice(be, x, rule, axis)
     hist = be.to_output(hist, like=a)
     edges = be.to_output(rule.edges.copy(), like=a)
     if density:
         widths = be.to_output(np.diff(rule.edges).astype(float), like=a)
-        hist = hist / widths / hist.sum()
+        hist = hist / widths / (hist.sum() if axis is None else hist.sum(axis=-1, keepdims=True))
     return hist, edges
+
+
+def _per_slice(be, x, rule, axis):
+    """One histogram per 1-D slice of ``x`` along ``axis`` (validated): shape ``(..., nbins)``."""
+    rows = x if x.ndim == 1 else _moveaxis(x, axis)
+    shape = tuple(rows.shape[:-1])
+    rows = rows.reshape(-1, rows.shape[-1]) if rows.ndim > 1 else rows.reshape(1, -1)
+    if hasattr(be, "histogram_rows"):
+        out = be.histogram_rows(rows, rule)
+    else:
+        out = np.stack([_backends.to_host(be.histogram(r, rule)) for r in rows]) if rows.shape[0] \
+            else np.zeros((0, rule.nbins), np.int64)
+    return out.reshape(shape + (rule.nbins,))
+
+
+def _axis(axis, ndim):
+    try:
+        k = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis: expected an integer, got {axis!r}") from None
+    if not -ndim <= k < ndim:
+        raise ValueError(f"axis: {axis} is out of bounds for an array of {ndim} dimensions")
+    return k % ndim
+
+
+def _moveaxis(x, axis):
+    """``x`` with ``axis`` last (NumPy, CuPy and torch-via-CuPy arrays all have moveaxis)."""
+    mod = type(x).__module__.split(".")[0]
+    xp = np if mod == "numpy" else __import__(mod)
+    return xp.moveaxis(x, axis, -1)
 
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=False, *, backend=None,

@@ -23,6 +23,9 @@ A backend module (``hotbin.backend.<name>``) provides:
     ``scale`` (an int from :func:`hotbin.fixedpoint.scale_for`), the fixed-point
     integer words ``(2, nbins)`` int64 (:func:`hotbin.fixedpoint.split`, summed,
     low word folded), which the caller merges and combines.
+``histogram_rows(a, rule)`` (optional)
+    ``(N, nbins)`` int64 counts: one histogram per row of the 2-D ``a``, in one
+    launch; without it the caller runs :func:`histogram` row by row.
 ``histogram2d(x, y, rx, ry, weights=None, scale=None) -> (grid, kept)``
     ``grid[ix, iy]`` under the two rules (words ``(2, nx, ny)`` with ``scale``),
     and the number of points that landed in a cell.

@@ -198,6 +198,20 @@ def _hist(x, y, two_d, w, how, factor, rx, ry, out, out2, drops):
 
 
 @_Kernel
+def _hist_rows(a, r, out):
+    """out[i] += the histogram of row i of the 2-D ``a`` (column nb: dropped); rows in parallel."""
+    for i in prange(a.shape[0]):
+        codes = np.empty(BLOCK, np.int64)
+        row = a[i]
+        h = out[i]
+        for b in range(0, row.size, BLOCK):
+            m = min(row.size, b + BLOCK) - b
+            _codes(row[b:b + m], r, codes)
+            for k in range(m):
+                h[np.uint64(codes[k])] += 1
+
+
+@_Kernel
 def _count_values(a, w, weighted, out):
     """out[p, v] += 1 (or w) for each value v of a non-negative integer array."""
     nparts = out.shape[0]
@@ -349,6 +363,15 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
     if weights is None and kd in LUT_KINDS:
         return _histogram_lut(a, kd, rule)
     return _run([a], rule, None, weights, scale)[0]
+
+
+def histogram_rows(a, rule: BinRule):
+    """``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``."""
+    a = np.asarray(a)
+    a = np.ascontiguousarray(a, _kernel_dtype(a.dtype))
+    out = np.zeros((a.shape[0], rule.nbins + 1), np.int64)
+    _hist_rows(a.size, a, _rule_args(rule), out)
+    return out[:, :rule.nbins]
 
 
 def _histogram_lut(a, kd, rule):

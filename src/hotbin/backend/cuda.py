@@ -298,7 +298,7 @@ def _launch(kern, grid, block, args, smem=0):
     if smem > 48 * 1024 and _SMEM_SET.get(id(kern), 0) < smem:
         kern.max_dynamic_shared_size_bytes = smem
         _SMEM_SET[id(kern)] = smem
-    kern((grid,), (block,), args, shared_mem=smem)
+    kern(grid if isinstance(grid, tuple) else (grid,), (block,), args, shared_mem=smem)
 
 
 def _grid(info, policy, smem, n, per_thread):
@@ -391,14 +391,16 @@ def _count_policy(nslots: int, info: dict, edge_bytes: int) -> Policy:
     return pol
 
 
-def _count(x, rule: BinRule | None, nslots: int, out):
+def _count(x, rule: BinRule | None, nslots: int, out, rows: int = 1):
     """out[s] += number of values of x whose bin (rule) or value (rule None) is s.
 
     ``out`` (uint64) has at least nslots entries; the "windows" layout needs
-    ``windows * ceil(nslots / windows)`` of them (see :func:`_count_slots`).
+    ``windows * ceil(nslots / windows)`` of them (see :func:`_count_slots`). With
+    ``rows`` > 1, ``x`` is C-contiguous ``(rows, n)`` and ``out`` ``(rows, slots)``:
+    one histogram per row, in one launch per 65535 rows (grid dimension y).
     """
     cp = _cupy()
-    n = x.size
+    n = x.size // max(rows, 1)
     if n == 0 or nslots == 0:
         return
     info = _device_info(x.device.id)
@@ -425,14 +427,19 @@ def _count(x, rule: BinRule | None, nslots: int, out):
     smem = ((smem + 15) & ~15) + eb if (smem or eb) else 0
     kern = _kernel("hist1d.cu", f"hist_count<{t}, {c}, {binner}, {_LAYOUT[pol.layout]}, {pol.unroll}>")
     per_thread = (16 // x.dtype.itemsize) * pol.unroll
-    grid = _grid(info, pol, smem, n * wins, per_thread)
-    grid = max(wins, grid // wins * wins)
+    grid = _grid(info, pol, smem, n * rows * wins, per_thread)
+    grid = max(wins, -(-grid // rows) // wins * wins)  # blocks per row
     step = grid // wins * _U32_SHARE
-    for s in range(0, n, step):
-        xs = x[s:s + step]
-        _launch(kern, grid, pol.block,
-                (xs, np.int64(xs.size), *args, np.uint64(0), np.uint32(per),
-                 np.uint32(copies), np.uint32(wins), out), smem)
+    x2 = x.reshape(rows, n)
+    o2 = out.reshape(rows, -1)
+    for r in range(0, rows, 65535):
+        nr = min(rows, r + 65535) - r
+        for s in range(0, n, step):
+            xs = x2[r:r + nr, s:s + step]
+            _launch(kern, (grid, nr), pol.block,
+                    (xs, np.int64(xs.shape[1]), *args, np.uint64(0), np.uint32(per),
+                     np.uint32(copies), np.uint32(wins), o2[r:r + nr], np.int64(n),
+                     np.uint64(o2.shape[1])), smem)
 
 
 def _count_slots(nslots: int, dev_id: int) -> int:
@@ -528,6 +535,20 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
         out = cp.zeros(nb, cp.uint64)
         _sum(x, _weights(w, "i"), rule, nb, "i64", out)
         return out.view(cp.int64)
+
+
+def histogram_rows(a, rule: BinRule):
+    """``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``, in one launch."""
+    cp = _cupy()
+    x = asarray(a)
+    with x.device:
+        rows = x.shape[0]
+        x = _flat(x, _kernel_dtype(x.dtype)).reshape(rows, -1)
+        slots = _count_slots(rule.nbins, x.device.id)
+        out = cp.zeros((rows, slots), cp.uint64)
+        if x.size:
+            _count(x, rule, rule.nbins, out, rows)
+        return out[:, :rule.nbins].view(cp.int64)
 
 
 def _histogram_lut(x, rule: BinRule):

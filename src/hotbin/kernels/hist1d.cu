@@ -91,7 +91,10 @@ template <class T, class CMP, int BINNER, int LAYOUT, int UNROLL>
 __global__ void __launch_bounds__(1024)
 hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb, double glo,
            double gscale, double tau, int uniform, int stage_edges, u64 base, unsigned nslots,
-           unsigned copies, unsigned windows, u64* __restrict__ out) {
+           unsigned copies, unsigned windows, u64* __restrict__ out, i64 row_stride, u64 out_stride) {
+    // Batched: grid row y counts the n values at x + y * row_stride into out + y * out_stride.
+    x += (i64)blockIdx.y * row_stride;
+    out += (u64)blockIdx.y * out_stride;
     unsigned* counters = reinterpret_cast<unsigned*>(smem);
     unsigned stride = nslots | 1u;  // odd: copies start in different banks
     unsigned total = LAYOUT == LAYOUT_LANES ? nslots * 32u
