@@ -542,12 +542,11 @@ def histogram_rows(a, rule: BinRule):
     cp = _cupy()
     x = asarray(a)
     with x.device:
-        rows = x.shape[0]
-        x = _flat(x, _kernel_dtype(x.dtype)).reshape(rows, -1)
+        rows, n = x.shape
         slots = _count_slots(rule.nbins, x.device.id)
         out = cp.zeros((rows, slots), cp.uint64)
-        if x.size:
-            _count(x, rule, rule.nbins, out, rows)
+        if rows and n:
+            _count(_flat(x, _kernel_dtype(x.dtype)).reshape(rows, n), rule, rule.nbins, out, rows)
         return out[:, :rule.nbins].view(cp.int64)
 
 
