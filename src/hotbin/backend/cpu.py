@@ -8,6 +8,7 @@ serializes threads: each thread counts into its own row of partials.
 from __future__ import annotations
 
 import os
+import threading
 import types
 
 import numba
@@ -119,7 +120,25 @@ class _Kernel:
         self.serial = njit(cache=True, nogil=True)(twin)
 
     def __call__(self, n, *args):
-        return (self.threaded if n >= 2 * MIN_PER_THREAD else self.serial)(*args)
+        if n < 2 * MIN_PER_THREAD:
+            return self.serial(*args)
+        if _SERIALIZE is False:
+            return self.threaded(*args)
+        with _PARALLEL_LOCK:  # workqueue (or not known yet): one parallel region at a time
+            return _mark_layer(self.threaded(*args))
+
+
+#: numba's "workqueue" threading layer aborts the process when two Python threads
+#: enter parallel regions at once (omp and tbb do not): serialize on that layer only.
+_PARALLEL_LOCK = threading.Lock()
+_SERIALIZE = None  # unknown until a parallel region has run
+
+
+def _mark_layer(result):
+    global _SERIALIZE
+    if _SERIALIZE is None:
+        _SERIALIZE = numba.threading_layer() == "workqueue"
+    return result
 
 # A rule travels into kernels as the tuple (e, e0, en, lo, scale, slack, step, mode):
 # the kernel's edges, its ends, the guess parameters, and how bins are found.
