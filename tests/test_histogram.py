@@ -208,6 +208,15 @@ def test_unknown_backend(monkeypatch):
     assert hotbin.backends()[0] == "cpu"
 
 
+def test_2_to_24_bins(rng):
+    # the largest bin count of issue #8, on data spread over all of them
+    a = rng.random(1 << 20)
+    h, _ = hotbin.histogram(a, 1 << 24, (0, 1), backend="cpu")
+    np.testing.assert_array_equal(np.flatnonzero(h), np.unique(np.minimum((a * (1 << 24)).astype(np.int64),
+                                                                         (1 << 24) - 1)))
+    assert h.sum() == a.size and h.dtype == np.int64
+
+
 def test_huge_count_in_one_bin():
     # 2**32 + 3 samples (a stride-0 view: no memory) all in one bin: int64, no wrap
     n = (1 << 32) + 3

@@ -54,7 +54,7 @@ def devices() -> list[str]:
 
 
 def asarray(a):
-    return to_host(a)
+    return np.asarray(to_host(a))  # None becomes an object array: rejected by the caller's dtype check
 
 
 def to_output(x, like=None):
