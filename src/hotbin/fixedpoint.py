@@ -35,9 +35,11 @@ LO_CHUNK = 1 << 30
 
 def scale_for(max_abs: float, n: int) -> int:
     """The exponent ``s`` of the quantum ``2**-s`` for ``n`` weights with ``max|w| = max_abs``."""
+    if n <= 0:
+        return 0
     if not np.isfinite(max_abs):
         raise ValueError("weights: deterministic=True needs finite weights (found NaN or inf)")
-    if n <= 0 or max_abs == 0:
+    if max_abs == 0:
         return 0
     e = math.frexp(max_abs)[1]  # max_abs < 2**e
     return _HEADROOM - int(n).bit_length() - e + SPLIT

@@ -372,6 +372,8 @@ def minmax(a):
 
 
 def max_abs(w) -> float:
+    if np.size(w) == 0:
+        return 0.0
     lo, hi = minmax(w)
     return fixedpoint.max_abs(np.array([lo, hi]))
 
