@@ -8,6 +8,7 @@ same kind of array on the same device.
 """
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
@@ -160,10 +161,8 @@ def _axis(axis, ndim):
 
 
 def _moveaxis(x, axis):
-    """``x`` with ``axis`` last (NumPy, CuPy and torch-via-CuPy arrays all have moveaxis)."""
-    mod = type(x).__module__.split(".")[0]
-    xp = np if mod == "numpy" else __import__(mod)
-    return xp.moveaxis(x, axis, -1)
+    """``x`` with ``axis`` last (a transpose: NumPy and CuPy arrays alike)."""
+    return x.transpose([k for k in builtins.range(x.ndim) if k != axis] + [axis])
 
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=False, *, backend=None,

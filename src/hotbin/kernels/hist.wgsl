@@ -75,6 +75,35 @@ fn flush_cached(c: u32, k: u32) {
     }
 }
 
+// This invocation's share of the points, consecutive points of one cell added as
+// one run: a hot cell costs one atomic per run, not per point.
+fn count_runs(start: u32, stride: u32, cached: bool) {
+    var cur = NONE;
+    var run = 0u;
+    for (var j = start; j < P.n; j += stride) {
+        let c = cell_of(j);
+        if (c != cur) {
+            if (cur != NONE) {
+                flush(cur, run, cached);
+            }
+            cur = c;
+            run = 0u;
+        }
+        run += 1u;
+    }
+    if (cur != NONE) {
+        flush(cur, run, cached);
+    }
+}
+
+fn flush(c: u32, k: u32, cached: bool) {
+    if (cached) {
+        flush_cached(c, k);
+    } else {
+        flush_private(c, k);
+    }
+}
+
 @compute @workgroup_size(WG)
 fn hist_private(@builtin(local_invocation_index) lid: u32,
                 @builtin(workgroup_id) wid: vec3<u32>,
@@ -83,22 +112,7 @@ fn hist_private(@builtin(local_invocation_index) lid: u32,
         atomicStore(&wg[i], 0u);
     }
     workgroupBarrier();
-    var cur = NONE;
-    var run = 0u;
-    for (var j = wid.x * WG + lid; j < P.n; j += nwg.x * WG) {
-        let c = cell_of(j);
-        if (c != cur) {
-            if (cur != NONE) {
-                flush_private(cur, run);
-            }
-            cur = c;
-            run = 0u;
-        }
-        run += 1u;
-    }
-    if (cur != NONE) {
-        flush_private(cur, run);
-    }
+    count_runs(wid.x * WG + lid, nwg.x * WG, false);
     workgroupBarrier();
     for (var i = lid; i < P.ncell; i += WG) {
         let k = atomicLoad(&wg[i]);
@@ -118,22 +132,7 @@ fn hist_global(@builtin(local_invocation_index) lid: u32,
         atomicStore(&wg[half + i], 0u);
     }
     workgroupBarrier();
-    var cur = NONE;
-    var run = 0u;
-    for (var j = wid.x * WG + lid; j < P.n; j += nwg.x * WG) {
-        let c = cell_of(j);
-        if (c != cur) {
-            if (cur != NONE) {
-                flush_cached(cur, run);
-            }
-            cur = c;
-            run = 0u;
-        }
-        run += 1u;
-    }
-    if (cur != NONE) {
-        flush_cached(cur, run);
-    }
+    count_runs(wid.x * WG + lid, nwg.x * WG, true);
     workgroupBarrier();
     for (var i = lid; i < half; i += WG) {
         let c = atomicLoad(&wg[i]);

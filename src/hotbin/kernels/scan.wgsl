@@ -70,17 +70,21 @@ fn store(i: u32, v: vec2<u32>) {
     }
 }
 
+// The sum of this invocation's ITEMS consecutive elements from base.
+fn thread_sum(base: u32) -> vec2<u32> {
+    var s = vec2<u32>(0u, 0u);
+    for (var k = 0u; k < ITEMS; k += 1u) {
+        s = add(s, load(base + k));
+    }
+    return s;
+}
+
 @compute @workgroup_size(WG)
 fn reduce_blocks(@builtin(local_invocation_index) lid: u32,
                  @builtin(workgroup_id) wid: vec3<u32>,
                  @builtin(num_workgroups) nwg: vec3<u32>) {
     for (var blk = wid.x; blk < P.nblk; blk += nwg.x) {
-        let base = blk * WG * ITEMS + lid * ITEMS;
-        var s = vec2<u32>(0u, 0u);
-        for (var k = 0u; k < ITEMS; k += 1u) {
-            s = add(s, load(base + k));
-        }
-        part[lid] = s;
+        part[lid] = thread_sum(blk * WG * ITEMS + lid * ITEMS);
         workgroupBarrier();
         for (var h = WG / 2u; h > 0u; h >>= 1u) {
             if (lid < h) {
@@ -106,11 +110,7 @@ fn scan_blocks(@builtin(local_invocation_index) lid: u32,
                @builtin(num_workgroups) nwg: vec3<u32>) {
     for (var blk = wid.x; blk < P.nblk; blk += nwg.x) {
         let base = blk * WG * ITEMS + lid * ITEMS;
-        var s = vec2<u32>(0u, 0u);
-        for (var k = 0u; k < ITEMS; k += 1u) {
-            s = add(s, load(base + k));
-        }
-        part[lid] = s;
+        part[lid] = thread_sum(base);
         workgroupBarrier();
         for (var d = 1u; d < WG; d <<= 1u) {
             var t = part[lid];
