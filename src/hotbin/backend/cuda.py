@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import fixedpoint
 from ..binning import BinRule
+from . import cuda_stage as stage
 from . import on_gpu, to_host
 
 NAME = "cuda"
@@ -151,7 +152,12 @@ def _is_torch(a) -> bool:
 
 
 def asarray(a):
-    """A CuPy array: CuPy as is, torch CUDA tensors without a copy, anything else copied."""
+    """A CuPy array: CuPy as is, torch CUDA tensors without a copy, host data copied.
+
+    Host data over :data:`cuda_stage.STAGE_BYTES` stays a NumPy array: every
+    primitive here takes host arrays too and stages them a slab at a time
+    (:mod:`hotbin.backend.cuda_stage`), so device memory stays bounded.
+    """
     cp = _cupy()
     if isinstance(a, cp.ndarray):
         return a
@@ -161,11 +167,12 @@ def asarray(a):
             return cp.asarray(t)  # __cuda_array_interface__: zero-copy, strides kept
         a = t.numpy()
     a = np.asarray(a)
-    if a.dtype.kind not in "biufc":
-        return a  # the caller's dtype check names the argument
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    return cp.asarray(a)
+    if a.dtype.kind not in "biufc" or a.nbytes > stage.stage_bytes():
+        return a  # the caller's dtype check names the argument; big data is staged
+    try:
+        return stage.upload(a)
+    except cp.cuda.memory.OutOfMemoryError:
+        return a  # no room for it whole: staged a slab at a time
 
 
 def to_output(x, like=None):
@@ -213,7 +220,7 @@ def _widen_f16(x):
 
 
 def _kernel_dtype(dt) -> np.dtype:
-    dt = np.dtype(dt)
+    dt = np.dtype(dt).newbyteorder("=")
     if dt == np.bool_:
         return np.dtype(np.uint8)
     if dt == np.float16:
@@ -489,13 +496,28 @@ def _fold_words(out, nslots):
 
 
 # --- primitives -------------------------------------------------------------------------------
+# Each takes host or device arrays and runs through cuda_stage.staged: device arrays the
+# kernels read in place go whole; anything else a slab at a time, partials combined exactly.
+
+def _in_place(a) -> bool:
+    return True
+
 
 def minmax(a):
-    x = asarray(a)
-    with x.device:
-        v = x.view(np.uint8) if x.dtype == np.bool_ else x
-        lo, hi = v.min().get()[()], v.max().get()[()]
-    return x.dtype.type(lo), x.dtype.type(hi)
+    cp = _cupy()
+    a = asarray(a)
+
+    def run(x):
+        v = x.view(cp.uint8) if x.dtype == np.bool_ else x
+        return cp.stack([v.min(), v.max()])[None]
+
+    def add(total, part, region):
+        return part if total is None else cp.concatenate([total, part])
+
+    with stage.device(a):
+        found = to_host(stage.staged([a], run, add, ready=_in_place))
+    lo, hi = np.min(found[:, 0]), np.max(found[:, 1])  # NaN when any slab had one
+    return a.dtype.type(lo), a.dtype.type(hi)
 
 
 def max_abs(w) -> float:
@@ -512,54 +534,84 @@ def _weights(w, kind):
     return _flat(w, np.dtype(np.int64))
 
 
+def _fold_sum(total, part, region):
+    """Fixed-point words of two slabs: added, then folded (0 <= lo < 2^32 again)."""
+    if total is None:
+        return part
+    total += part
+    _fold_words(total.reshape(-1), total.size // 2)
+    return total
+
+
 def histogram(a, rule: BinRule, weights=None, scale=None):
     cp = _cupy()
-    x = asarray(a)
-    with x.device:
-        x = _flat(x, _kernel_dtype(x.dtype))
-        nb = rule.nbins
-        if weights is None and x.dtype in LUT_KINDS and OVERRIDE.get("lut", True):
-            return _histogram_lut(x, rule)
+    a, weights = asarray(a), None if weights is None else asarray(weights)
+    nb = rule.nbins
+    kdt = _kernel_dtype(a.dtype)
+    with stage.device(a, weights) as dev, stage.out_of_memory():
+        if weights is None and kdt in LUT_KINDS and OVERRIDE.get("lut", True):
+            return _histogram_lut(a, kdt, rule)
         if weights is None:
-            out = cp.zeros(_count_slots(nb, x.device.id), cp.uint64)
-            _count(x, rule, nb, out)
-            return out[:nb].view(cp.int64)
-        w = asarray(weights)
+            def count(x):
+                out = cp.zeros(_count_slots(nb, dev.id), cp.uint64)
+                _count(_flat(x, kdt), rule, nb, out)
+                return out[:nb].view(cp.int64)
+            return stage.staged([a], count)
         if scale is not None:
-            out = cp.zeros(2 * nb, cp.uint64)
-            _sum(x, _weights(w, "f"), rule, nb, "fixed", out,
-                 float(np.ldexp(1.0, scale - fixedpoint.SPLIT)))
-            return out.view(cp.int64).reshape(2, nb)
-        if w.dtype.kind == "f":
-            out = cp.zeros(nb, cp.float64)
-            _sum(x, _weights(w, "f"), rule, nb, "f64", out)
-            return out
-        out = cp.zeros(nb, cp.uint64)
-        _sum(x, _weights(w, "i"), rule, nb, "i64", out)
-        return out.view(cp.int64)
+            def fixed(x, w):
+                out = cp.zeros(2 * nb, cp.uint64)
+                _sum(_flat(x, kdt), _weights(w, "f"), rule, nb, "fixed", out,
+                     float(np.ldexp(1.0, scale - fixedpoint.SPLIT)))
+                return out.view(cp.int64).reshape(2, nb)
+            return stage.staged([a, weights], fixed, _fold_sum)
+        kind = "f" if weights.dtype.kind == "f" else "i"
+
+        def sums(x, w):
+            out = cp.zeros(nb, cp.float64 if kind == "f" else cp.uint64)
+            _sum(_flat(x, kdt), _weights(w, kind), rule, nb, "f64" if kind == "f" else "i64", out)
+            return out if kind == "f" else out.view(cp.int64)
+        return stage.staged([a, weights], sums)
 
 
 def histogram_rows(a, rule: BinRule):
     """``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``, in one launch."""
     cp = _cupy()
-    x = asarray(a)
-    with x.device:
-        rows, n = x.shape
-        slots = _count_slots(rule.nbins, x.device.id)
+    a = asarray(a)
+    rows, n = a.shape
+    kdt = _kernel_dtype(a.dtype)
+    with stage.device(a) as dev, stage.out_of_memory():
+        slots = _count_slots(rule.nbins, dev.id)
         out = cp.zeros((rows, slots), cp.uint64)
+
+        def count(x):  # a slab of whole rows, or a piece of one row
+            part = cp.zeros((x.shape[0] if x.ndim == 2 else 1, slots), cp.uint64)
+            if x.size:
+                _count(_flat(x, kdt), rule, rule.nbins, part, part.shape[0])
+            return part
+
+        def add(total, part, region):
+            out[region[0]] += part if isinstance(region[0], slice) else part[0]
+            return out
+
         if rows and n:
-            _count(_flat(x, _kernel_dtype(x.dtype)).reshape(rows, n), rule, rule.nbins, out, rows)
+            out = stage.staged([a], count, add)
         return out[:, :rule.nbins].view(cp.int64)
 
 
-def _histogram_lut(x, rule: BinRule):
+def _histogram_lut(a, kdt, rule: BinRule):
     """8/16-bit integers: count each raw value, then fold values into bins exactly."""
     cp = _cupy()
-    u = np.dtype(f"u{x.dtype.itemsize}")
-    nvals = 1 << (8 * x.dtype.itemsize)
-    counts = cp.zeros(_count_slots(nvals, x.device.id), cp.uint64)
-    _count(x.view(u), None, nvals, counts)
-    idx = _value_table(cp.cuda.Device().id, x.dtype.str, rule.cmp.tobytes(), rule.cmp.dtype.str)
+    u = np.dtype(f"u{kdt.itemsize}")
+    nvals = 1 << (8 * kdt.itemsize)
+    dev = cp.cuda.Device().id
+
+    def count(x):
+        counts = cp.zeros(_count_slots(nvals, dev), cp.uint64)
+        _count(_flat(x, kdt).view(u), None, nvals, counts)
+        return counts
+
+    counts = stage.staged([a], count)
+    idx = _value_table(dev, kdt.str, rule.cmp.tobytes(), rule.cmp.dtype.str)
     out = cp.zeros(rule.nbins, cp.uint64)
     _launch(_kernel("hist1d.cu", "fold_lut"), -(-nvals // 256), 256,
             (counts, idx, np.uint32(nvals), out))
@@ -579,60 +631,136 @@ def _value_table(dev_id: int, dtype: str, cmp: bytes, cmp_dtype: str):
 
 def bincount(x, length, weights=None):
     cp = _cupy()
-    xa = asarray(x)
-    with xa.device:
-        xa = _flat(xa, _kernel_dtype(xa.dtype))
+    x, weights = asarray(x), None if weights is None else asarray(weights)
+    kdt = _kernel_dtype(x.dtype)
+    with stage.device(x, weights) as dev, stage.out_of_memory():
         if weights is None:
-            out = cp.zeros(_count_slots(length, xa.device.id), cp.uint64)
-            _count(xa, None, length, out)
-            return out[:length].view(cp.int64)
-        out = cp.zeros(length, cp.float64)
-        _sum(xa, _weights(asarray(weights), "f"), None, length, "f64", out)
-        return out
+            def count(xs):
+                out = cp.zeros(_count_slots(length, dev.id), cp.uint64)
+                _count(_flat(xs, kdt), None, length, out)
+                return out[:length].view(cp.int64)
+            return stage.staged([x], count)
+
+        def sums(xs, w):
+            out = cp.zeros(length, cp.float64)
+            _sum(_flat(xs, kdt), _weights(w, "f"), None, length, "f64", out)
+            return out
+        return stage.staged([x, weights], sums)
 
 
 def cumsum(a, exclusive=False):
+    """Prefix sums in NumPy's dtype; host input comes back on the host, slab by slab.
+
+    Slabs are whole scan tiles and each continues from the previous slab's total
+    (the kernel's ``init``), so a staged float scan is bitwise the one-pass scan.
+    """
     cp = _cupy()
-    x = asarray(a)
-    with x.device:
-        od = np.cumsum(np.empty(0, x.dtype)).dtype  # NumPy's accumulator dtype
-        if x.dtype == np.float16 or od.kind not in "iuf":
-            from . import cpu  # NumPy's own sequential rounding
-            return cp.asarray(cpu.cumsum(to_host(x), exclusive))
-        x = _flat(x, _kernel_dtype(x.dtype))
-        if x.data.ptr % 16:
-            x = x.copy()  # vector loads need 16-byte alignment
-        n = x.size
-        out = cp.empty(n, od)
-        if n == 0:
+    a = asarray(a)
+    od = np.cumsum(np.empty(0, a.dtype)).dtype  # NumPy's accumulator dtype
+    if a.dtype == np.float16 or od.kind not in "iuf":
+        from . import cpu  # NumPy's own sequential rounding
+        return cpu.cumsum(to_host(a), exclusive)
+    kdt = _kernel_dtype(a.dtype)
+    flat = a.reshape(-1)
+    n = flat.size
+    nvec = OVERRIDE.get("scan_nvec", SCAN_NVEC)
+    tile = SCAN_BLOCK * nvec * (16 // kdt.itemsize)
+    with stage.device(a), stage.out_of_memory():
+        if isinstance(flat, cp.ndarray) and flat.flags.c_contiguous and flat.dtype == kdt:
+            return _scan(flat, od, exclusive, od.type(0))[0]
+        out = (cp if isinstance(flat, cp.ndarray) else np).empty(n, od)
+        carry = [od.type(0)]
+
+        def scan(x):
+            return _scan(_flat(x, kdt), od, exclusive, carry[0])
+
+        def add(total, part, region):
+            res, last = part
+            out[region[0]] = res if isinstance(out, cp.ndarray) else res.get()
+            carry[0] = _descriptor_value(last, od)
             return out
-        nvec = OVERRIDE.get("scan_nvec", SCAN_NVEC)
-        tile = SCAN_BLOCK * nvec * (16 // x.dtype.itemsize)
-        ntiles = -(-n // tile)
-        words = 2 if od.itemsize == 8 else 1  # a tile descriptor: value and status
-        state = cp.zeros(2 * words * ntiles + 1, cp.uint64)  # aggregates, inclusives, counter
-        kern = _kernel("scan.cu", f"scan_lookback<{_CTYPE[x.dtype]}, {_CTYPE[od]}, {SCAN_BLOCK}, "
-                                  f"{nvec}, {'true' if exclusive else 'false'}>")
-        _launch(kern, ntiles, SCAN_BLOCK, (x, np.int64(n), out, state[:words * ntiles],
-                                           state[words * ntiles:2 * words * ntiles],
-                                           state[2 * words * ntiles:]))
-        return out
+
+        return stage.staged([flat], scan, add, ready=lambda x: False, align=tile) if n else out
+
+
+def _scan(x, od, exclusive, init):
+    """``(prefix sums of x starting from init, the inclusive total)``: one look-back pass."""
+    cp = _cupy()
+    if x.data.ptr % 16:
+        x = x.copy()  # vector loads need 16-byte alignment
+    n = x.size
+    out = cp.empty(n, od)
+    if n == 0:
+        return out, init
+    nvec = OVERRIDE.get("scan_nvec", SCAN_NVEC)
+    tile = SCAN_BLOCK * nvec * (16 // x.dtype.itemsize)
+    ntiles = -(-n // tile)
+    words = 2 if od.itemsize == 8 else 1  # a tile descriptor: value and status
+    state = cp.zeros(2 * words * ntiles + 1, cp.uint64)  # aggregates, inclusives, counter
+    kern = _kernel("scan.cu", f"scan_lookback<{_CTYPE[x.dtype]}, {_CTYPE[od]}, {SCAN_BLOCK}, "
+                              f"{nvec}, {'true' if exclusive else 'false'}>")
+    inc = state[words * ntiles:2 * words * ntiles]
+    _launch(kern, ntiles, SCAN_BLOCK, (x, np.int64(n), out, state[:words * ntiles], inc,
+                                       state[2 * words * ntiles:], od.type(init)))
+    return out, inc[words * (ntiles - 1)]
+
+
+def _descriptor_value(word, od):
+    """The value in a tile descriptor's first word (kernels/scan.cu ``Desc``), on the host."""
+    w = int(word.get())
+    if od.itemsize == 8:
+        return np.array([w], np.uint64).view(od)[0]
+    return np.array([w & 0xFFFFFFFF], np.uint32).view(od)[0]
+
+
+def _wide(a) -> bool:
+    """Read in place by the 2-D kernels, or converted whole at no more than twice its size."""
+    return a.flags.c_contiguous and a.dtype.itemsize >= 4
 
 
 def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     """``(grid[ix, iy], kept)`` by the skew-proof tiled kernels (backend/cuda_spatial.py)."""
     from . import cuda_spatial  # imported here: it imports this module's helpers
 
-    xa, ya = asarray(x), asarray(y)
-    wa = None if weights is None else asarray(weights)
-    with xa.device:
-        return cuda_spatial.histogram2d(xa, ya, rx, ry, wa, scale)
+    arrays = [asarray(x), asarray(y)] + ([] if weights is None else [asarray(weights)])
+    n = arrays[0].size
+    if arrays[1].size != n:
+        raise ValueError(f"y: has {arrays[1].size} points but x has {n}")
+    if weights is not None and arrays[2].size != n:
+        raise ValueError(f"weights: has {arrays[2].size} values but x has {n} points")
+    arrays = [a.reshape(-1) for a in arrays]
+
+    def run(xs, ys, ws=None):
+        return cuda_spatial.histogram2d(xs, ys, rx, ry, ws, scale)
+
+    def add(total, part, region):
+        if total is None:
+            return part
+        grid = total[0] + part[0]
+        if scale is not None:
+            _fold_words(grid.reshape(-1), grid.size // 2)
+        return grid, total[1] + part[1]
+
+    with stage.device(*arrays), stage.out_of_memory():
+        return stage.staged(arrays, run, add, ready=_wide)
 
 
 def luma_histogram(img):
     """``(N, 256)`` int64 luma counts of uint8 ``(N, H, W, C)`` images, C in {3, 4} (fused, kernels/luma.cu)."""
     from . import cuda_spatial
 
-    a = asarray(img)
-    with a.device:
-        return cuda_spatial.luma_histogram(a)
+    cp = _cupy()
+    a = cuda_spatial.luma_batch(asarray(img))
+
+    def run(x):  # whole images (4-D), rows of one image (3-D) or pixels of one row (2-D)
+        return cuda_spatial.luma_histogram(x if x.ndim > 2 else x[None])
+
+    def add(total, part, region):
+        if isinstance(region[0], slice) and region[0] == slice(0, a.shape[0]):
+            return part
+        total = cp.zeros((a.shape[0], 256), cp.int64) if total is None else total
+        total[region[0]] += part if isinstance(region[0], slice) else part[0]
+        return total
+
+    with stage.device(a), stage.out_of_memory():
+        return stage.staged([a], run, add, keep=1) if a.size else cp.zeros((a.shape[0], 256), cp.int64)

@@ -315,9 +315,7 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     """
     cp = _cupy()
     x, y = cp.asarray(x), cp.asarray(y)
-    n = int(x.size)
-    if y.size != n:
-        raise ValueError(f"y: has {y.size} points but x has {n}")
+    n = int(x.size)  # y and weights: the same length (checked by the caller)
     nx, ny = rx.nbins, ry.nbins
     ncell = nx * ny
     if ncell >= 0xFFFFFFFF:
@@ -335,8 +333,6 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     wdt = np.dtype(np.int64) if acc == "i64" else np.dtype(np.float64)
     if weights is not None:
         w = _aligned(cp, cp.asarray(weights), wdt)
-        if w.size != n:
-            raise ValueError(f"weights: has {w.size} values but x has {n} points")
     else:
         w = cp.empty(1, wdt)
     kept = 0
@@ -418,6 +414,17 @@ def _run(cp, strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out) -> int:
 
 # --- luminance histogram ------------------------------------------------------------------
 
+def luma_batch(a):
+    """``a`` as a batch ``(N, H, W, C)`` of uint8 RGB(A) images (one ``(H, W, C)`` image: N = 1)."""
+    if a.dtype != np.uint8:
+        raise TypeError(f"img: expected uint8 pixels, got dtype {a.dtype}")
+    if a.ndim == 3:
+        a = a[None]
+    if a.ndim != 4 or a.shape[-1] not in (3, 4):
+        raise ValueError(f"img: expected (N, H, W, C) with C 3 or 4, got shape {tuple(a.shape)}")
+    return a
+
+
 def luma_histogram(img):
     """``(N, 256)`` int64 counts of the Rec. 709 luma levels of uint8 RGB(A) images.
 
@@ -428,13 +435,7 @@ def luma_histogram(img):
     (64-bit) and reproducible. One launch reads every pixel once.
     """
     cp = _cupy()
-    a = cp.asarray(img)
-    if a.dtype != np.uint8:
-        raise TypeError(f"img: expected uint8 pixels, got dtype {a.dtype}")
-    if a.ndim == 3:
-        a = a[None]
-    if a.ndim != 4 or a.shape[-1] not in (3, 4):
-        raise ValueError(f"img: expected (N, H, W, C) with C 3 or 4, got shape {tuple(a.shape)}")
+    a = luma_batch(cp.asarray(img))
     nimg, c = a.shape[0], a.shape[-1]
     npix = a.shape[1] * a.shape[2]
     out = cp.zeros((nimg, 256), cp.uint64)

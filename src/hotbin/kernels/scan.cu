@@ -110,11 +110,12 @@ __device__ A look_back(i64 tile, const u64* aggd, const u64* incd, unsigned lane
 
 // A: NumPy's accumulator/output dtype for T. BLOCK threads, NVEC 16-byte
 // vectors per thread. aggd/incd: Desc<A>::WORDS u64 per tile; they and
-// *tile_counter are zero at launch.
+// *tile_counter are zero at launch. init: the inclusive prefix before tile 0 (0, or
+// the total of the slabs before this one: the same chain of roundings as one pass).
 template <class T, class A, int BLOCK, int NVEC, bool EXCLUSIVE>
 __global__ void __launch_bounds__(BLOCK)
 scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u64* incd,
-              unsigned* tile_counter) {
+              unsigned* tile_counter, A init) {
     typedef Desc<A> D;
     const int VEC = 16 / sizeof(T);
     const int WARPS = BLOCK / 32;
@@ -175,9 +176,9 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u6
         }
         A wex = __shfl_up_sync(FULL_MASK, inc, 1);
         A tile_agg = __shfl_sync(FULL_MASK, inc, 31);
-        A excl = (A)0;
+        A excl = init;
         if (tile == 0) {
-            if (lane == 0) D::store(incd, (A)0 + tile_agg, 2u);
+            if (lane == 0) D::store(incd, init + tile_agg, 2u);
         } else {
             if (lane == 0) D::store(aggd + tile * D::WORDS, tile_agg, 1u);
             excl = look_back<A>(tile, aggd, incd, lane, s_lb);
