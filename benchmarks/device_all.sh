@@ -4,7 +4,8 @@
 # Writes logs and result tables under $OUT (default: ./device-out).
 set -u
 OUT=${OUT:-device-out}; mkdir -p "$OUT"
-export PYTHONPATH=src PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
+. benchmarks/device_wheels.sh  # carried dask / wgpu wheels, when present: their tests run too
+export PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
 # 1. every test that runs on the cuda backend (the backend matrix's [cuda] cases and the cuda files)
 timeout "${TEST_S:-300}" python3 -m pytest -q -p no:cacheprovider -k "cuda" tests 2>&1 | tee "$OUT/pytest-cuda.log" | tail -15

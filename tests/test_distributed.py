@@ -244,3 +244,32 @@ def test_worker_killed_mid_job(client, data):
     os.kill(pids[victim], signal.SIGKILL)  # the nanny starts a fresh worker; lost partials rerun
     assert _bits(future.result(timeout=60)) == _bits(ref)
     client.wait_for_workers(2, timeout=30)
+
+
+# --- CuPy chunks (GPU workers) ---------------------------------------------------------------
+
+@pytest.mark.cuda
+def test_cupy_chunks_merge_on_the_device(data):
+    """CuPy-backed dask arrays: partials stay on the GPU and merge there, results come back as
+    NumPy, equal to the in-memory results (local threaded scheduler: one GPU, no workers)."""
+    cp = pytest.importorskip("cupy")
+    from hotbin.backend import cuda
+
+    if not cuda.available():
+        pytest.skip("no CUDA device")
+    import dask
+
+    x, y, w = data
+    dx, dy, dw = (da.from_array(cp.asarray(v), chunks=3_001) for v in (x, y, w))
+    with dask.config.set(scheduler="threads"):
+        hm = hotbin.heatmap(dx, dy, width=40, height=30)
+        ref = hotbin.heatmap(x, y, width=40, height=30)
+        assert isinstance(hm.counts, np.ndarray) and _bits(hm.counts) == _bits(ref.counts)
+        assert hm.dropped == ref.dropped
+        h = hd.histogram(dx, bins=25, range=(-3, 3), weights=dw, deterministic=True)[0].compute()
+        assert isinstance(h, np.ndarray)
+        assert _bits(h) == _bits(hotbin.histogram(x, 25, (-3, 3), weights=w, deterministic=True)[0])
+        c = hd.histogram(dx, bins=25)[0].compute()
+        np.testing.assert_array_equal(c, np.histogram(x, 25)[0])
+        b = hd.bincount(da.from_array(cp.asarray((y * 10).astype(np.int64)), chunks=4_000)).compute()
+        np.testing.assert_array_equal(b, np.bincount((y * 10).astype(np.int64)))

@@ -136,9 +136,20 @@ def _weights(weights, x, kinds="biufc"):
 
 # --- partials per block, merged by a tree ---------------------------------------------
 
-def _host_block(out, ndim):
-    out = np.asarray(_backends.to_host(out))
+def _block(out, ndim):
+    """A block's partial, left on the device that computed it (merged there; see :func:`_tree`)."""
+    out = out if _backends.on_gpu(out) else np.asarray(out)
     return out.reshape((1,) * ndim + out.shape)
+
+
+def _xp(a):
+    """The array module of ``a`` (CuPy for device arrays)."""
+    return importlib.import_module("cupy") if _backends.on_gpu(a) else np
+
+
+def _on_host(x, axis=None, keepdims=False, *, merge):
+    """The last merge of the tree, its result on the host (results are NumPy-backed)."""
+    return np.asarray(_backends.to_host(merge(x, axis=axis, keepdims=keepdims)))
 
 
 def _keep(x, axis=None, keepdims=True):
@@ -150,9 +161,9 @@ def _sum(x, axis=None, keepdims=False):
 
 
 def _merge_words(x, axis=None, keepdims=False):
-    """fixedpoint.merge over the block axes (the leading ones)."""
+    """fixedpoint.merge over the block axes (the leading ones), on the host."""
     nd = len(axis)
-    words = fixedpoint.merge(x.reshape((-1,) + x.shape[nd:]))
+    words = fixedpoint.merge(np.asarray(_backends.to_host(x)).reshape((-1,) + x.shape[nd:]))
     return words.reshape((1,) * nd + words.shape) if keepdims else words
 
 
@@ -164,7 +175,12 @@ def _merge_extent(x, axis=None, keepdims=False):
 
 
 def _tree(block_fn, arrays, out_shape, dtype, merge, split_every):
-    """``block_fn(*blocks)`` on every block (shape ``(1,)*ndim + out_shape``), tree-merged."""
+    """``block_fn(*blocks)`` on every block (shape ``(1,)*ndim + out_shape``), tree-merged.
+
+    Partials stay on the device that computed them (GPU workers merge CuPy
+    partials on the GPU; only partials that change workers and the final result
+    cross to the host), and the final merge returns NumPy.
+    """
     da = _da()
     x = arrays[0]
     nd, k = x.ndim, len(out_shape)
@@ -172,7 +188,8 @@ def _tree(block_fn, arrays, out_shape, dtype, merge, split_every):
     meta = np.empty((0,) * (nd + k), dtype)
     parts = da.map_blocks(block_fn, *arrays, chunks=chunks, new_axis=list(range(nd, nd + k)),
                           dtype=dtype, meta=meta, token="hotbin-partial")
-    return da.reduction(parts, _keep, merge, combine=merge, axis=tuple(range(nd)),
+    return da.reduction(parts, _keep, functools.partial(_on_host, merge=merge), combine=merge,
+                        axis=tuple(range(nd)),
                         split_every=split_every, dtype=dtype, concatenate=True,
                         meta=np.empty((0,) * k, dtype), name="hotbin-merge")
 
@@ -188,14 +205,14 @@ def _block_extent(x, *, backend, ndim):
     else:
         info = np.iinfo(xa.dtype)
         lo, hi = info.max, info.min
-    return _host_block(np.array([lo, hi], xa.dtype), ndim)
+    return _block(np.array([lo, hi], xa.dtype), ndim)
 
 
 def _block_weight_scale(w, *, backend, ndim):
     """(max |w|, number of weights) of one block, as float64."""
     be = _backends.load(backend)
     wa = be.asarray(w)
-    return _host_block(np.array([be.max_abs(wa) if wa.size else 0.0, wa.size], np.float64), ndim)
+    return _block(np.array([be.max_abs(wa) if wa.size else 0.0, wa.size], np.float64), ndim)
 
 
 def _merge_weight_scale(x, axis=None, keepdims=False):
@@ -290,7 +307,7 @@ def _hist_block(x, w=None, *, rule, scale, backend, ndim):
         wa = be.asarray(w)
         if tuple(wa.shape) != tuple(xa.shape):
             raise ValueError("weights should have the same shape as a.")
-    return _host_block(be.histogram(xa, rule, wa, scale), ndim)
+    return _block(be.histogram(xa, rule, wa, scale), ndim)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=None,
@@ -346,7 +363,7 @@ def _hist2d_block(x, y, w=None, *, rules, scale, backend):
         wa = be.asarray(w)
         if tuple(wa.shape) != tuple(xa.shape):
             raise ValueError("weights should have the same shape as a.")
-    return _host_block(be.histogram2d(xa, ya, *rules, wa, scale)[0], 1)
+    return _block(be.histogram2d(xa, ya, *rules, wa, scale)[0], 1)
 
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=False, *, backend=None,
@@ -397,7 +414,7 @@ def _bincount_block(x, w=None, *, length, backend):
         wa = be.asarray(w)
         if wa.shape != xa.shape:
             raise ValueError("The weights and list don't have the same length.")
-    return _host_block(be.bincount(check_data(xa), length, wa), 1)
+    return _block(be.bincount(check_data(xa), length, wa), 1)
 
 
 def bincount(x, weights=None, minlength=0, *, backend=None, split_every=None):
@@ -445,8 +462,8 @@ def _block_finite_extent(x, *, backend, ndim):
             v = v[np.isfinite(v)]
             lo, hi = (v.min(), v.max()) if v.size else (None, None)
     if lo is None:
-        return _host_block(np.array([np.inf, -np.inf]), ndim)
-    return _host_block(np.array([lo, hi], np.float64), ndim)
+        return _block(np.array([np.inf, -np.inf]), ndim)
+    return _block(np.array([lo, hi], np.float64), ndim)
 
 
 def _heatmap_block(x, y, w=None, *, rules, scale, backend):
@@ -461,10 +478,11 @@ def _heatmap_block(x, y, w=None, *, rules, scale, backend):
         if wa.shape != xa.shape:
             raise ValueError(f"weights: expected one weight per point ({xa.shape[0]}), got {wa.shape[0]}")
     grid, kept = be.histogram2d(ya, xa, *rules, wa, scale)
-    grid = np.asarray(_backends.to_host(grid))
     extra = np.array([kept, xa.shape[0]], grid.dtype)
     if scale is None:
-        return np.concatenate([grid.reshape(-1), extra]).reshape(1, -1)
+        xp = _xp(grid)
+        return xp.concatenate([grid.reshape(-1), xp.asarray(extra)]).reshape(1, -1)
+    grid = np.asarray(_backends.to_host(grid))
     # counts are integers: in the hi word with a zero lo word, fixedpoint.merge sums them exactly
     words = np.concatenate([grid.reshape(2, -1), np.stack([extra, np.zeros(2, np.int64)])], axis=1)
     return words.reshape((1,) + words.shape)
