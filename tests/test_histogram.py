@@ -270,7 +270,7 @@ def test_2d_validation(backend):
 
 # --- batches: one histogram per slice (axis=) ---------------------------------------
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int32, np.float32, np.float64])
 def test_axis_one_histogram_per_slice(backend, dtype, rng):
     a = sample(dtype, 37 * 501, rng).reshape(37, 501)
     for bins, range_ in ((16, (-3.5, 200)), (256, (0, 256)), ([-50, -1, 0, 3, 1000], None), (9, None)):
@@ -293,6 +293,8 @@ def test_axis_batches_nan_empty_density_and_errors(backend, rng):
     d = to_numpy(hotbin.histogram(imgs, 11, (-2, 2), axis=-1, density=True, backend=backend)[0])
     np.testing.assert_allclose(d[0, 0], np.histogram(imgs[0, 0], 11, (-2, 2), density=True)[0])
     assert to_numpy(hotbin.histogram(np.empty((0, 5)), 3, (0, 1), axis=1, backend=backend)[0]).shape == (0, 3)
+    assert to_numpy(hotbin.histogram(np.empty((0, 5), np.uint8), 3, (0, 1), axis=1,
+                                     backend=backend)[0]).shape == (0, 3)
     with pytest.raises(ValueError, match="axis"):
         hotbin.histogram(imgs, 3, axis=3, backend=backend)
     with pytest.raises(TypeError, match="axis"):

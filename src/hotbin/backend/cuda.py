@@ -75,6 +75,14 @@ COUNT_TABLE = (
     Policy("global", block=512, blocks_per_sm=4, unroll=2),
 )
 
+#: Batches of short rows (<= SHORT_ROW values each, one block per row): small blocks with
+#: few copies, so zeroing and flushing the counters costs little next to the row.
+#: gpu_batched.py --sweep (2026-11-30, H200; results/gpu-batched-2026-11-30-h200.md), u8 rows
+#: 65536 x 4 KiB, uniform / dark GB/s: copies x2 128 threads 974 / 1057; copies x1 256: 885 / 916;
+#: lanes 512 (the table): 491 / 499. At 64 KiB rows the table's lanes were as good (1239 / 1302).
+SHORT_ROW = 1 << 14
+SHORT_ROW_POLICY = Policy("copies", block=128, blocks_per_sm=16, unroll=2, copies=2)
+
 #: Weighted sums: one private copy per block when it fits, else global atomics
 #: (not benchmarked: weighted sums have no target yet).
 SUM_POLICY = Policy("copies", block=512, blocks_per_sm=4)
@@ -380,13 +388,16 @@ def _edge_bytes(rule):
 
 # --- counting ------------------------------------------------------------------------------
 
-def _count_policy(nslots: int, info: dict, edge_bytes: int) -> Policy:
+def _count_policy(nslots: int, info: dict, edge_bytes: int, row_n: int | None = None) -> Policy:
+    """The counting policy for ``nslots`` slots (``row_n``: values per row of a batch)."""
     cap = (info["smem_block"] - edge_bytes - 16) // 4  # one-copy counters that fit a block
     bounds = {"lanes": LANES_MAX_SLOTS, "copies": cap - 1, "windows": MAX_WINDOWS * (cap - 1),
               "global": math.inf}
     forced = OVERRIDE.get("layout")
     fields = {k: v for k, v in OVERRIDE.items() if k in Policy.__dataclass_fields__ and k != "layout"}
     pol = next((p for p in COUNT_TABLE if p.layout == forced and nslots <= bounds[p.layout]), None)
+    if pol is None and row_n is not None and row_n <= SHORT_ROW and nslots <= bounds["copies"] and not forced:
+        pol = SHORT_ROW_POLICY
     if pol is None:
         pol = next(p for p in COUNT_TABLE if nslots <= bounds[p.layout])
     pol = replace(pol, **fields)
@@ -398,13 +409,14 @@ def _count_policy(nslots: int, info: dict, edge_bytes: int) -> Policy:
     return pol
 
 
-def _count(x, rule: BinRule | None, nslots: int, out, rows: int = 1):
+def _count(x, rule: BinRule | None, nslots: int, out, rows: int = 1, fold=None):
     """out[s] += number of values of x whose bin (rule) or value (rule None) is s.
 
     ``out`` (uint64) has at least nslots entries; the "windows" layout needs
     ``windows * ceil(nslots / windows)`` of them (see :func:`_count_slots`). With
     ``rows`` > 1, ``x`` is C-contiguous ``(rows, n)`` and ``out`` ``(rows, slots)``:
     one histogram per row, in one launch per 65535 rows (grid dimension y).
+    ``fold`` (a device value table, one window): slot s goes to ``out[fold[s]]`` instead.
     """
     cp = _cupy()
     n = x.size // max(rows, 1)
@@ -413,8 +425,10 @@ def _count(x, rule: BinRule | None, nslots: int, out, rows: int = 1):
     info = _device_info(x.device.id)
     t = _CTYPE[x.dtype]
     eb = _edge_bytes(rule)
-    pol = _count_policy(nslots, info, eb)
+    pol = _count_policy(nslots, info, eb, n if rows > 1 else None)
     wins = pol.windows if pol.layout == "windows" else 1
+    if fold is not None and wins > 1:
+        raise ValueError("a value table needs the slots in one window")
     per = -(-nslots // wins)  # slots per block
     if rule is not None:
         c, binner, args = _CTYPE[rule.kernel_cmp.dtype], _rule_binner(rule), _rule_args(rule, cp, eb > 0)
@@ -446,7 +460,7 @@ def _count(x, rule: BinRule | None, nslots: int, out, rows: int = 1):
             _launch(kern, (grid, nr), pol.block,
                     (xs, np.int64(xs.shape[1]), *args, np.uint64(0), np.uint32(per),
                      np.uint32(copies), np.uint32(wins), o2[r:r + nr], np.int64(n),
-                     np.uint64(o2.shape[1])), smem)
+                     np.uint64(o2.shape[1]), np.uint64(0) if fold is None else fold), smem)
 
 
 def _count_slots(nslots: int, dev_id: int) -> int:
@@ -574,27 +588,38 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
 
 
 def histogram_rows(a, rule: BinRule):
-    """``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``, in one launch."""
+    """``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``, in one launch.
+
+    8-bit integers are counted by raw value, and the value table of :func:`histogram`'s
+    path folds them into bins as each block flushes its counters.
+    """
     cp = _cupy()
     a = asarray(a)
     rows, n = a.shape
     kdt = _kernel_dtype(a.dtype)
+    raw = kdt.itemsize == 1 and OVERRIDE.get("lut", True)
     with stage.device(a) as dev, stage.out_of_memory():
-        slots = _count_slots(rule.nbins, dev.id)
-        out = cp.zeros((rows, slots), cp.uint64)
+        width = rule.nbins if raw else _count_slots(rule.nbins, dev.id)
+        fold = _value_table(dev.id, kdt.str, rule.cmp.tobytes(), rule.cmp.dtype.str) if raw else None
 
         def count(x):  # a slab of whole rows, or a piece of one row
-            part = cp.zeros((x.shape[0] if x.ndim == 2 else 1, slots), cp.uint64)
+            part = cp.zeros((x.shape[0] if x.ndim == 2 else 1, width), cp.uint64)
             if x.size:
-                _count(_flat(x, kdt), rule, rule.nbins, part, part.shape[0])
+                x = _flat(x, kdt)
+                if raw:
+                    _count(x.view(cp.uint8), None, 256, part, part.shape[0], fold)
+                else:
+                    _count(x, rule, rule.nbins, part, part.shape[0])
             return part
 
         def add(total, part, region):
-            out[region[0]] += part if isinstance(region[0], slice) else part[0]
-            return out
+            if region[0] == slice(0, rows):
+                return part
+            total = cp.zeros((rows, width), cp.uint64) if total is None else total
+            total[region[0]] += part if isinstance(region[0], slice) else part[0]
+            return total
 
-        if rows and n:
-            out = stage.staged([a], count, add)
+        out = stage.staged([a], count, add) if rows and n else cp.zeros((rows, width), cp.uint64)
         return out[:, :rule.nbins].view(cp.int64)
 
 

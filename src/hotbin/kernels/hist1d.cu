@@ -91,8 +91,11 @@ template <class T, class CMP, int BINNER, int LAYOUT, int UNROLL>
 __global__ void __launch_bounds__(1024)
 hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb, double glo,
            double gscale, double tau, int uniform, int stage_edges, u64 base, unsigned nslots,
-           unsigned copies, unsigned windows, u64* __restrict__ out, i64 row_stride, u64 out_stride) {
+           unsigned copies, unsigned windows, u64* __restrict__ out, i64 row_stride, u64 out_stride,
+           const int* __restrict__ fold) {
     // Batched: grid row y counts the n values at x + y * row_stride into out + y * out_stride.
+    // fold (one window only; else null): slot s is added to out[fold[s]] (-1: nowhere), the
+    // value table of fold_lut applied as the block's counters are flushed.
     x += (i64)blockIdx.y * row_stride;
     out += (u64)blockIdx.y * out_stride;
     unsigned* counters = reinterpret_cast<unsigned*>(smem);
@@ -127,7 +130,8 @@ hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsign
         } else {
             for (unsigned k = 0; k < copies; ++k) sum += counters[k * stride + s];
         }
-        if (sum) atomicAdd(out + s, (u64)sum);
+        int b = fold ? fold[s] : (int)s;
+        if (sum && b >= 0) atomicAdd(out + b, (u64)sum);
     }
 }
 
