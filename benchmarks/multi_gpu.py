@@ -133,8 +133,9 @@ def run(ngpu, log2, shares, reps, profile=False):
         for share in shares:
             workers = sorted(client.scheduler_info()["workers"])
             parts = []
-            for i in range(n // chunk):  # chunk i on GPU i % ngpu: an even spread
-                with dask.annotate(workers=[workers[i % ngpu]], allow_other_workers=False):
+            nchunks = n // chunk
+            for i in range(nchunks):  # neighbouring chunks on the same GPU, an even spread
+                with dask.annotate(workers=[workers[i * ngpu // nchunks]], allow_other_workers=False):
                     parts.append(da.from_delayed(dask.delayed(make_points)(i, chunk, share, 7),
                                                  shape=(2, chunk), dtype=np.float32,
                                                  meta=cp.empty((0, 0), cp.float32)))
