@@ -12,7 +12,8 @@ A backend module (``hotbin.backend.<name>``) provides:
 ``asarray(a)`` / ``to_output(x, like)``
     take any array (NumPy, CuPy, torch) into the backend's array type; return a
     result as the same kind of array as ``like`` (NumPy in, NumPy out; CuPy in,
-    CuPy out, on the same device).
+    CuPy out, on the same device). A device backend may leave host data too big
+    to copy at once on the host: its primitives then stage it slab by slab.
 ``minmax(a) -> (lo, hi)``
     NumPy scalars of ``a.dtype``; NaN when ``a`` holds a NaN (as ``a.min()``).
 ``max_abs(w) -> float``
