@@ -130,6 +130,19 @@ def test_staged_luma(small_slabs, rng):
                                   hotbin.luminance_histogram(wide, backend="cpu"))
 
 
+def test_staged_images(small_slabs, rng):
+    """Host images above the slab size stay on the host while the counts come from the device."""
+    rgb = rng.integers(0, 256, (150, 200, 3), dtype=np.uint8)  # 90 KB: over the 64 KiB slabs
+    gray16 = rng.integers(0, 65536, (200, 200), dtype=np.uint16)
+    for img in (rgb, gray16):
+        for fn in (hotbin.luminance_histogram, hotbin.channel_histograms, hotbin.equalize):
+            got, ref = fn(img, backend="cuda"), fn(img, backend="cpu")
+            assert isinstance(got, np.ndarray)
+            np.testing.assert_array_equal(got, ref)
+        np.testing.assert_array_equal(hotbin.percentiles(img, [5, 50, 95], backend="cuda"),
+                                      hotbin.percentiles(img, [5, 50, 95], backend="cpu"))
+
+
 # --- out of GPU memory ---------------------------------------------------------------------------
 
 @pytest.fixture

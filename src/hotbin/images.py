@@ -142,9 +142,15 @@ def _levels(x, depth):
     return (_luma_numerator(q) // np.uint32(LUMA_DIVISOR)).astype(level_dtype)
 
 
+def _like(r, x):
+    """A backend result ``r`` as the array type of the data ``x``: a device backend leaves
+    host data too big to copy at once on the host (and stages it), but returns device arrays."""
+    return np.asarray(_backends.to_host(r)) if isinstance(x, np.ndarray) else r
+
+
 def _count_levels(be, levels, nlevels):
     """int64 counts of each level of an integer plane (levels < nlevels by construction)."""
-    return be.bincount(levels.reshape(-1), nlevels)
+    return _like(be.bincount(levels.reshape(-1), nlevels), levels)
 
 
 def _row_blocks(x):
@@ -158,7 +164,7 @@ def _level_counts(be, img: _Image):
     """(N, levels) int64: how many pixels of each image have each luma level."""
     x = img.data
     if x.shape[0] and img.depth == 8 and img.channels >= 3 and hasattr(be, "luma_histogram"):
-        return be.luma_histogram(x)
+        return _like(be.luma_histogram(x), x)
     out = np.zeros((x.shape[0], img.levels), np.int64, like=x)
     for i in range(x.shape[0]):
         for rows in _row_blocks(x[i]):
