@@ -21,6 +21,7 @@ from cuda_timing import timeit
 import cupy as cp
 
 import hotbin
+from gpu_suite import hash_u32
 from hotbin.backend import cuda as cb
 
 VARIANTS = [
@@ -35,11 +36,8 @@ VARIANTS = [
 
 
 def hashed(n, seed=1):
-    x = cp.arange(n // 4, dtype=cp.uint32) * np.uint32(0x9E3779B1) + np.uint32(seed)
-    x ^= x >> np.uint32(16)
-    x *= np.uint32(0x85EBCA6B)
-    x ^= x >> np.uint32(13)
-    return x.view(cp.uint8)
+    """n pseudo-random bytes (gpu_suite's hashed counter)."""
+    return hash_u32(n // 4, seed).view(cp.uint8)
 
 
 def cases():

@@ -557,34 +557,44 @@ def _fold_sum(total, part, region):
     return total
 
 
-def histogram(a, rule: BinRule, weights=None, scale=None):
+def _staged_counts(a, kdt, rule: BinRule | None, nslots: int):
+    """int64 counts of ``a`` by bin (rule) or value (rule None), a slab at a time."""
     cp = _cupy()
+
+    def count(x):
+        out = cp.zeros(_count_slots(nslots, cp.cuda.Device().id), cp.uint64)
+        _count(_flat(x, kdt), rule, nslots, out)
+        return out[:nslots].view(cp.int64)
+    return stage.staged([a], count)
+
+
+def _staged_sums(a, w, kdt, rule: BinRule | None, nslots: int, acc: str, factor=0.0):
+    """Sums of the weights ``w`` by bin or value (see :func:`_sum`), a slab at a time:
+    float64 (acc "f64"), int64 ("i64") or fixed-point words ``(2, nslots)`` ("fixed")."""
+    cp = _cupy()
+
+    def sums(x, ws):
+        out = cp.zeros((2 if acc == "fixed" else 1) * nslots, cp.float64 if acc == "f64" else cp.uint64)
+        _sum(_flat(x, kdt), _weights(ws, "i" if acc == "i64" else "f"), rule, nslots, acc, out, factor)
+        if acc == "f64":
+            return out
+        return out.view(cp.int64).reshape(2, nslots) if acc == "fixed" else out.view(cp.int64)
+    return stage.staged([a, w], sums, _fold_sum if acc == "fixed" else stage.add)
+
+
+def histogram(a, rule: BinRule, weights=None, scale=None):
     a, weights = asarray(a), None if weights is None else asarray(weights)
-    nb = rule.nbins
     kdt = _kernel_dtype(a.dtype)
-    with stage.device(a, weights) as dev, stage.out_of_memory():
+    nb = rule.nbins
+    with stage.device(a, weights), stage.out_of_memory():
         if weights is None and kdt in LUT_KINDS and OVERRIDE.get("lut", True):
             return _histogram_lut(a, kdt, rule)
         if weights is None:
-            def count(x):
-                out = cp.zeros(_count_slots(nb, dev.id), cp.uint64)
-                _count(_flat(x, kdt), rule, nb, out)
-                return out[:nb].view(cp.int64)
-            return stage.staged([a], count)
+            return _staged_counts(a, kdt, rule, nb)
         if scale is not None:
-            def fixed(x, w):
-                out = cp.zeros(2 * nb, cp.uint64)
-                _sum(_flat(x, kdt), _weights(w, "f"), rule, nb, "fixed", out,
-                     float(np.ldexp(1.0, scale - fixedpoint.SPLIT)))
-                return out.view(cp.int64).reshape(2, nb)
-            return stage.staged([a, weights], fixed, _fold_sum)
-        kind = "f" if weights.dtype.kind == "f" else "i"
-
-        def sums(x, w):
-            out = cp.zeros(nb, cp.float64 if kind == "f" else cp.uint64)
-            _sum(_flat(x, kdt), _weights(w, kind), rule, nb, "f64" if kind == "f" else "i64", out)
-            return out if kind == "f" else out.view(cp.int64)
-        return stage.staged([a, weights], sums)
+            return _staged_sums(a, weights, kdt, rule, nb, "fixed",
+                                float(np.ldexp(1.0, scale - fixedpoint.SPLIT)))
+        return _staged_sums(a, weights, kdt, rule, nb, "f64" if weights.dtype.kind == "f" else "i64")
 
 
 def histogram_rows(a, rule: BinRule):
@@ -655,22 +665,12 @@ def _value_table(dev_id: int, dtype: str, cmp: bytes, cmp_dtype: str):
 
 
 def bincount(x, length, weights=None):
-    cp = _cupy()
     x, weights = asarray(x), None if weights is None else asarray(weights)
     kdt = _kernel_dtype(x.dtype)
-    with stage.device(x, weights) as dev, stage.out_of_memory():
+    with stage.device(x, weights), stage.out_of_memory():
         if weights is None:
-            def count(xs):
-                out = cp.zeros(_count_slots(length, dev.id), cp.uint64)
-                _count(_flat(xs, kdt), None, length, out)
-                return out[:length].view(cp.int64)
-            return stage.staged([x], count)
-
-        def sums(xs, w):
-            out = cp.zeros(length, cp.float64)
-            _sum(_flat(xs, kdt), _weights(w, "f"), None, length, "f64", out)
-            return out
-        return stage.staged([x, weights], sums)
+            return _staged_counts(x, kdt, None, length)
+        return _staged_sums(x, weights, kdt, None, length, "f64")
 
 
 def cumsum(a, exclusive=False):
@@ -688,8 +688,6 @@ def cumsum(a, exclusive=False):
     kdt = _kernel_dtype(a.dtype)
     flat = a.reshape(-1)
     n = flat.size
-    nvec = OVERRIDE.get("scan_nvec", SCAN_NVEC)
-    tile = SCAN_BLOCK * nvec * (16 // kdt.itemsize)
     with stage.device(a), stage.out_of_memory():
         if isinstance(flat, cp.ndarray) and flat.flags.c_contiguous and flat.dtype == kdt:
             return _scan(flat, od, exclusive, od.type(0))[0]
@@ -705,7 +703,13 @@ def cumsum(a, exclusive=False):
             carry[0] = _descriptor_value(last, od)
             return out
 
-        return stage.staged([flat], scan, add, ready=lambda x: False, align=tile) if n else out
+        return stage.staged([flat], scan, add, ready=lambda x: False, align=_scan_tile(kdt)[1]) if n else out
+
+
+def _scan_tile(kdt):
+    """``(16-byte vectors per thread, elements per tile)`` of the look-back scan over ``kdt``."""
+    nvec = OVERRIDE.get("scan_nvec", SCAN_NVEC)
+    return nvec, SCAN_BLOCK * nvec * (16 // np.dtype(kdt).itemsize)
 
 
 def _scan(x, od, exclusive, init):
@@ -717,8 +721,7 @@ def _scan(x, od, exclusive, init):
     out = cp.empty(n, od)
     if n == 0:
         return out, init
-    nvec = OVERRIDE.get("scan_nvec", SCAN_NVEC)
-    tile = SCAN_BLOCK * nvec * (16 // x.dtype.itemsize)
+    nvec, tile = _scan_tile(x.dtype)
     ntiles = -(-n // tile)
     words = 2 if od.itemsize == 8 else 1  # a tile descriptor: value and status
     state = cp.zeros(2 * words * ntiles + 1, cp.uint64)  # aggregates, inclusives, counter
@@ -761,9 +764,7 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     def add(total, part, region):
         if total is None:
             return part
-        grid = total[0] + part[0]
-        if scale is not None:
-            _fold_words(grid.reshape(-1), grid.size // 2)
+        grid = _fold_sum(total[0], part[0], region) if scale is not None else total[0] + part[0]
         return grid, total[1] + part[1]
 
     with stage.device(*arrays), stage.out_of_memory():

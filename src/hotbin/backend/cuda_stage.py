@@ -97,11 +97,12 @@ def device(*arrays):
     return cp.cuda.Device()
 
 
-def _add(total, part, region):
+def add(total, part, region):
+    """The default combine of :func:`staged`: the partials summed."""
     return part if total is None else total + part
 
 
-def staged(arrays, fn, add=_add, *, ready=_ready, keep: int = 0, align: int = 1):
+def staged(arrays, fn, add=add, *, ready=_ready, keep: int = 0, align: int = 1):
     """``fn(*slabs)`` over the same-shaped ``arrays`` (host or device), partials combined.
 
     When every array is on the device and ``ready`` (read in place), or all of
