@@ -5,7 +5,8 @@ import struct
 import zlib
 
 import numpy as np
-from numba import njit
+
+from ._jit import lazy
 
 _SIG = b"\x89PNG\r\n\x1a\n"
 _COLOR = {1: 0, 2: 4, 3: 2, 4: 6}  # channels -> PNG colour type (gray, gray+alpha, RGB, RGBA)
@@ -66,7 +67,7 @@ def read(path) -> np.ndarray:
     return img.reshape(h, w, channels) if channels > 1 else img.reshape(h, w)
 
 
-@njit(cache=True, nogil=True)
+@lazy(cache=True, nogil=True)
 def _unfilter(raw, bpp):
     """Undo PNG's per-row filters (None, Sub, Up, Average, Paeth)."""
     h, n = raw.shape[0], raw.shape[1] - 1

@@ -13,9 +13,10 @@ import types
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .. import fixedpoint
+from .._jit import njit
 from ..binning import BinRule
 from . import to_host
 

@@ -16,7 +16,9 @@ import sys
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 __all__ = ["luma_histogram"]
 

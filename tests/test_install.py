@@ -1,0 +1,93 @@
+"""Installs that cannot write (issue #13 item 7): import never compiles or fails.
+
+Each case runs in a fresh interpreter, because numba decides where to cache
+when a kernel is declared, once per process.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import hotbin
+
+SRC = Path(hotbin.__file__).resolve().parent.parent
+
+# Work that touches every numba kernel family a CPU user meets first.
+WORK = """
+import numpy as np, hotbin, hotbin.png as png, io, os, sys
+x = np.random.default_rng(0).normal(size=10_000)
+h, e = hotbin.histogram(x, 16, (-4, 4))
+assert h.tolist() == np.histogram(x, 16, (-4, 4))[0].tolist()
+hm = hotbin.heatmap(x, x[::-1], width=8, height=8)
+assert int(hm.counts.sum()) + hm.dropped == x.size
+img = (np.arange(48 * 3).reshape(4, 12, 3) % 256).astype(np.uint8)
+assert int(hotbin.luminance_histogram(img).sum()) == 48
+path = sys.argv[1]
+png.write(path, img)
+assert (png.read(path) == img).all()
+print("ok")
+"""
+
+# A file system that refuses every write: numba's cache locators probe with
+# os.makedirs and tempfile.TemporaryFile, and both fail as on a read-only mount.
+READ_ONLY = """
+import errno, os, tempfile
+def refuse(*a, **k):
+    raise PermissionError(errno.EROFS, "Read-only file system")
+os.makedirs = refuse
+tempfile.TemporaryFile = refuse
+"""
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE")}
+    env.update(extra)
+    return env
+
+
+def test_import_loads_no_numba():
+    code = "import sys, hotbin; print(sorted(m for m in sys.modules if m.split('.')[0] == 'numba'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_read_only_file_system(tmp_path):
+    """No writable cache anywhere: kernels run uncached, results unchanged."""
+    r = subprocess.run([sys.executable, "-c", READ_ONLY + WORK, str(tmp_path / "o.png")],
+                       capture_output=True, text=True, timeout=600,
+                       env=_env(HOME=str(tmp_path / "no-home")))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "ok"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run as an unprivileged user")
+def test_read_only_install_as_unprivileged_user():
+    """A copy of the package owned by root, run by nobody with an unwritable HOME."""
+    top = tempfile.mkdtemp(prefix="hotbin-ro-")
+    try:
+        shutil.copytree(SRC / "hotbin", Path(top) / "hotbin",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+        for d, _, _ in os.walk(top):
+            os.chmod(d, 0o755)
+        probe = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                sys.executable, "-c", "import numpy, numba"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            pytest.skip("this interpreter is not readable by an unprivileged user")
+        out_png = Path(top) / "w"
+        out_png.mkdir()
+        os.chmod(out_png, 0o777)  # the only writable place: where the test's PNG goes
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            sys.executable, "-c", WORK, str(out_png / "o.png")],
+                           capture_output=True, text=True, timeout=600,
+                           env=_env(HOME="/nonexistent", PYTHONPATH=top, PYTHONDONTWRITEBYTECODE="1"))
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.strip() == "ok"
+        assert not list(Path(top).rglob("*.nbi"))  # nothing cached in the read-only tree
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
