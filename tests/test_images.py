@@ -13,11 +13,16 @@ from conftest import to_numpy
 
 # --- the reference, written here in plain NumPy int64 arithmetic ------------------------
 
+FTOP = 255 * 256  # float channels: the 8.8 grid of 8-bit levels
+
+
 def ref_quantize(x):
-    """Channel levels: ints as they are, floats rint(clip(v, 0, 1) * 65535) in float64."""
+    """Channel levels: ints as they are, floats rint(clip(v, 0, 1) * 65280) in float64
+    (float16: 32 * rint(clip(v, 0, 1) * 2040))."""
     x = np.asarray(x)
     if x.dtype.kind == "f":
-        return np.rint(np.clip(x.astype(np.float64), 0, 1) * 65535).astype(np.int64)
+        step = 32 if x.dtype == np.float16 else 1
+        return step * np.rint(np.clip(x.astype(np.float64), 0, 1) * (FTOP // step)).astype(np.int64)
     return x.astype(np.int64)
 
 
@@ -57,7 +62,7 @@ def test_white_lands_in_bin_255(backend):
     h16 = lh(np.full((2, 2, 3), 65535, np.uint16), backend, bins=65536)
     assert h16[65535] == 4
     hf = lh(np.ones((2, 2, 3), np.float32), backend, bins=65536)
-    assert hf[65535] == 4
+    assert hf[FTOP] == 4 and hf.sum() == 4
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (7, 13), (64, 97), (131, 257)])
@@ -117,22 +122,43 @@ def test_16bit_rule(backend, rng):
 def test_float_rule(backend, rng, dtype):
     img = rng.uniform(-0.1, 1.1, (29, 31, 4)).astype(dtype)
     img[0, 0, :3] = [np.inf, -np.inf, 0.5]  # clipped like any out-of-range value
-    img[0, 1, :3] = 0.5 / 65535  # a tie: rounds half to even, to 0
+    step = 32 if dtype == np.float16 else 1
+    img[0, 1, :3] = 3 * step / 512  # an exact tie, 382.5 steps: rounds half to even, to 382
     np.testing.assert_array_equal(lh(img, backend, 65536), ref_hist(img, 65536))
     np.testing.assert_array_equal(lh(img, backend, 256), ref_hist(img, 256))
     lum = to_numpy(hotbin.luminance(img))
     assert lum.dtype == np.result_type(dtype, np.float32)
-    np.testing.assert_array_equal(lum, (ref_levels(img) / lum.dtype.type(65535)).astype(lum.dtype))
-    assert ref_levels(img)[0, 1] == 0
+    np.testing.assert_array_equal(lum, (ref_levels(img) / lum.dtype.type(FTOP)).astype(lum.dtype))
+    assert ref_levels(img)[0, 1] == 382 * step
 
 
-def test_float_gray_on_the_16bit_grid_is_its_own_luma(rng):
-    levels = rng.integers(0, 65536, (20, 20))
-    gray = (levels / np.float64(65535)).astype(np.float32)
+def test_float_gray_on_the_8_8_grid_is_its_own_luma(rng):
+    levels = rng.integers(0, FTOP + 1, (20, 20))
+    gray = levels.astype(np.float32) / np.float32(FTOP)
     np.testing.assert_array_equal(hotbin.luminance(gray), gray)
     np.testing.assert_array_equal(hotbin.luminance(gray, levels=True), levels.astype(np.uint16))
     rgb = np.repeat(gray[..., None], 3, axis=2)
     np.testing.assert_array_equal(hotbin.luminance(rgb), gray)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_float_k_over_255_is_the_uint8_histogram(backend, rng, dtype):
+    """image / 255 has the uint8 image's 256-bin luma histogram, however k/255 was rounded."""
+    img = rng.integers(0, 256, (2, 37, 41, 4), dtype=np.uint8)
+    img[0, 0, :4] = [[255] * 4, [0] * 4, [254, 255, 255, 0], [1, 0, 0, 9]]
+    expected = lh(img, backend)
+    for f in ((img / 255).astype(dtype), img.astype(dtype) / dtype(255)):
+        np.testing.assert_array_equal(lh(f, backend), expected)
+        np.testing.assert_array_equal(lh(f[0, ..., :3], backend), expected[0])
+        np.testing.assert_array_equal(lh(f[0, ..., 0], backend), lh(img[0, ..., 0], backend))
+        np.testing.assert_array_equal(ref_quantize(f), 256 * img.astype(np.int64))
+        levels = to_numpy(hotbin.luminance(f, levels=True)).astype(np.int64)
+        np.testing.assert_array_equal(levels >> 8, ref_levels(img))
+        p8 = to_numpy(hotbin.percentiles(img, [1, 50, 99], backend=backend))
+        pf = to_numpy(hotbin.percentiles(f, [1, 50, 99], backend=backend))
+        np.testing.assert_array_equal(np.rint(pf * FTOP).astype(np.int64) >> 8, p8)
+    gray = img[0, ..., 0] / 255  # a gray image on the 8-bit grid is its own luma
+    np.testing.assert_array_equal(hotbin.luminance(gray), gray)
 
 
 def test_float_nan_rejected(backend):
@@ -249,7 +275,7 @@ def test_percentiles_match_numpy_inverted_cdf(backend, rng):
     pf = to_numpy(hotbin.percentiles(f, [1, 50, 99], backend=backend))
     assert pf.dtype == np.float64
     np.testing.assert_array_equal(
-        pf * 65535, np.percentile(ref_levels(f), [1, 50, 99], method="inverted_cdf"))
+        pf * FTOP, np.percentile(ref_levels(f), [1, 50, 99], method="inverted_cdf"))
 
 
 # --- equalization ---------------------------------------------------------------------
@@ -406,3 +432,36 @@ def test_cli_reads_jpeg_with_pillow(tmp_path, capsys, rng):
     assert "32x24 pixels" in capsys.readouterr().out
     with Image.open(tmp_path / "e.tif") as im:
         assert im.size == (32, 24)
+
+
+# --- Pillow images: counted by their colours, never by palette indices -------------------------
+
+@pytest.mark.parametrize("mode", ["P", "PA", "P+transparency", "LA", "1", "I;16", "I", "RGBX", "CMYK"])
+def test_pillow_images_counted_by_colour(rng, mode):
+    Image = pytest.importorskip("PIL.Image")
+    rgba = rng.integers(0, 256, (23, 29, 4), dtype=np.uint8)
+    base = Image.fromarray(rgba[..., :3])
+    if mode == "P+transparency":
+        im = base.quantize(16)
+        im.info["transparency"] = 3
+        want = np.asarray(im.convert("RGBA"))
+    elif mode in ("P", "PA"):
+        im = Image.fromarray(rgba).convert("PA") if mode == "PA" else base.quantize(16)
+        want = np.asarray(im.convert("RGBA" if mode == "PA" else "RGB"))
+    elif mode == "I;16":
+        want = rng.integers(0, 65536, (23, 29), dtype=np.uint16)
+        im = Image.fromarray(want)
+    elif mode == "I":
+        want = rng.integers(0, 65536, (23, 29), dtype=np.uint16)
+        im = Image.fromarray(want.astype(np.int32))
+    else:
+        im = base.convert(mode)
+        want = np.asarray(im.convert({"LA": "LA", "1": "L"}.get(mode, "RGB")))
+    assert im.mode == mode.split("+")[0]
+    bins = 256 if want.dtype == np.uint8 else 65536
+    np.testing.assert_array_equal(hotbin.luminance_histogram(im, bins), ref_hist(want, bins))
+    np.testing.assert_array_equal(hotbin.luminance(im), ref_levels(want))
+    eq = hotbin.equalize(im)
+    assert isinstance(eq, np.ndarray) and eq.shape == want.shape
+    np.testing.assert_array_equal(eq, hotbin.equalize(want))
+    np.testing.assert_array_equal(hotbin.percentiles(im, 50), hotbin.percentiles(want, 50))

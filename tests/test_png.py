@@ -37,3 +37,80 @@ def test_rejects_bad_input(tmp_path):
     (tmp_path / "not.png").write_bytes(b"hello")
     with pytest.raises(ValueError, match="not a PNG"):
         png.read(tmp_path / "not.png")
+
+
+def interlaced_png(img) -> bytes:
+    """An Adam7-interlaced PNG of ``img`` (no row filters), written here independently of png.read."""
+    import struct
+    import zlib
+
+    img = np.asarray(img)
+    h, w = img.shape[:2]
+    c = 1 if img.ndim == 2 else img.shape[2]
+    px = np.ascontiguousarray(img, img.dtype.newbyteorder(">")).reshape(h, w, c)
+    raw = b""
+    for x0, y0, dx, dy in ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4),
+                           (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)):
+        sub = np.ascontiguousarray(px[y0::dy, x0::dx])
+        if sub.size:
+            rows = sub.reshape(sub.shape[0], -1).view(np.uint8)
+            raw += np.concatenate([np.zeros((rows.shape[0], 1), np.uint8), rows], axis=1).tobytes()
+    hdr = struct.pack(">IIBBBBB", w, h, 8 * img.dtype.itemsize, {1: 0, 2: 4, 3: 2, 4: 6}[c], 0, 0, 1)
+    return png._SIG + png._chunk(b"IHDR", hdr) + png._chunk(b"IDAT", zlib.compress(raw)) + png._chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("shape", [(1, 1, 3), (2, 9), (7, 5, 3), (13, 17, 4), (30, 31, 2), (8, 8, 1)])
+def test_reads_interlaced(tmp_path, rng, dtype, shape):
+    img = rng.integers(0, np.iinfo(dtype).max, shape, endpoint=True).astype(dtype)
+    (tmp_path / "i.png").write_bytes(interlaced_png(img))
+    back = png.read(tmp_path / "i.png")
+    assert back.dtype == dtype
+    np.testing.assert_array_equal(back, img[..., 0] if shape[-1:] == (1,) else img)
+    Image = pytest.importorskip("PIL.Image")
+    if dtype == np.uint8:  # Pillow agrees (it reads 16-bit colour as 8-bit)
+        np.testing.assert_array_equal(np.asarray(Image.open(tmp_path / "i.png")), back)
+
+
+def _bomb(w, h, depth=8, color=0, idat=b""):
+    import struct
+    import zlib
+
+    hdr = struct.pack(">IIBBBBB", w, h, depth, color, 0, 0, 0)
+    return png._SIG + png._chunk(b"IHDR", hdr) + png._chunk(b"IDAT", zlib.compress(idat)) + png._chunk(b"IEND", b"")
+
+
+def test_pixel_limit_checked_before_allocating(tmp_path, monkeypatch):
+    path = tmp_path / "bomb.png"
+    path.write_bytes(_bomb(100000, 100000))  # 65 bytes claiming 10^10 pixels
+    assert path.stat().st_size == 65
+    with pytest.raises(ValueError, match="over the limit of .* pixels"):
+        png.read(path)
+    # a small compressed file inflating far beyond the limit: refused from its header
+    big = tmp_path / "zeros.png"
+    big.write_bytes(_bomb(12000, 12000, idat=bytes(12001 * 1000)))
+    with pytest.raises(ValueError, match="decompression bomb"):
+        png.read(big)
+    Image = pytest.importorskip("PIL.Image")
+    img = np.full((40, 40), 7, np.uint8)
+    png.write(tmp_path / "ok.png", img)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1599)  # Pillow's limit is honoured
+    with pytest.raises(ValueError, match="1599"):
+        png.read(tmp_path / "ok.png")
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
+    np.testing.assert_array_equal(png.read(tmp_path / "ok.png"), img)
+
+
+def test_corrupt_data_is_a_clear_error(tmp_path, rng):
+    good = png.encode(rng.integers(0, 256, (20, 30, 3), dtype=np.uint8))
+    cases = {
+        "truncated chunk": good[:60],
+        "truncated image data": _bomb(30, 20, color=2, idat=bytes(100)),
+        "corrupt": good[:41] + bytes(len(good) - 41),
+        "no pixels": _bomb(0, 5),
+        "filter type": _bomb(2, 2, idat=b"\x07\x00\x00" * 2),
+    }
+    for what, data in cases.items():
+        (tmp_path / "c.png").write_bytes(data)
+        with pytest.raises(ValueError, match="c.png"):
+            png.read(tmp_path / "c.png")

@@ -11,16 +11,25 @@ Pixels are first put on an integer grid of ``2**depth`` levels per channel:
 
 * **uint8**: the bytes themselves, depth 8 (levels 0..255).
 * **uint16**: the values themselves, depth 16 (levels 0..65535).
-* **float** (float16/32/64, meant to lie in [0, 1]): each channel is quantized to
-  16 bits, ``q = rint(min(max(v, 0), 1) * 65535)`` evaluated in float64 (one
-  correctly rounded multiply, then round half to even; ``v`` widened exactly to
-  float64). Values below 0 or above 1, including -inf and +inf, are clipped;
-  NaN is rejected with ``ValueError``. Depth 16.
+* **float** (float16/32/64, meant to lie in [0, 1]): each channel is put on the
+  8.8 fixed-point grid of the 8-bit scale, ``q = rint(min(max(v, 0), 1) * 65280)``
+  (65280 = 255 * 256: ``q / 256`` is the value in 8-bit levels, with 8 more bits of
+  fraction), evaluated in float64 (``v`` widened exactly, one correctly rounded
+  multiply, then round half to even). float16, which has only 11 significant bits,
+  is rounded to every 32nd level of that grid: ``q = 32 * rint(min(max(v, 0), 1) * 2040)``.
+  Values below 0 or above 1, including -inf and +inf, are clipped; NaN is rejected
+  with ``ValueError``. Depth 16: levels 0..65280 of the 65536, so the top 255 are
+  never used. A float image holding ``k / 255`` (however that was rounded to its
+  dtype) is on the grid at ``q = 256 k``, and its luma level below is ``256 S / 10000``
+  floored, whose top 8 bits (``level >> 8``, the bin at ``bins=256``) are exactly the
+  uint8 image's level ``S // 10000``: ``image / 255`` has the uint8 image's 256-bin
+  histogram, bit for bit.
 
 The luma level of an RGB(A) pixel is then the Rec. 709 weighted sum in exact integer
 arithmetic, ``level = (2126*R + 7152*G + 722*B) // 10000`` (at most 655,350,000 at
 depth 16: fits an unsigned 32-bit integer). A gray pixel ``(v, v, v)`` has level ``v``,
-white has the top level. Alpha is ignored; gray images are their own luma.
+white has the top level (255, 65535, or 65280 for float images). Alpha is ignored;
+gray images are their own luma.
 
 Shapes
 ------
@@ -31,7 +40,10 @@ Shapes
 A 3-D array is always one image with channels last; a batch of gray images is
 ``(N, H, W, 1)`` (``a[..., None]``, a view). Pixels may be uint8, uint16 or float
 (any byte order and layout); anything else is a ``TypeError``, any other shape or
-channel count a ``ValueError``, each naming the argument.
+channel count a ``ValueError``, each naming the argument. A Pillow image is taken as
+its pixels in a luma-ready mode (see :func:`pillow_pixels`): palette ("P", "PA") and
+other modes are converted to RGB(A) first, never counted as palette indices; the
+results are then NumPy arrays.
 
 Histogram bins
 --------------
@@ -45,6 +57,7 @@ processed on their GPU and the results come back as the same kind of array.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,8 +72,10 @@ __all__ = ["luminance", "luminance_histogram", "equalize", "channel_histograms",
 #: Rec. 709 luma weights and their divisor: level = (wr*R + wg*G + wb*B) // divisor
 LUMA_WEIGHTS = (2126, 7152, 722)
 LUMA_DIVISOR = 10000
-#: float channels are quantized to this top level (16 bits)
-FLOAT_TOP = 65535
+#: float channels are quantized to this top level: the 8.8 fixed-point grid of 8-bit levels
+FLOAT_TOP = 255 << 8
+#: float16 channels use every FLOAT16_STEP-th level of that grid (11 significant bits)
+FLOAT16_STEP = 32
 #: pixels per block of rows: bounds the temporaries of the unfused paths (luma plane,
 #: float64 copies) to tens of MiB whatever the image size
 BLOCK_PIXELS = 1 << 22
@@ -79,6 +94,11 @@ class _Image:
     @property
     def levels(self) -> int:
         return 1 << self.depth
+
+    @property
+    def top(self) -> int:
+        """The highest level a channel can have (white)."""
+        return FLOAT_TOP if self.is_float else self.levels - 1
 
     @property
     def is_float(self) -> bool:
@@ -111,19 +131,67 @@ def _parse(a, name="image") -> _Image:
     raise ValueError(f"{name}: expected {_MEANING}, got shape {shape}")
 
 
+def _is_pillow(obj) -> bool:
+    pil = sys.modules.get("PIL.Image")  # not imported: obj cannot be a Pillow image
+    return pil is not None and isinstance(obj, pil.Image)
+
+
+def pillow_pixels(im, name="image") -> np.ndarray:
+    """The pixels of a Pillow image, in a mode the luma rule reads.
+
+    Parameters
+    ----------
+    im : PIL.Image.Image
+    name : str
+        The argument's name, for error messages.
+
+    Returns
+    -------
+    ndarray
+        "L", "LA", "RGB", "RGBA" as they are (uint8); "1" as "L" (0 and 255);
+        "I;16*" as uint16; "I" as uint16 when every value is in 0..65535 (else
+        ``ValueError``); "F" as float32; "La" as "LA"; every other mode ("P", "PA",
+        "RGBX", "RGBa", "CMYK", "YCbCr", ...) converted to RGB, or to RGBA when it has
+        alpha or a transparency entry. Palette images are so counted by their
+        colours, never by their palette indices.
+    """
+    mode = im.mode
+    if mode in ("L", "LA", "RGB", "RGBA"):
+        return np.asarray(im)
+    if mode in ("1", "La"):
+        return np.asarray(im.convert("L" if mode == "1" else "LA"))
+    if mode.startswith("I;16"):
+        return np.asarray(im).astype(np.uint16)
+    if mode == "I":
+        a = np.asarray(im)
+        if a.size and (a.min() < 0 or a.max() > 65535):
+            raise ValueError(f"{name}: 32-bit integer pixels outside 0..65535 (Pillow mode I)")
+        return a.astype(np.uint16)
+    if mode == "F":
+        return np.asarray(im).astype(np.float32)
+    has_alpha = "A" in mode or "a" in mode or "transparency" in im.info
+    return np.asarray(im.convert("RGBA" if has_alpha else "RGB"))
+
+
 def _load(image, backend):
+    if _is_pillow(image):
+        image = pillow_pixels(image)
     be = _backends.select(backend, image)
     return be, _parse(be.asarray(image))
 
 
 def _quantize(x):
-    """Channel levels: integers as they are; floats by the 16-bit rule (NaN rejected)."""
+    """Channel levels: integers as they are; floats by the 8.8 grid rule (NaN rejected)."""
     if x.dtype.kind != "f":
         return x
     if bool(np.isnan(x).any()):
         raise ValueError("image: contains NaN; float pixels must be numbers (values outside "
                          "[0, 1] are clipped)")
-    return np.rint(np.clip(x.astype(np.float64), 0.0, 1.0) * float(FLOAT_TOP)).astype(np.uint16)
+    step = FLOAT16_STEP if x.dtype.itemsize == 2 else 1
+    q = np.rint(np.clip(x.astype(np.float64), 0.0, 1.0) * float(FLOAT_TOP // step))
+    if step > 1:
+        q *= step
+    return q.astype(np.uint16)
 
 
 def _luma_numerator(q):
@@ -215,8 +283,9 @@ def luminance(image, *, levels=False):
     -------
     array, (H, W) or (N, H, W)
         uint8/uint16 images: the integer levels, same dtype as the image. Float
-        images: ``level / 65535`` in float32 (float16 and float32 input) or float64,
-        so a float gray image already on the 16-bit grid comes back unchanged.
+        images: ``level / 65280`` in float32 (float16 and float32 input) or float64,
+        so a float gray image already on the 8.8 grid (``level / 65280``, among them
+        ``k / 255``) comes back unchanged.
         Same kind of array and device as ``image``.
     """
     be, img = _load(image, None)
@@ -260,7 +329,7 @@ def channel_histograms(image, bins=256, *, backend=None):
     """One histogram per channel: ``(C, bins)``, or ``(N, C, bins)`` for a batch.
 
     Every channel is counted, alpha included; a 2-D gray image has C = 1. Channel
-    values are levels as in the luma rule (float channels quantized to 16 bits) and
+    values are levels as in the luma rule (float channels put on the 8.8 grid) and
     ``bins`` are placed as in :func:`luminance_histogram`. int64 counts, exact.
     """
     nb = positive_int(bins, "bins")
@@ -293,7 +362,7 @@ def percentiles(image, q, *, backend=None):
     Returns
     -------
     array, shape ``q``'s shape, with a leading N for a batch
-        Integer images: levels (int64). Float images: ``level / 65535`` (float64).
+        Integer images: levels (int64). Float images: ``level / 65280`` (float64).
     """
     qa = np.asarray(q, dtype=np.float64)
     if qa.ndim > 1:
@@ -319,7 +388,7 @@ def _equalize_lut(be, img: _Image):
     (halves up), clipped to [0, top], where ``cdf_min`` is the count of the
     darkest level present; an image of one level maps to itself.
     """
-    top = img.levels - 1
+    top = img.top
     cdf = _cdf(be, _level_counts(be, img))
     total = cdf[:, -1:]
     cmin = np.where(cdf > 0, cdf, total).min(axis=1, keepdims=True)
@@ -330,12 +399,12 @@ def _equalize_lut(be, img: _Image):
     return np.where(span > 0, np.clip(lut, 0, top), ident)
 
 
-def _equalize_one(x, lut, depth):
-    """Equalize one (H, W, C) image's levels; returns new channel levels (float64 or int)."""
+def _equalize_one(x, lut, top):
+    """Equalize one (H, W, C) image's levels (``top``: white); returns new channel levels (float64 or int)."""
     q = _quantize(x)
     if q.shape[-1] < 3:
         return lut[q[..., :1].astype(np.intp)]
-    top = float((1 << depth) - 1)
+    top = float(top)
     num = _luma_numerator(q)
     target = lut[(num // np.uint32(LUMA_DIVISOR)).astype(np.intp)].astype(np.float64)
     black = num == 0
@@ -371,8 +440,12 @@ def equalize(image, *, backend=None):
       Channels are rounded half to even in float64.
     * Alpha is copied unchanged. Batches equalize each image by its own histogram.
     * Float images are quantized by the luma rule and come back on the 16-bit
-      grid: ``new_level / 65535``, in the image's dtype.
+      grid: ``new_level / 65280``, in the image's dtype (top level 65280).
+    * A Pillow image is equalized as its pixels (:func:`pillow_pixels`) and comes
+      back as a NumPy array.
     """
+    if _is_pillow(image):
+        image = pillow_pixels(image)
     be, img = _load(image, backend)
     src = be.asarray(image)
     out = np.empty(src.shape, src.dtype, like=src)
@@ -381,7 +454,7 @@ def equalize(image, *, backend=None):
     for i in range(img.data.shape[0]):
         for rows in _row_blocks(img.data[i]):
             x = img.data[i, rows]
-            new = _equalize_one(x, lut[i], img.depth)
+            new = _equalize_one(x, lut[i], img.top)
             if img.is_float:
                 new = new.astype(np.float64) / FLOAT_TOP
             k = new.shape[-1]

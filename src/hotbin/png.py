@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import struct
+import sys
 import zlib
 
 import numpy as np
@@ -39,18 +40,86 @@ def write(path, image: np.ndarray) -> None:
         f.write(encode(image))
 
 
+#: the pixel limit when Pillow has not been imported: Pillow's default ``Image.MAX_IMAGE_PIXELS``
+DEFAULT_MAX_PIXELS = 1024 * 1024 * 1024 // 4 // 3
+#: Adam7 interlace passes: first column, first row, column step, row step
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
+
+
+def max_pixels():
+    """The most pixels :func:`read` accepts: Pillow's ``PIL.Image.MAX_IMAGE_PIXELS``.
+
+    The value set there is honoured (``None`` turns the check off); when Pillow has
+    not been imported it is Pillow's default, :data:`DEFAULT_MAX_PIXELS` (89,478,485).
+    """
+    pil = sys.modules.get("PIL.Image")
+    return DEFAULT_MAX_PIXELS if pil is None else pil.MAX_IMAGE_PIXELS
+
+
+def _passes(w, h, interlace):
+    """(column, row, column step, row step, width, height) of each non-empty pass."""
+    out = []
+    for x0, y0, dx, dy in (_ADAM7 if interlace else ((0, 0, 1, 1),)):
+        pw, ph = max(0, -(-(w - x0) // dx)), max(0, -(-(h - y0) // dy))
+        if pw and ph:
+            out.append((x0, y0, dx, dy, pw, ph))
+    return out
+
+
+def _chunks(data, path):
+    """The (kind, body) chunks of PNG bytes after the signature, up to IEND."""
+    pos = len(_SIG)
+    while pos < len(data):
+        if pos + 12 > len(data):
+            raise ValueError(f"{path}: truncated PNG chunk")
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        if pos + 12 + n > len(data):
+            raise ValueError(f"{path}: truncated PNG chunk {kind!r} ({n} bytes announced)")
+        yield kind, data[pos + 8:pos + 8 + n]
+        if kind == b"IEND":
+            return
+        pos += 12 + n
+
+
+def _inflate(stream, size, path) -> np.ndarray:
+    """Exactly ``size`` bytes of the zlib ``stream``, never decompressing more."""
+    try:
+        raw = zlib.decompressobj().decompress(stream, size)
+    except zlib.error as exc:
+        raise ValueError(f"{path}: corrupt PNG image data ({exc})") from None
+    if len(raw) != size:
+        raise ValueError(f"{path}: PNG image data is truncated ({len(raw)} of {size} bytes)")
+    return np.frombuffer(raw, np.uint8)
+
+
 def read(path) -> np.ndarray:
-    """Read a non-interlaced 8/16-bit gray/RGB(A) PNG (what :func:`write` produces)."""
+    """Read an 8/16-bit gray/RGB(A) PNG, interlaced or not (what :func:`write` produces, and more).
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    ndarray, (H, W) or (H, W, C), uint8 or uint16
+
+    Raises
+    ------
+    ValueError
+        Not a PNG; an unsupported kind (palette, 1/2/4-bit); corrupt or truncated
+        data; no pixels; or more pixels than :func:`max_pixels` (a possible
+        decompression bomb). The size is checked from the header before anything
+        is allocated or decompressed, and no more than the image's bytes are ever
+        decompressed.
+    """
     with open(path, "rb") as f:
         data = f.read()
     if not data.startswith(_SIG):
         raise ValueError(f"{path}: not a PNG file")
-    pos, idat, header = 8, [], None
-    while pos < len(data):
-        (n,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
-        pos += 12 + n
-        if kind == b"IHDR":
+    idat, header = [], None
+    for kind, body in _chunks(data, path):
+        if kind == b"IHDR" and len(body) == 13:
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
             idat.append(body)
@@ -58,11 +127,29 @@ def read(path) -> np.ndarray:
         raise ValueError(f"{path}: PNG without a header")
     w, h, depth, color, _, _, interlace = header
     channels = {v: k for k, v in _COLOR.items()}.get(color)
-    if channels is None or depth not in (8, 16) or interlace:
+    if channels is None or depth not in (8, 16) or interlace > 1:
         raise ValueError(f"{path}: unsupported PNG (colour type {color}, depth {depth}, interlace {interlace})")
+    limit = max_pixels()
+    if w == 0 or h == 0:
+        raise ValueError(f"{path}: PNG of {w}x{h} pixels has no pixels")
+    if limit is not None and w * h > limit:
+        raise ValueError(f"{path}: PNG of {w}x{h} pixels is over the limit of {limit} pixels "
+                         "(PIL.Image.MAX_IMAGE_PIXELS): a possible decompression bomb")
     bpp = channels * depth // 8
-    raw = np.frombuffer(zlib.decompress(b"".join(idat)), np.uint8).reshape(h, 1 + w * bpp)
-    out = _unfilter(raw, bpp)
+    passes = _passes(w, h, interlace)
+    raw = _inflate(b"".join(idat), sum(ph * (1 + pw * bpp) for *_, pw, ph in passes), path)
+    out = np.empty((h, w * bpp), np.uint8) if interlace else None
+    pos = 0
+    for x0, y0, dx, dy, pw, ph in passes:
+        rows = raw[pos:pos + ph * (1 + pw * bpp)].reshape(ph, 1 + pw * bpp)
+        pos += rows.size
+        if rows[:, 0].max() > 4:
+            raise ValueError(f"{path}: corrupt PNG (row filter type {rows[:, 0].max()})")
+        sub = _unfilter(rows, bpp)
+        if interlace:
+            out.reshape(h, w, bpp)[y0::dy, x0::dx] = sub.reshape(ph, pw, bpp)
+        else:
+            out = sub
     img = out.view(">u2").astype(np.uint16) if depth == 16 else out
     return img.reshape(h, w, channels) if channels > 1 else img.reshape(h, w)
 
