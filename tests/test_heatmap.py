@@ -1,4 +1,5 @@
 """Heatmaps (#4): cells, orientation, dropped points, determinism, shading, PNG and the CLI."""
+import importlib
 import importlib.util
 import subprocess
 import sys
@@ -88,7 +89,7 @@ def test_automatic_range_keeps_every_finite_point(backend, rng):
     hm, c = hm_np(x * 40 - 7, y * 3, width=37, height=23, backend=backend)
     assert hm.dropped == 2 and int(c.sum()) == x.size - 2
     fx = (x * 40 - 7)[np.isfinite(x)]
-    assert hm.x_range[0] == fx.min() and hm.x_range[1] > fx.max()
+    assert hm.x_range == (fx.min(), fx.max()) and hm.x_closed and hm.y_closed
     assert c[:, -1].sum() >= 1 and c[-1, :].sum() >= 1  # the maxima land in the last cells
 
 
@@ -100,9 +101,8 @@ def test_constant_and_empty_data(backend):
     assert c.shape == (2, 3) and c.sum() == 0 and hm.dropped == 0
 
 
-def test_data_range_is_minimal():
-    lo, hi = data_range(1.0, 2.0)
-    assert lo == 1.0 and hi == np.nextafter(2.0, np.inf)
+def test_data_range_is_the_extent():
+    assert data_range(1.0, 2.0) == (1.0, 2.0)  # never widened by an ulp
     assert data_range(5, 5) == (4.5, 5.5)
 
 
@@ -315,8 +315,23 @@ def cli(*args, cwd=None, block=()):
     # not ``-m hotbin.cli``: that runs cli.py as __main__, a second copy of its UserError class
     main = (f"import sys; sys.modules.update(dict.fromkeys({list(block)!r})); "
             "from hotbin.cli import main; sys.exit(main())")
-    return subprocess.run([sys.executable, "-c", main, "heatmap", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=120)
+    return limited(main, "heatmap", *args, cwd=cwd)
+
+
+#: address space of the subprocesses that try hostile sizes: a regression fails with a
+#: MemoryError there instead of calling the OOM killer onto the machine
+LIMIT = 6 << 30
+
+
+def limited(code, *args, cwd=None):
+    """Run ``python -c code ARGS`` with at most :data:`LIMIT` bytes of address space."""
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=120, preexec_fn=cap)
 
 
 def _table(rng, n=30_000):
@@ -403,3 +418,239 @@ def test_cli_without_pandas_names_the_install_command(tmp_path):
 
 def test_heatmap_is_exported():
     assert hotbin.Heatmap is Heatmap and "heatmap" in hotbin.__all__
+
+
+# --- automatic ranges: NumPy's edges, closed top (issue #13 item 1) ----------------
+
+def _np2d(x, y, width, height):
+    """numpy.histogram2d of the finite points, as a heatmap grid (rows = y)."""
+    f = np.isfinite(x) & np.isfinite(y)
+    ref, ye, xe = np.histogram2d(y[f], x[f], bins=(height, width))
+    return ref.astype(np.int64), xe, ye
+
+
+def test_whole_numbers_land_where_numpy_puts_them(backend):
+    v = np.arange(101, dtype=np.float64)  # 0..100 in 100 cells: v in cell v (100 in the last)
+    hm, c = hm_np(v, v[::-1].copy(), width=100, height=100, backend=backend)
+    ref, xe, ye = _np2d(v, v[::-1], 100, 100)
+    np.testing.assert_array_equal(c, ref)
+    assert c.sum(axis=0).tolist() == [1] * 99 + [2] and hm.dropped == 0  # v in column v
+    assert c.sum(axis=1).tolist() == [1] * 99 + [2]
+    np.testing.assert_array_equal(hm.x_edges, xe)
+    np.testing.assert_array_equal(hm.y_edges, ye)
+    assert hm.x_range == (0.0, 100.0) and hm.x_closed and hm.y_closed
+    xi = np.arange(101, dtype=np.int32)  # integer data too
+    np.testing.assert_array_equal(hm_np(xi, xi, width=100, height=100, backend=backend)[1],
+                                  _np2d(xi.astype(float), xi.astype(float), 100, 100)[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gps_like_rounded_values_equal_numpy(backend, rng, dtype):
+    n = 40_000
+    x = np.round(rng.normal(2.35, 0.02, n), 4).astype(dtype)  # 1e-4 grid: many on edges
+    y = np.round(rng.normal(48.86, 0.015, n), 4).astype(dtype)
+    x[:3] = np.nan
+    for w, h in ((100, 80), (97, 61), (512, 512)):
+        hm, c = hm_np(x, y, width=w, height=h, backend=backend)
+        ref, _, _ = _np2d(x.astype(np.float64), y.astype(np.float64), w, h)
+        np.testing.assert_array_equal(c, ref)
+        assert hm.dropped == 3
+
+
+def test_given_range_stays_half_open_and_closed_overrides(backend):
+    v = np.arange(101, dtype=np.float64)
+    hm, c = hm_np(v, v, width=100, height=100, x_range=(0, 100), y_range=(0, 100), backend=backend)
+    assert hm.dropped == 1 and not hm.x_closed and not hm.y_closed  # 100 is outside [0, 100)
+    hm, c = hm_np(v, v, width=100, height=100, x_range=(0, 100), y_range=(0, 100), closed=True,
+                  backend=backend)
+    assert hm.dropped == 0 and c[-1, -1] == 2
+    hm, c = hm_np(v, v, width=100, height=100, closed=(False, True), backend=backend)
+    assert (hm.x_closed, hm.y_closed) == (False, True) and hm.dropped == 1
+    with pytest.raises(TypeError, match="closed"):
+        hotbin.heatmap(v, v, closed="yes")
+
+
+def test_closure_is_recorded_in_repr_add_and_xarray(rng):
+    x, y = points(rng, 2000)
+    auto = hotbin.heatmap(x, y, width=8, height=8)
+    given = hotbin.heatmap(x, y, width=8, height=8, x_range=auto.x_range, y_range=auto.y_range)
+    assert "]" in repr(auto).split("x_range=")[1].split(",")[1] and ")" in repr(given)
+    with pytest.raises(ValueError, match="other"):
+        auto + given  # same ranges, different cells (the top is closed on one side only)
+    half = hotbin.heatmap(x[:1000], y[:1000], width=8, height=8, x_range=auto.x_range,
+                          y_range=auto.y_range, closed=True)
+    rest = hotbin.heatmap(x[1000:], y[1000:], width=8, height=8, x_range=auto.x_range,
+                          y_range=auto.y_range, closed=True)
+    total = half + rest
+    np.testing.assert_array_equal(total.counts, auto.counts)
+    assert total.x_closed and total.dropped == 0
+    xr = pytest.importorskip("xarray")
+    da = auto.to_xarray()
+    assert isinstance(da, xr.DataArray) and da.attrs["x_closed"] and da.attrs["y_closed"]
+
+
+# --- percentile ranges (issue #13 item 2) -------------------------------------------
+
+def test_clip_ranges_are_exact_percentiles(backend, rng):
+    x, y = points(rng, 20_000)
+    x[:5] = 1e9  # outliers squeeze the picture into one column without clip
+    y[5:8] = -1e9
+    x[8] = np.nan
+    hm, c = hm_np(x, y, width=50, height=40, clip=(0.1, 99.9), backend=backend)
+    fx, fy = x[np.isfinite(x)], y
+    assert hm.x_range == (np.percentile(fx, 0.1, method="lower"), np.percentile(fx, 99.9, method="higher"))
+    assert hm.y_range == (np.percentile(fy, 0.1, method="lower"), np.percentile(fy, 99.9, method="higher"))
+    assert hm.x_closed and hm.y_closed
+    inside = ((x >= hm.x_range[0]) & (x <= hm.x_range[1]) & (y >= hm.y_range[0]) & (y <= hm.y_range[1]))
+    assert hm.dropped == x.size - inside.sum() and int(c.sum()) == inside.sum()
+    ref, _, _ = np.histogram2d(y[inside], x[inside], bins=(40, 50), range=(hm.y_range, hm.x_range))
+    np.testing.assert_array_equal(c, ref.astype(np.int64))
+    full = hotbin.heatmap(x, y, width=50, height=40, clip=(0, 100))
+    assert full.x_range == (fx.min(), fx.max()) and full.dropped == 1
+    # a given range is kept; only the other axis is clipped
+    hm = hotbin.heatmap(x, y, width=50, height=40, x_range=(0, 1), clip=(1, 99))
+    assert hm.x_range == (0.0, 1.0) and not hm.x_closed and hm.y_closed
+
+
+def test_percentile_selection_in_passes_equals_numpy(rng):
+    from hotbin.heatmap import percentile_ranges
+
+    a = rng.normal(size=300_000) * 10.0 ** rng.integers(-8, 8, 300_000)
+    a[:30_000] = np.round(a[:30_000], 1)  # many ties
+    a[5] = -0.0
+    a[7] = np.inf
+    b = rng.integers(-3, 3, a.size).astype(np.float64)
+    b[0] = np.nan
+    chunks = [slice(i, i + 70_000) for i in range(0, a.size, 70_000)]
+    calls = []
+
+    def run_pass(fn, merge):  # merged as they come, like the streaming CLI
+        calls.append(1)
+        acc = merge([])
+        for s in chunks:
+            acc = merge([acc, fn(a[s], b[s])])
+        return acc
+
+    for q in [(0, 100), (0.1, 99.9), (50, 50.0001), (3.7, 61.2)]:
+        calls.clear()
+        got = percentile_ranges(run_pass, 2, q)
+        assert len(calls) <= 4
+        for col, g in zip((a, b), got):
+            f = col[np.isfinite(col)]
+            assert g == (np.percentile(f, q[0], method="lower"), np.percentile(f, q[1], method="higher"))
+    assert percentile_ranges(lambda fn, merge: merge([fn(np.array([np.nan]))]), 1, (1, 99)) == [None]
+
+
+@pytest.mark.parametrize("clip", [(5, 1), (-1, 50), (0, 101), (1, 2, 3), "0,1", (np.nan, 50)])
+def test_bad_clip(clip):
+    with pytest.raises(ValueError, match="clip"):
+        hotbin.heatmap(np.array([0.1, 0.2]), np.array([0.1, 0.2]), clip=clip)
+
+
+# --- weighted shading and colormaps (issue #13 item 6) ---------------------------------
+
+def test_weighted_zero_sum_cells_are_not_empty(backend):
+    x = np.array([0.1, 0.1, 0.6, 0.9])
+    y = np.array([0.1, 0.1, 0.1, 0.9])
+    w = np.array([1.0, -1.0, 2.0, 3.0])  # cell (0, 0) holds two points summing to 0
+    hm = hotbin.heatmap(x, y, w, width=4, height=4, x_range=(0, 1), y_range=(0, 1), backend=backend)
+    c, p = to_numpy(hm.counts), to_numpy(hm.points)
+    assert c[0, 0] == 0 and p[0, 0] == 2 and p.dtype == np.int64 and int(p.sum()) == 4
+    for how in ("linear", "log", "cbrt", "eq_hist"):
+        img = hm.shade(how=how)
+        assert img[0, 0, 3] == 255 and img[0, 1, 3] == 0
+        assert (img[..., 3] == 255).sum() == 3
+    unweighted = hotbin.heatmap(x, y, width=4, height=4, x_range=(0, 1), y_range=(0, 1), backend=backend)
+    assert unweighted.points is unweighted.counts
+    merged = hm + hm
+    np.testing.assert_array_equal(to_numpy(merged.points), 2 * p)
+
+
+def test_cmap_list_of_unit_floats_is_not_black():
+    counts = np.arange(1, 17, dtype=np.int64).reshape(4, 4)
+    img = shade(counts, how="linear", cmap=[(0.0, 0.0, 0.0), (1.0, 0.5, 0.0)])
+    assert tuple(img[-1, -1, :3]) == (255, 128, 0)
+    np.testing.assert_array_equal(colormap([(0.0, 0.0, 0.0), (1.0, 0.5, 0.0)]),
+                                  colormap([(0, 0, 0), (255, 127.5, 0)]))
+    np.testing.assert_array_equal(colormap(np.array([[0, 0, 0, 1], [1, 1, 1, 1]], float))[-1], [255] * 3)
+    assert tuple(colormap([[10, 20, 30]])[0]) == (10, 20, 30)
+    with pytest.raises(ValueError, match="cmap"):
+        colormap([(0, 0, 300)])
+    with pytest.raises(ValueError, match="cmap"):
+        colormap([(0.5, 0.5)])
+
+
+def test_cmap_matplotlib_objects_and_names():
+    mpl = pytest.importorskip("matplotlib")
+    cm = mpl.colormaps["Blues"]
+    table = colormap(cm)
+    want = np.rint(cm(np.linspace(0, 1, 256))[:, :3] * 255).astype(np.uint8)
+    np.testing.assert_array_equal(table, want)
+    np.testing.assert_array_equal(colormap("Blues"), want)
+    assert colormap("viridis_r")[0].tolist() == colormap("viridis")[-1].tolist()
+    img = shade(np.arange(1, 5).reshape(2, 2), cmap=cm)
+    assert img.shape == (2, 2, 4) and np.all(img[..., 3] == 255)
+
+
+def test_cmap_unknown_name_lists_the_choices():
+    with pytest.raises(ValueError, match="cmap.*inferno.*viridis"):
+        colormap("no-such-map")
+
+
+# --- sizes checked before allocating (issue #13 item 9) --------------------------------
+
+@pytest.mark.parametrize("w, h", [(10**9, 10**9), (2**16, 2**16), (2**31, 2), (10**12, 1)])
+def test_huge_grids_are_refused_before_allocating(w, h):
+    code = ("import numpy as np, hotbin\n"
+            "try:\n"
+            f"    hotbin.heatmap(np.array([0.5]), np.array([0.5]), width={w}, height={h})\n"
+            "except ValueError as e:\n"
+            "    print('refused:', e)\n")
+    r = limited(code)
+    assert r.returncode == 0 and "refused: width, height" in r.stdout, r.stderr[-2000:]
+
+
+def test_grid_larger_than_memory_is_refused(monkeypatch):
+    hm_mod = importlib.import_module("hotbin.heatmap")  # hotbin.heatmap is also the function
+
+    monkeypatch.setattr(hm_mod, "_available_memory", lambda: 1 << 20)
+    with pytest.raises(ValueError, match="width, height.*memory"):
+        hotbin.heatmap(np.array([0.5]), np.array([0.5]), width=1000, height=1000)
+    hotbin.heatmap(np.array([0.5]), np.array([0.5]), width=100, height=100)  # 160 kB fits
+
+
+def test_huge_smoothing_does_not_allocate_taps():
+    code = ("import numpy as np\n"
+            "from hotbin.shade import blur, shade\n"
+            "counts = np.zeros((9, 9)); counts[4, 4] = 5.0\n"
+            "assert np.all(shade(counts, smooth=1e9)[..., 3] == 255)\n"  # reaches every cell
+            "b = blur(counts, 1e12)\n"
+            "assert np.all(b > 0) and b.sum() < 5.0\n"  # most of the mass leaves the grid
+            "assert abs(blur(counts, 1.0).sum() - 5.0) < 1e-12\n"  # narrow blurs keep their mass
+            "print('ok')\n")
+    r = limited(code)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("args, word", [
+    (["--width", "1000000000"], "width"),
+    (["--width", "1000000000", "--height", "1000000000"], "width"),
+    (["--clip", "50,10"], "clip"),
+    (["--clip", "0,200"], "clip"),
+    (["--smooth", "nan"], "smooth"),
+])
+def test_cli_sizes_and_clip_are_checked_first(tmp_path, args, word):
+    (tmp_path / "pts.csv").write_text("a,b\n1,2\n3,4\n")
+    r = cli(tmp_path / "pts.csv", "--x", "a", "--y", "b", *args, "-o", tmp_path / "o.png")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1 and "Traceback" not in r.stderr and word in lines[0]
+
+
+def test_cli_huge_smoothing_renders(tmp_path):
+    (tmp_path / "pts.csv").write_text("a,b\n1,2\n3,4\n")
+    out = tmp_path / "s.png"
+    r = cli(tmp_path / "pts.csv", "--x", "a", "--y", "b", "--width", 16, "--height", 16,
+            "--smooth", "1e9", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert np.all(png.read(out)[..., 3] == 255)
+    assert "ranges: x [1, 3], y [2, 4]; 0 of 2 points outside (dropped)" in r.stderr

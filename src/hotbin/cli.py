@@ -33,6 +33,10 @@ def main(argv=None) -> int:
     except (UserError, OSError, ValueError, TypeError, KeyError, ModuleNotFoundError) as exc:
         print(f"hotbin {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except MemoryError as exc:  # sizes are checked first; this is the last line of defence
+        print(f"hotbin {args.command}: error: out of memory{': ' + str(exc) if str(exc) else ''}",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # python -m hotbin.cli: use the package's module, not a second copy

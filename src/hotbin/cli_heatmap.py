@@ -3,8 +3,11 @@
 INPUT is a file, a directory (its CSV/TSV/Parquet files) or a glob pattern.
 Files are read in chunks of ``--chunk-rows`` rows, so memory stays bounded
 whatever the data's size: when a range is not given, one pass finds the finite
-extent of the columns, then a second pass counts each chunk and sums the
-partial heatmaps (same cells as a heatmap of all the data in memory).
+extent of the columns (with ``--clip``, two to four passes find the exact
+percentiles instead), then a last pass counts each chunk and sums the partial
+heatmaps: the same cells as a heatmap of all the data in memory, whose ranges
+from the data are closed (``numpy.histogram2d``'s edges). The ranges used and
+the number of points outside them go to stderr.
 ``--scheduler ADDRESS`` runs the same job on a Dask cluster instead (``local``
 starts one on this machine). ``--demo`` renders a generated data set and needs
 only numpy and numba.
@@ -45,8 +48,13 @@ def register(sub):
     p.add_argument("--height", type=int, default=1024, help="cells down (default 1024)")
     p.add_argument("--x-range", metavar="LO,HI", type=_pair, help="half-open x extent (default: the data's)")
     p.add_argument("--y-range", metavar="LO,HI", type=_pair, help="half-open y extent (default: the data's)")
+    p.add_argument("--clip", metavar="LO,HI", type=_pair,
+                   help="percentiles that bound each axis without a range, e.g. 0.1,99.9 "
+                        "(default: the minimum and maximum); points outside are dropped")
     p.add_argument("--how", choices=HOWS, default="eq_hist", help="normalization (default eq_hist)")
-    p.add_argument("--cmap", default="inferno", help=f"colormap: {', '.join(CMAPS)} (default inferno)")
+    p.add_argument("--cmap", default="inferno",
+                   help=f"colormap: {', '.join(CMAPS)}, or a matplotlib/colorcet name when installed "
+                        "(default inferno)")
     p.add_argument("--smooth", type=float, default=0.0, help="Gaussian blur, standard deviation in cells")
     p.add_argument("--background", default=None, help="colour of empty cells: black, white, #rrggbb or none "
                         "(default: transparent; black for --demo)")
@@ -62,12 +70,15 @@ def register(sub):
 
 
 def run(args) -> int:
-    from .shade import colormap
+    from .heatmap import check_cells, check_clip
+    from .shade import blur, colormap
 
     t0 = time.perf_counter()
-    colormap(args.cmap)  # reject a bad name before reading anything
-    if args.width < 1 or args.height < 1:
-        raise UserError(f"--width and --height must be positive, got {args.width}x{args.height}")
+    # reject bad arguments before reading anything
+    colormap(args.cmap)
+    check_cells(args.width, args.height, weighted=bool(args.weight))
+    check_clip(args.clip)
+    blur(np.zeros((1, 1)), args.smooth)  # checks --smooth
     if args.chunk_rows < 1:
         raise UserError(f"--chunk-rows must be positive, got {args.chunk_rows}")
     progress = _Progress(args.progress or sys.stderr.isatty())
@@ -88,6 +99,8 @@ def run(args) -> int:
     if args.background in ("none", "transparent"):
         args.background = None
     hm.to_png(args.output, how=args.how, cmap=args.cmap, smooth=args.smooth, background=args.background)
+    print(f"ranges: x {_interval(hm.x_range, hm.x_closed)}, y {_interval(hm.y_range, hm.y_closed)}; "
+          f"{hm.dropped:,} of {n:,} points outside (dropped)", file=sys.stderr)
     print(f"wrote {args.output}: {hm.width}x{hm.height} cells, {n:,} points of {what}, "
           f"{hm.dropped:,} outside, {time.perf_counter() - t0:.1f} s")
     return 0
@@ -136,33 +149,52 @@ class _Files:
                 yield cols, (i + (done or 0.0)) / k
 
 
+def _interval(r, closed):
+    return f"[{r[0]:.10g}, {r[1]:.10g}{']' if closed else ')'}"
+
+
 def _from_files(args, files, progress):
-    from .heatmap import Heatmap, data_range, heatmap
+    from .heatmap import Heatmap, data_range, heatmap, percentile_ranges
 
     columns = [c for c in (args.x, args.y, args.weight) if c]
     reader = _Files([_reader(f, columns, args.chunk_rows) for f in files])
-    x_range, y_range = args.x_range, args.y_range
-    if x_range is None or y_range is None:
+    ranges = [args.x_range, args.y_range]
+    closed = tuple(r is None for r in ranges)  # ranges from the data are closed, as in memory
+    auto = [k for k, r in enumerate(ranges) if r is None]
+    if auto and args.clip:
+        passes = [0]
+
+        def run_pass(fn, merge):  # merged chunk by chunk: memory stays bounded
+            passes[0] += 1
+            acc = merge([])
+            for cols, done in progress.over(reader, f"finding the percentiles (pass {passes[0]})"):
+                acc = merge([acc, fn(*(cols[k] for k in auto))])
+            return acc
+
+        found = percentile_ranges(run_pass, len(auto), args.clip)
+    elif auto:
         lo, hi = np.full(2, np.inf), np.full(2, -np.inf)
-        for cols, done in progress.over(reader, "finding the extent (pass 1 of 2)"):
-            for k, c in enumerate(cols[:2]):
-                f = c[np.isfinite(c)]
+        for cols, done in progress.over(reader, "finding the extent"):
+            for k in auto:
+                f = cols[k][np.isfinite(cols[k])]
                 if f.size:
                     lo[k], hi[k] = min(lo[k], f.min()), max(hi[k], f.max())
-        found = [data_range(lo[k], hi[k], a) if lo[k] <= hi[k] else (0.0, 1.0)
-                 for k, a in enumerate("xy")]
-        x_range = x_range or found[0]
-        y_range = y_range or found[1]
+        found = [(lo[k], hi[k]) if lo[k] <= hi[k] else None for k in auto]
+    for k, ext in zip(auto, found if auto else []):
+        ranges[k] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[k])
+    x_range, y_range = ranges
     total, n = None, 0
-    label = "counting" if args.x_range and args.y_range else "counting (pass 2 of 2)"
-    for cols, done in progress.over(reader, label):
+    for cols, done in progress.over(reader, "counting"):
         part = heatmap(cols[0], cols[1], cols[2] if args.weight else None, width=args.width,
-                       height=args.height, x_range=x_range, y_range=y_range, backend=args.backend)
+                       height=args.height, x_range=x_range, y_range=y_range, closed=closed,
+                       backend=args.backend)
         total = part if total is None else total + part
         n += cols[0].size
     if total is None:  # a file without rows
-        empty = np.zeros((args.height, args.width), np.float64 if args.weight else np.int64)
-        total = Heatmap(empty, 0, tuple(map(float, x_range)), tuple(map(float, y_range)))
+        empty = np.zeros((args.height, args.width), np.int64)
+        total = Heatmap(empty.astype(np.float64) if args.weight else empty, 0,
+                        tuple(map(float, x_range)), tuple(map(float, y_range)), *closed,
+                        points=empty if args.weight else None)
     return total, n
 
 
@@ -193,8 +225,8 @@ def _on_cluster(args, files):
         x, y = df[args.x].astype("float64"), df[args.y].astype("float64")
         w = df[args.weight].astype("float64") if args.weight else None
         hm = heatmap(x, y, w, width=args.width, height=args.height, x_range=args.x_range,
-                     y_range=args.y_range, backend=args.backend)
-        return hm, int(np.asarray(hm.counts).sum()) + hm.dropped if w is None else int(x.size.compute())
+                     y_range=args.y_range, clip=args.clip, backend=args.backend)
+        return hm, int(np.asarray(hm.points).sum()) + hm.dropped
     finally:
         client.close()
         if cluster is not None:
@@ -302,7 +334,8 @@ def _demo(args):
 
     x, y = demo_points(DEMO_POINTS, args.seed)
     hm = heatmap(x, y, width=args.width, height=args.height,
-                 x_range=args.x_range or (0.0, 100.0), y_range=args.y_range or (0.0, 100.0),
+                 x_range=args.x_range or (None if args.clip else (0.0, 100.0)),
+                 y_range=args.y_range or (None if args.clip else (0.0, 100.0)), clip=args.clip,
                  backend=args.backend)
     return hm, x.size
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from . import backend as _backends
 from . import fixedpoint
-from .binning import cell_rule, check_data, histogram2d_rules, histogram_rule, positive_int
+from .binning import cell_rule, check_data, histogram2d_rules, histogram_rule
 
 __all__ = ["is_dask", "histogram", "histogram2d", "bincount", "heatmap", "luminance_histogram"]
 
@@ -467,37 +467,62 @@ def _block_finite_extent(x, *, backend, ndim):
 
 
 def _heatmap_block(x, y, w=None, *, rules, scale, backend):
-    """Partial heatmap packed with its bookkeeping: ``[cells..., kept, n]`` (words: in the hi word)."""
+    """Partial heatmap packed with its bookkeeping: ``[cells..., points..., kept, n]``.
+
+    ``points`` (the count grid beside weighted sums) only with weights; with
+    ``scale`` the sums are fixed-point words and the integers sit in the hi word.
+    """
     be = _backends.load(backend)
     xa, ya = check_data(be.asarray(x), "x"), check_data(be.asarray(y), "y")
     if xa.shape != ya.shape:
         raise ValueError(f"y: has {ya.shape[0]} points but x has {xa.shape[0]}")
-    wa = None
-    if w is not None:
-        wa = be.asarray(w)
-        if wa.shape != xa.shape:
-            raise ValueError(f"weights: expected one weight per point ({xa.shape[0]}), got {wa.shape[0]}")
-    grid, kept = be.histogram2d(ya, xa, *rules, wa, scale)
-    extra = np.array([kept, xa.shape[0]], grid.dtype)
+    points, kept = be.histogram2d(ya, xa, *rules)
+    if w is None:
+        xp = _xp(points)
+        return xp.concatenate([points.reshape(-1), xp.asarray([kept, xa.shape[0]], np.int64)]
+                              ).reshape(1, -1)
+    wa = be.asarray(w)
+    if wa.shape != xa.shape:
+        raise ValueError(f"weights: expected one weight per point ({xa.shape[0]}), got {wa.shape[0]}")
+    grid, _ = be.histogram2d(ya, xa, *rules, wa, scale)
     if scale is None:
         xp = _xp(grid)
-        return xp.concatenate([grid.reshape(-1), xp.asarray(extra)]).reshape(1, -1)
+        tail = xp.asarray([kept, xa.shape[0]], grid.dtype)
+        return xp.concatenate([grid.reshape(-1), points.reshape(-1).astype(grid.dtype), tail]).reshape(1, -1)
     grid = np.asarray(_backends.to_host(grid))
     # counts are integers: in the hi word with a zero lo word, fixedpoint.merge sums them exactly
-    words = np.concatenate([grid.reshape(2, -1), np.stack([extra, np.zeros(2, np.int64)])], axis=1)
+    ints = np.concatenate([np.asarray(_backends.to_host(points)).reshape(-1), [kept, xa.shape[0]]])
+    words = np.concatenate([grid.reshape(2, -1), np.stack([ints, np.zeros_like(ints)])], axis=1)
     return words.reshape((1,) + words.shape)
 
 
-def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=None,
-            backend=None, deterministic=False, split_every=None):
+def _percentile_pass(arrays, split_every):
+    """``run_pass`` of :func:`hotbin.heatmap.percentile_ranges` over dask arrays: a tree on the workers."""
+    import dask
+
+    blocks = list(zip(*(a.to_delayed().ravel() for a in arrays)))
+    k = max(int(split_every or 8), 2)
+
+    def run(fn, merge):
+        parts = [dask.delayed(fn)(*b) for b in blocks]
+        while len(parts) > 1:
+            parts = [dask.delayed(merge)(parts[i:i + k]) for i in range(0, len(parts), k)]
+        return parts[0].compute() if parts else merge([])
+    return run
+
+
+def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=None, clip=None,
+            closed=None, backend=None, deterministic=False, split_every=None):
     """:func:`hotbin.heatmap` of dask arrays / dataframe columns, computed: a :class:`hotbin.Heatmap`.
 
-    Same cells, half-open rule, ``dropped`` accounting and dtypes as in memory.
-    Missing ranges cost one pass (the finite extent, widened by
-    :func:`hotbin.heatmap.data_range`). ``deterministic=True`` sums float weights
-    in fixed point with the global scale: bitwise identical to the in-memory
-    heatmap under any chunking. Float sums carry the point counts in float64
-    (exact below 2**53 points).
+    Same cells (closed ranges from the data), half-open rule for given ranges,
+    ``dropped`` accounting, ``points`` and dtypes as in memory. Missing ranges
+    cost one pass (the finite extent, :func:`hotbin.heatmap.data_range`); with
+    ``clip`` they cost two to four passes of an exact radix selection instead
+    (:func:`hotbin.heatmap.percentile_ranges`: the same percentiles as in
+    memory). ``deterministic=True`` sums float weights in fixed point with the
+    global scale: bitwise identical to the in-memory heatmap under any chunking.
+    Float sums carry the point counts in float64 (exact below 2**53 points).
     """
     hm = importlib.import_module(f"{__package__}.heatmap")  # hotbin.heatmap is also the function
 
@@ -506,33 +531,44 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
         raise ValueError(f"x, y: expected 1-D arrays, got shapes {xa.shape} and {ya.shape}")
     ya = _align(xa, ya, "y")
     w = _weights(weights, xa, kinds="biuf")
-    width, height = positive_int(width, "width"), positive_int(height, "height")
-    xr = hm._given_range(x_range, "x_range") if x_range is not None else None
-    yr = hm._given_range(y_range, "y_range") if y_range is not None else None
+    width, height = hm.check_cells(width, height, weighted=w is not None)
+    given = [hm._given_range(r, f"{a}_range") if r is not None else None
+             for a, r in (("x", x_range), ("y", y_range))]
+    xc, yc = hm.check_closed(closed, given)
+    q = hm.check_clip(clip)
     name = _backend_name(backend, xa, ya, w)
-    todo = [(i, a) for i, (a, r) in enumerate([(xa, xr), (ya, yr)]) if r is None]
+    todo = [i for i, r in enumerate(given) if r is None]
     if todo:
         import dask
 
-        lazy = [_tree(functools.partial(_block_finite_extent, backend=name, ndim=1), [a], (2,),
-                      np.float64, _merge_extent, split_every) for _, a in todo]
-        found = {i: ((0.0, 1.0) if lo > hi else hm.data_range(lo, hi, "xy"[i]))
-                 for (i, _), (lo, hi) in zip(todo, dask.compute(*lazy))}
-        xr, yr = found.get(0, xr), found.get(1, yr)
-    rules = (cell_rule(height, *yr, "height"), cell_rule(width, *xr, "width"))
+        arrays = [(xa, ya)[i] for i in todo]
+        if q is not None:
+            found = hm.percentile_ranges(_percentile_pass(arrays, split_every), len(arrays), q)
+        else:
+            lazy = [_tree(functools.partial(_block_finite_extent, backend=name, ndim=1), [a], (2,),
+                          np.float64, _merge_extent, split_every) for a in arrays]
+            found = [None if lo > hi else (lo, hi) for lo, hi in dask.compute(*lazy)]
+        for i, ext in zip(todo, found):
+            given[i] = (0.0, 1.0) if ext is None else hm.data_range(*ext, "xy"[i])
+    xr, yr = given
+    rules = (cell_rule(height, *yr, "height", yc), cell_rule(width, *xr, "width", xc))
     ncell = width * height
     s = _scale(w, name, deterministic, split_every)
     fn = functools.partial(_heatmap_block, rules=rules, scale=s, backend=name)
     arrays = [xa, ya] if w is None else [xa, ya, w]
+    nout = ncell if w is None else 2 * ncell
     if s is not None:
-        words = _tree(fn, arrays, (2, ncell + 2), np.int64, _merge_words, split_every).compute()
-        grid, (kept, n) = fixedpoint.combine(words[:, :ncell], s), words[0, ncell:]
+        words = _tree(fn, arrays, (2, nout + 2), np.int64, _merge_words, split_every).compute()
+        grid, packed = fixedpoint.combine(words[:, :ncell], s), words[0]
     else:
-        packed = _tree(fn, arrays, (ncell + 2,), _sum_dtype(w), _sum, split_every).compute()
-        grid, (kept, n) = packed[:ncell], packed[ncell:]
+        packed = _tree(fn, arrays, (nout + 2,), _sum_dtype(w), _sum, split_every).compute()
+        grid = packed[:ncell]
+    kept, n = packed[nout:]
+    points = None
     if w is not None:
         grid = grid.astype(np.float64)
-    return hm.Heatmap(grid.reshape(height, width), int(n) - int(kept), xr, yr)
+        points = packed[ncell:nout].astype(np.int64).reshape(height, width)
+    return hm.Heatmap(grid.reshape(height, width), int(n) - int(kept), xr, yr, xc, yc, points)
 
 
 # --- images ------------------------------------------------------------------------------------------

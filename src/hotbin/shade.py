@@ -7,10 +7,12 @@ as in datashader; nothing here launches a kernel of its own. Smoothing runs with
 the array module of the counts (NumPy, or CuPy on the GPU); the picture is
 returned as a NumPy array.
 
-Empty cells (zero, NaN or infinite values) are fully transparent. Every other
-cell is opaque and coloured from ``FLOOR`` upwards in the colormap, so the
-sparsest cells stay visible: the bottom of inferno, magma and fire is black,
-which vanishes against a dark page.
+Empty cells are fully transparent: cells without points when the caller says
+which cells hold points (``occupied``: a weighted cell whose sum is 0 is not
+empty), else cells of zero; NaN and infinite values too. Every other cell is
+opaque and coloured from ``FLOOR`` upwards in the colormap, so the sparsest
+cells stay visible: the bottom of inferno, magma and fire is black, which
+vanishes against a dark page.
 """
 from __future__ import annotations
 
@@ -35,7 +37,8 @@ EQ_HIST_BINS = 1 << 16
 TRUNCATE = 3.0
 
 
-def shade(counts, how="eq_hist", cmap="inferno", smooth=0.0, span=None, background=None):
+def shade(counts, how="eq_hist", cmap="inferno", smooth=0.0, span=None, background=None,
+          occupied=None):
     """RGBA picture ``(H, W, 4)`` uint8 of a 2-D grid of counts or sums.
 
     Parameters
@@ -44,22 +47,30 @@ def shade(counts, how="eq_hist", cmap="inferno", smooth=0.0, span=None, backgrou
         NumPy or CuPy. Row 0 of the picture is row 0 of ``counts``.
     how : {"eq_hist", "log", "cbrt", "linear"}
         The normalization (:func:`normalize`).
-    cmap : str or sequence of colours
-        A name in :data:`CMAPS` (``grey`` also works), or ``(n, 3)`` RGB values in
-        0-255, or a list of ``"#rrggbb"`` strings, interpolated to 256 entries.
+    cmap : str, matplotlib Colormap or sequence of colours
+        See :func:`colormap`: a name (hotbin's :data:`CMAPS`, else matplotlib's
+        or colorcet's when installed), a matplotlib ``Colormap``, or colours
+        (``"#rrggbb"``, RGB(A) floats in 0-1 or numbers in 0-255) interpolated to
+        256 entries.
     smooth : float
         Standard deviation, in cells, of a Gaussian blur applied first (0: none).
-        Smoothing spreads counts into neighbouring cells, which then show.
+        Smoothing spreads counts into neighbouring cells, which then show. Any
+        finite value works: taps beyond the grid are never built.
     span : (float, float), optional
         Values mapped to the bottom and top of the colormap (data units);
         values outside are clipped. Defaults to the extent of the non-empty cells.
     background : str or (r, g, b), optional
         Colour of empty cells (opaque); default: fully transparent.
+    occupied : array, shape (H, W), optional
+        Which cells hold points (nonzero: yes), e.g. :attr:`hotbin.Heatmap.points`
+        of a weighted heatmap, whose sums may be 0 where points are. Default: the
+        nonzero cells of ``counts``. With ``smooth``, the cells the blur reaches
+        from an occupied cell are occupied.
 
     Returns
     -------
     numpy.ndarray (H, W, 4) uint8
-        Empty cells (0, NaN, inf) transparent; every other cell opaque, coloured
+        Empty cells (not occupied, NaN, inf) transparent; every other cell opaque, coloured
         from ``FLOOR`` to 1 along the colormap, monotone in the value for every
         ``how``.
     """
@@ -67,10 +78,16 @@ def shade(counts, how="eq_hist", cmap="inferno", smooth=0.0, span=None, backgrou
     data = _as_float(counts)
     if data.ndim != 2:
         raise ValueError(f"counts: expected a 2-D grid, got shape {tuple(data.shape)}")
+    if occupied is not None:
+        occupied = _as_float(occupied)
+        if occupied.shape != data.shape:
+            raise ValueError(f"occupied: expected shape {tuple(data.shape)}, got {tuple(occupied.shape)}")
     if smooth:
         data = blur(data, smooth)
+        if occupied is not None:
+            occupied = blur(occupied != 0, smooth)
     xp = _xp(data)
-    mask = xp.isfinite(data) & (data != 0)
+    mask = xp.isfinite(data) & ((data != 0) if occupied is None else (xp.asarray(occupied) != 0))
     t = normalize(data, how, span, mask)
     pos = FLOOR + (1.0 - FLOOR) * t
     idx = xp.clip(xp.rint(pos * (lut.shape[0] - 1)), 0, lut.shape[0] - 1).astype(np.intp)
@@ -133,7 +150,11 @@ def eq_hist(v, nbins=EQ_HIST_BINS):
     if levels <= nbins and bool((v == xp.rint(v)).all()):
         hist, edges = histogram(v, bins=int(levels), range=(lo - 0.5, hi + 0.5))
     else:
-        hist, edges = histogram(v, bins=nbins, range=(lo, hi))
+        # values a few ulps apart (a wide blur) cannot fill nbins finite-sized bins
+        bins = int(min(nbins, (hi - lo) / (2 * float(np.spacing(max(abs(lo), abs(hi)))))))
+        if bins < 2:  # no room for two bins: rank linearly
+            return xp.clip((v - lo) / (hi - lo), 0.0, 1.0)
+        hist, edges = histogram(v, bins=bins, range=(lo, hi))
     cdf = cumsum(hist).astype(np.float64)
     centres = (edges[:-1] + edges[1:]) / 2
     first = cdf[0]  # bin 0 holds the lowest value
@@ -142,6 +163,10 @@ def eq_hist(v, nbins=EQ_HIST_BINS):
 
 def blur(values, sigma):
     """Separable Gaussian blur (standard deviation ``sigma`` cells, zeros beyond the edges).
+
+    Taps reach ``ceil(3 * sigma)`` cells each way (normalized over that reach);
+    those beyond the grid are not built, so any finite ``sigma`` costs at most
+    the grid's size in taps.
 
     Runs with the array module of ``values`` (NumPy, CuPy on the GPU); returns float64.
     """
@@ -156,11 +181,21 @@ def blur(values, sigma):
     if sigma == 0:
         return data
     r = max(1, math.ceil(TRUNCATE * sigma))
-    taps = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma) ** 2)
-    taps /= taps.sum()
+    # taps reach at most across the grid: the farther ones would only meet the zeros beyond it
+    k = min(r, max(max(data.shape) - 1, 1))
+    taps = np.exp(-0.5 * (np.arange(-k, k + 1) / sigma) ** 2)
+    taps /= taps.sum() if k == r else _gauss_sum(sigma, r)
     for axis in (0, 1):
         data = _blur_axis(xp, data, taps, axis)
     return data
+
+
+def _gauss_sum(sigma, r):
+    """``sum(exp(-0.5 * (j / sigma)**2) for |j| <= r)``, without building the taps when r is large."""
+    if r <= 1 << 20:
+        return float(np.exp(-0.5 * (np.arange(-r, r + 1) / sigma) ** 2).sum())
+    # sigma > 2**20 / 3: the midpoint rule is exact to rounding for so wide a Gaussian
+    return sigma * math.sqrt(2 * math.pi) * math.erf((r + 0.5) / (sigma * math.sqrt(2)))
 
 
 def _blur_axis(xp, a, taps, axis):
@@ -175,19 +210,67 @@ def _blur_axis(xp, a, taps, axis):
 
 
 def colormap(cmap="inferno", n=256) -> np.ndarray:
-    """``(n, 3)`` uint8 table of a colormap name or a sequence of colours."""
+    """``(n, 3)`` uint8 table of a colormap.
+
+    Parameters
+    ----------
+    cmap : str, matplotlib Colormap or sequence of colours
+        A name: hotbin's own (:data:`CMAPS`, case-insensitive, ``grey`` too; need
+        nothing installed), else a matplotlib colormap name (``"Blues"``,
+        ``"viridis_r"``) when matplotlib is installed, else a colorcet name
+        (``"bmy"``) when colorcet is. A matplotlib ``Colormap`` object (anything
+        callable with an ``N`` attribute, returning RGBA in 0-1). Or a sequence
+        of colours interpolated evenly: ``"#rrggbb"`` strings, ``"black"``,
+        ``"white"`` (any matplotlib colour name when installed), or RGB / RGBA
+        rows, in 0-1 when they are floats all within 0-1 (matplotlib's
+        convention) and in 0-255 otherwise (integers); alpha is ignored.
+    n : int
+        Entries of the table.
+
+    Raises
+    ------
+    ValueError
+        An unknown name (the message lists the choices), colours out of range.
+    TypeError
+        Anything else.
+    """
     if isinstance(cmap, str):
-        name = ALIASES.get(cmap.lower(), cmap.lower())
-        if name not in CONTROL_POINTS:
-            raise ValueError(f"cmap: unknown colormap {cmap!r}; choose one of {', '.join(CMAPS)}")
-        return _table(name, n)
+        return _named(cmap, n)
+    if callable(cmap) and hasattr(cmap, "N"):  # a matplotlib Colormap
+        rgba = np.asarray(cmap(np.linspace(0.0, 1.0, n)), np.float64)
+        if rgba.ndim != 2 or rgba.shape[1] not in (3, 4):
+            raise TypeError(f"cmap: {cmap!r} did not return RGBA colours")
+        return np.rint(np.clip(rgba[:, :3], 0, 1) * 255).astype(np.uint8)
     try:
-        pts = np.array([_rgb(c, "cmap") for c in cmap], np.float64)
+        items = list(cmap)
     except TypeError:
-        raise TypeError(f"cmap: expected a colormap name or a sequence of colours, got {cmap!r}") from None
-    if len(pts) < 1:
+        raise TypeError(f"cmap: expected a colormap name, a matplotlib Colormap or a sequence of "
+                        f"colours, got {cmap!r}") from None
+    if len(items) < 1:
         raise ValueError("cmap: needs at least one colour")
-    return _interpolate(pts, n)
+    return _interpolate(_colours(items, "cmap"), n)
+
+
+def _named(cmap, n):
+    name = ALIASES.get(cmap.lower(), cmap.lower())
+    if name in CONTROL_POINTS:
+        return _table(name, n)
+    mpl = _optional("matplotlib")
+    if mpl is not None and cmap in mpl.colormaps:
+        return colormap(mpl.colormaps[cmap], n)
+    cc = _optional("colorcet")
+    if cc is not None and cmap in getattr(cc, "palette", {}):
+        return _interpolate(_colours(list(cc.palette[cmap]), "cmap"), n)
+    more = [w for w, m in (("a matplotlib colormap name", mpl), ("a colorcet name", cc)) if m is not None]
+    raise ValueError(f"cmap: unknown colormap {cmap!r}; choose one of {', '.join(CMAPS)}"
+                     + "".join(f", or {w}" for w in more))
+
+
+def _optional(module):
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
 
 
 @lru_cache(maxsize=None)
@@ -202,7 +285,7 @@ def _table(name, n):
 
 def _interpolate(pts, n):
     if len(pts) == 1:
-        return np.repeat(pts.astype(np.uint8), n, axis=0)
+        return np.repeat(np.rint(pts).astype(np.uint8), n, axis=0)
     at = np.linspace(0, 1, len(pts))
     x = np.linspace(0, 1, n)
     return np.rint(np.stack([np.interp(x, at, pts[:, c]) for c in range(3)], axis=1)).astype(np.uint8)
@@ -211,22 +294,54 @@ def _interpolate(pts, n):
 _NAMED = {"black": (0, 0, 0), "white": (255, 255, 255)}
 
 
-def _rgb(c, name):
-    """(r, g, b) ints of ``"#rrggbb"``, ``"black"``/``"white"`` or three numbers 0-255."""
-    if isinstance(c, str):
-        if c.lower() in _NAMED:
-            return _NAMED[c.lower()]
-        h = c.lstrip("#")
-        if len(h) != 6:
-            raise ValueError(f"{name}: expected '#rrggbb', 'black', 'white' or (r, g, b), got {c!r}")
+def _colours(items, name) -> np.ndarray:
+    """``(k, 3)`` float64 RGB in 0-255 of a list of colours (see :func:`colormap`).
+
+    Numeric rows are 0-1 when they are floats all within 0-1, else 0-255; the
+    decision is taken over all the rows together.
+    """
+    out = np.zeros((len(items), 3), np.float64)
+    rows, where, floats = [], [], False
+    for i, c in enumerate(items):
+        if isinstance(c, str):
+            out[i] = _hex(c, name)
+            continue
+        try:
+            v = np.asarray(c)
+        except (TypeError, ValueError):
+            v = np.asarray(None)
+        if v.shape not in ((3,), (4,)) or v.dtype.kind not in "biuf":
+            raise ValueError(f"{name}: expected '#rrggbb', a colour name or (r, g, b) numbers, got {c!r}")
+        floats |= v.dtype.kind == "f"
+        rows.append(v[:3].astype(np.float64))
+        where.append(i)
+    if rows:
+        rgb = np.stack(rows)
+        if not np.all(np.isfinite(rgb) & (rgb >= 0)) or rgb.max() > 255:
+            raise ValueError(f"{name}: colour values must lie in 0-1 (floats) or 0-255, got {items!r}")
+        out[where] = rgb * 255 if floats and rgb.max() <= 1 else rgb
+    return out
+
+
+def _hex(c, name):
+    """(r, g, b) 0-255 of ``"#rrggbb"``, ``"black"``/``"white"`` or a matplotlib colour name."""
+    if c.lower() in _NAMED:
+        return _NAMED[c.lower()]
+    h = c.lstrip("#")
+    if len(h) == 6:
         try:
             return tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))
         except ValueError:
-            raise ValueError(f"{name}: {c!r} is not a hex colour") from None
-    rgb = np.asarray(c, np.float64)
-    if rgb.shape != (3,) or not np.all((rgb >= 0) & (rgb <= 255)):
-        raise ValueError(f"{name}: expected three values in 0-255, got {c!r}")
-    return tuple(int(round(v)) for v in rgb)
+            pass
+    mpl = _optional("matplotlib.colors")
+    if mpl is not None and mpl.is_color_like(c):
+        return tuple(255 * v for v in mpl.to_rgb(c))
+    raise ValueError(f"{name}: expected '#rrggbb', 'black', 'white' or (r, g, b), got {c!r}")
+
+
+def _rgb(c, name):
+    """(r, g, b) ints 0-255 of one colour (the rules of :func:`colormap`'s colour lists)."""
+    return tuple(int(round(v)) for v in _colours([c], name)[0])
 
 
 def _span(span):
