@@ -83,3 +83,86 @@ def test_merge_is_exact_for_any_grouping(rng):
     np.testing.assert_array_equal(whole, left)
     total = [sum(int(p[0, j]) * (1 << 32) + int(p[1, j]) for p in parts) for j in range(5)]
     assert [int(whole[0, j]) * (1 << 32) + int(whole[1, j]) for j in range(5)] == total
+
+
+# --- the whole float64 range (issue #13 item 9) ------------------------------------------
+
+EXTREMES = [5e-324 * 7919, 1e-310, 1e-300, 1e-150, 1e150, 1e200, 1e300]
+
+
+def _exact_bound_ok(got, idx, w, nbins, s):
+    exact = exact_bin_sums(idx, w, nbins)
+    counts = np.bincount(idx, minlength=nbins)
+    for g, ex, k in zip(got, exact, counts):
+        bound = Fraction(int(k), 1) * Fraction(2) ** -(s + 1) + Fraction(2 * math.ulp(abs(float(ex)) or 5e-324))
+        assert abs(Fraction(float(g)) - ex) <= bound
+
+
+@pytest.mark.parametrize("mag", EXTREMES[:3])  # the factor 2**(s-32) alone overflows
+def test_extreme_weights_exact_and_bitwise(backend, rng, monkeypatch, mag):
+    a = rng.random(30_011)
+    w = rng.standard_normal(a.size) * mag
+    w[:5] = [mag * 3.5, -mag * 3.5, 5e-324, -5e-324, 0.0]
+    got, _ = hotbin.histogram(a, 6, (0, 1), weights=w, deterministic=True, backend=backend)
+    got = to_numpy(got)
+    assert np.isfinite(got).all()
+    s = fixedpoint.scale_for(fixedpoint.max_abs(w), w.size)
+    _exact_bound_ok(got, np.minimum((a * 6).astype(int), 5), w, 6, s)
+    p = rng.permutation(a.size)
+    monkeypatch.setattr(cpu, "CALL", 4099)
+    again, _ = hotbin.histogram(a[p], 6, (0, 1), weights=w[p], deterministic=True, backend=backend)
+    assert to_numpy(again).tobytes() == got.tobytes()
+    cref, _ = hotbin.histogram(a, 6, (0, 1), weights=w, deterministic=True, backend="cpu")
+    assert to_numpy(cref).tobytes() == got.tobytes()
+
+
+@pytest.mark.parametrize("mag", EXTREMES)
+def test_extreme_hist_objects_merge_bitwise(backend, rng, mag):
+    x, y = rng.random((2, 9001))
+    w = rng.standard_normal(x.size) * mag
+    bounds = (fixedpoint.max_abs(w), x.size)
+    cuts = [0, 1000, 5003, x.size]
+
+    def build(i, dims):
+        if dims == 1:
+            return hotbin.hist(x[i], 7, (0, 1), w[i], backend=backend, deterministic=True, bounds=bounds)
+        return hotbin.hist2d(x[i], y[i], 4, [(0, 1), (0, 1)], w[i], backend=backend,
+                             deterministic=True, bounds=bounds)
+
+    for dims in (1, 2):
+        whole = build(slice(None), dims)
+        merged = sum(build(slice(lo, hi), dims) for lo, hi in zip(cuts, cuts[1:]))
+        assert merged == whole
+        assert merged.values(flow=True).tobytes() == whole.values(flow=True).tobytes()
+        assert merged.variances(flow=True).tobytes() == whole.variances(flow=True).tobytes()
+        assert np.isfinite(whole.values()).all()
+    h = build(slice(None), 1)
+    idx = np.minimum((x * 7).astype(int), 6)
+    _exact_bound_ok(h.values(), idx, w, 7, fixedpoint.scale_for(*bounds))
+    if mag > 1e154:  # the sums of squares exceed float64
+        assert np.isposinf(h.variances()).all()
+    else:
+        ref_var = np.histogram(x, 7, (0, 1), weights=w * w)[0]
+        np.testing.assert_allclose(h.variances(), ref_var, rtol=1e-12, atol=0)
+
+
+def test_huge_weights_are_not_called_infinite():
+    h = hotbin.hist([0.5, 1.5], 2, (0, 2), weights=[1e200, -3e200], deterministic=True)
+    np.testing.assert_array_equal(h.values(), [1e200, -3e200])
+    assert np.isposinf(h.variances()).all()
+    with pytest.raises(ValueError, match="finite"):
+        hotbin.hist([0.5], 1, (0, 1), weights=[np.inf], deterministic=True)
+
+
+@pytest.mark.parametrize("w", [5e-324, -5e-324, 2.5e-320, 1e-300, -3e-200, 1e200, -1.7e308])
+def test_split_and_combine_over_the_whole_range(w):
+    s = fixedpoint.scale_for(abs(w), 3)
+    hi, lo = fixedpoint.split(np.array([w]), s)
+    q = int(hi[0]) * (1 << 32) + int(lo[0])
+    scale = Fraction(2) ** s
+    assert abs(Fraction(q) - Fraction(w) * scale) <= Fraction(1, 2)
+    assert q != 0
+    words = np.array([[hi[0] * 3], [lo[0] * 3]])
+    assert fixedpoint.combine(words, s)[0] == 3 * w
+    f1, f2 = fixedpoint.factors(s)
+    assert np.isfinite(f1) and np.isfinite(f2) and f1 * f2 != 0 or s - 32 < -1022

@@ -196,7 +196,7 @@ def test_deterministic_merge_is_bitwise(backend, data, rng, dims):
             assert _bits(merged.variances()) == _bits(whole.variances())
     # without bounds, the whole histogram's default scale is the in-memory API's
     if dims == 1:
-        ref, _ = hotbin.histogram(a, 25, (-4, 4), w, backend=backend, deterministic=True)
+        ref, _ = hotbin.histogram(a, 25, (-4, 4), weights=w, backend=backend, deterministic=True)
         assert _bits(whole.values()) == _bits(ref)
 
 
@@ -289,3 +289,189 @@ def test_plot_without_matplotlib(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ModuleNotFoundError, match=r'pip install "hotbin\[plot\]"'):
         hotbin.hist(np.arange(5)).plot()
+
+
+# --- flow bins, ==, fill, boost-histogram / hist conversion (issue #13 item 4) ---------------
+
+def _flow_ref(v, edges, w=None):
+    """Reference flow histogram: [under, bins..., over]; NaN to overflow; last bin closed."""
+    v = np.asarray(v, np.float64)
+    e = np.asarray(edges, np.float64)
+    idx = np.searchsorted(e, v, side="right")  # 0: under, len(e): over
+    idx[v == e[-1]] = e.size - 1
+    idx[np.isnan(v)] = e.size
+    return np.bincount(idx, weights=w, minlength=e.size + 1)
+
+
+@pytest.fixture
+def messy(rng):
+    a = rng.normal(size=3000) * 3
+    a[:40] = [np.nan, np.inf, -np.inf, -4.0, 4.0, 0.0] * 6 + [np.nan] * 4
+    w = rng.exponential(size=a.size)
+    return a, w
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_flow_bins_1d(backend, messy, deterministic):
+    a, w = messy
+    h = hotbin.hist(a, bins=8, range=(-4, 4), backend=backend)
+    e = h.axes[0].edges
+    np.testing.assert_array_equal(h.values(flow=True), _flow_ref(a, e))
+    np.testing.assert_array_equal(h.counts(flow=True), _flow_ref(a, e))
+    np.testing.assert_array_equal(h.values(), np.histogram(a, 8, (-4, 4))[0])
+    assert h.values(flow=True).sum() == a.size
+    hw = hotbin.hist(a, 8, (-4, 4), weights=w, backend=backend, deterministic=deterministic)
+    np.testing.assert_allclose(hw.values(flow=True), _flow_ref(a, e, w), rtol=1e-12)
+    np.testing.assert_allclose(hw.variances(flow=True), _flow_ref(a, e, w * w), rtol=1e-12)
+    assert hw.counts(flow=True).shape == (10,)
+
+
+def test_nan_and_flow_as_boost_histogram(messy):
+    bh = pytest.importorskip("boost_histogram")
+    a, _ = messy
+    a = a[a != 4.0]  # boost's last bin is open at the top, NumPy's (and hotbin's) closed
+    h = hotbin.hist(a, bins=[-4, -1, 0, 2, 4])
+    ref = bh.Histogram(bh.axis.Variable([-4, -1, 0, 2, 4]))
+    ref.fill(a)
+    np.testing.assert_array_equal(h.values(flow=True), ref.values(flow=True))
+
+
+def test_flow_bins_2d(backend, messy, rng):
+    x, w = messy
+    y = rng.permutation(x)
+    h = hotbin.hist2d(x, y, bins=(5, 3), range=[(-3, 3), (-2, 2)], weights=w, backend=backend)
+    assert h.values(flow=True).shape == (7, 5) and h.values().shape == (5, 3)
+    ex, ey = (ax.edges for ax in h.axes)
+
+    def code(v, e):
+        i = np.searchsorted(e, v, side="right")
+        i[v == e[-1]] = e.size - 1
+        i[np.isnan(v)] = e.size
+        return i
+
+    ref = np.zeros((7, 5))
+    np.add.at(ref, (code(x, ex), code(y, ey)), w)
+    np.testing.assert_allclose(h.values(flow=True), ref, rtol=1e-12)
+    np.testing.assert_allclose(h.values(), np.histogram2d(x, y, (5, 3), [(-3, 3), (-2, 2)], weights=w)[0],
+                               rtol=1e-12)
+    hc = hotbin.hist2d(x, y, bins=4, range=[(-3, 3), (-2, 2)], backend=backend)
+    assert hc.values(flow=True).sum() == x.size
+
+
+def test_integer_axis_flow():
+    a = np.array([-5, 0, 3, 7, 2**62, np.iinfo(np.int64).max], np.int64)
+    h = hotbin.hist(a, bins=np.array([0, 3, 7], np.int64))
+    np.testing.assert_array_equal(h.values(flow=True), [1, 1, 2, 2])
+    top = hotbin.hist(a, bins=np.array([0, np.iinfo(np.int64).max], np.int64))
+    np.testing.assert_array_equal(top.values(flow=True), [1, 5, 0])
+
+
+def test_add_keeps_values_outside_the_range(backend, messy):
+    a, w = messy
+    h = hotbin.hist(a[40:1000], bins=6, backend=backend)  # range from this part's (finite) data
+    lo, hi = h.axes[0].edges[[0, -1]]
+    b = np.concatenate([a[:40], a[1000:]])  # NaN, inf and values outside h's range
+    assert (b < lo).any() and (b > hi).any()
+    total = h + hotbin.hist(b, bins=h.axes[0].edges, backend=backend)
+    np.testing.assert_array_equal(total.values(flow=True), _flow_ref(a, h.axes[0].edges))
+    assert total.values(flow=True).sum() == a.size
+
+
+def test_equality_compares_contents(messy):
+    a, w = messy
+    h = hotbin.hist(a, 10, (-4, 4), weights=w)
+    assert h == hotbin.hist(a, 10, (-4, 4), weights=w)
+    assert h != hotbin.hist(a[1:], 10, (-4, 4), weights=w[1:])
+    assert h != hotbin.hist(a, 10, (-4, 4.5), weights=w)
+    outside = np.append(a, 100.0)  # differs only in the overflow bin
+    assert hotbin.hist(a, 10, (-4, 4)) != hotbin.hist(outside, 10, (-4, 4))
+    assert hotbin.hist(a, 10, (-4, 4)).values().tolist() == hotbin.hist(outside, 10, (-4, 4)).values().tolist()
+    assert h != hotbin.hist(a, 10, (-4, 4))
+    assert (h == 1) is False
+
+
+@pytest.mark.parametrize("dims", [1, 2])
+def test_fill_is_incremental(backend, messy, dims):
+    a, w = messy
+    b = a[::-1].copy()
+    if dims == 1:
+        h = hotbin.hist(a[:500], 9, (-3, 3), backend=backend)
+        h.fill(a[500:], backend=backend)
+        assert h == hotbin.hist(a, 9, (-3, 3), backend=backend)
+        hw = hotbin.hist(a[:500], 9, (-3, 3), weights=w[:500], backend=backend)
+        assert hw.fill(a[500:], weight=w[500:], backend=backend) is hw
+        np.testing.assert_allclose(hw.values(flow=True), hotbin.hist(a, 9, (-3, 3), weights=w).values(flow=True),
+                                   rtol=1e-12)
+    else:
+        h = hotbin.hist2d(a[:500], b[:500], 4, [(-3, 3), (-2, 2)], backend=backend)
+        h.fill(a[500:], b[500:], backend=backend)
+        assert h == hotbin.hist2d(a, b, 4, [(-3, 3), (-2, 2)], backend=backend)
+    with pytest.raises(TypeError, match="fill"):
+        h.fill(a, a, a)
+    with pytest.raises(ValueError, match="weight"):
+        h.fill(*([a] * dims), weight=w)
+
+
+def test_fill_deterministic_is_bitwise(backend, messy):
+    a, w = messy
+    bounds = (fixedpoint.max_abs(w), a.size)
+    h = hotbin.hist(a[:700], 9, (-3, 3), w[:700], backend=backend, deterministic=True, bounds=bounds)
+    h.fill(a[700:2000], weight=w[700:2000], backend=backend)
+    h.fill(a[2000:], weight=w[2000:], backend=backend)
+    whole = hotbin.hist(a, 9, (-3, 3), w, backend=backend, deterministic=True, bounds=bounds)
+    assert h == whole
+    assert _bits(h.values(flow=True)) == _bits(whole.values(flow=True))
+    small = hotbin.hist(a[:10], 9, (-3, 3), w[:10], deterministic=True)
+    with pytest.raises(ValueError, match="bounds"):
+        small.fill(a, weight=w * 1e6)
+
+
+def test_to_boost_histogram_and_hist(messy):
+    bh = pytest.importorskip("boost_histogram")
+    hist_mod = pytest.importorskip("hist")
+    a, w = messy
+    for h in (hotbin.hist(a, 7, (-3, 3), xlabel="x"),
+              hotbin.hist(a, 7, (-3, 3), weights=w, deterministic=True),
+              hotbin.hist2d(a, a[::-1], (3, 4), [(-3, 3), (-2, 2)], weights=w)):
+        for cls in (bh.Histogram, hist_mod.Hist):
+            b = cls(h)
+            assert isinstance(b, cls)
+            np.testing.assert_array_equal(b.values(flow=True), h.values(flow=True))
+            np.testing.assert_array_equal(b.variances(flow=True), h.variances(flow=True))
+            for ax, bax in zip(h.axes, b.axes):
+                np.testing.assert_array_equal(bax.edges, ax.edges)
+            assert (b.storage_type is bh.storage.Weight) == h.weighted
+    assert bh.Histogram(hotbin.hist(a, 7, (-3, 3), xlabel="x")).axes[0].label == "x"
+    schema = pytest.importorskip("uhi.schema")
+    try:
+        import uhi.io.json as uhi_json
+        import json
+        schema.validate(json.loads(json.dumps(hotbin.hist(a, 5, (-1, 1), weights=w)._to_uhi_(),
+                                               default=uhi_json.default)))
+    except ModuleNotFoundError:  # the validator's own dependency
+        pass
+
+
+def test_constructor_and_pickle_keep_flow(messy):
+    a, w = messy
+    h = Histogram(np.array([1, 2, 3]), [0, 1, 2, 3])
+    np.testing.assert_array_equal(h.values(flow=True), [0, 1, 2, 3, 0])
+    full = Histogram(np.array([5, 1, 2, 3, 4]), [0, 1, 2, 3])
+    np.testing.assert_array_equal(full.values(), [1, 2, 3])
+    assert (full + full).values(flow=True).tolist() == [10, 2, 4, 6, 8]
+    hd = hotbin.hist(a, 5, (-1, 1), weights=w, deterministic=True)
+    back = pickle.loads(pickle.dumps(hd))
+    assert back == hd and _bits(back.values(flow=True)) == _bits(hd.values(flow=True))
+
+
+def test_dask_flow_matches_memory(messy):
+    da = pytest.importorskip("dask.array")
+    a, w = messy
+    ref = hotbin.hist(a, 6, (-2, 2), weights=w, deterministic=True)
+    got = hotbin.hist(da.from_array(a, chunks=700), 6, (-2, 2), weights=da.from_array(w, chunks=700),
+                      deterministic=True)
+    assert got == ref
+    ref2 = hotbin.hist2d(a, a[::-1], 3, [(-2, 2), (-1, 1)])
+    got2 = hotbin.hist2d(da.from_array(a, chunks=900), da.from_array(a[::-1].copy(), chunks=900), 3,
+                         [(-2, 2), (-1, 1)])
+    assert got2 == ref2

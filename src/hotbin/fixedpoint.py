@@ -14,12 +14,19 @@ no sum can overflow.
 
 Error bound: a bin holding ``k`` weights is off from the exact real sum by at
 most ``k * 2**-(s+1)`` (quantization) plus 2 ulp of the result (conversion to
-float64), with ``s = 94 - bit_length(n) - e`` and ``max|w| < 2**e``. For one
-million weights of magnitude below 1 that is about ``1e6 * 2**-75``.
+float64; a sum beyond the float64 range is ``inf``), with
+``s = 94 - bit_length(n) - e`` and ``max|w| < 2**e``. For one million weights of
+magnitude below 1 that is about ``1e6 * 2**-75``.
 
-Kernels implement :func:`split` in float64 (floor, subtract, scale by a power
-of two and round-half-even are exact or correctly rounded everywhere) and sum the
-two words; :func:`combine` turns the sums into float64.
+The whole float64 range: ``s`` runs from about -994 (weights near ``1.8e308``)
+to 1167 (subnormal weights), so the factor ``2**(s-32)`` is not always a
+float64. Kernels multiply by the two powers of two of :func:`factors` instead,
+``t = (w * f1) * f2``: every product is exact or, where it rounds, too small to
+change the words, so all backends compute the same words as :func:`split`.
+
+Kernels implement :func:`split` in float64 (two power-of-two multiplies, floor,
+subtract, scale by ``2**32`` and round-half-even are exact or correctly rounded
+everywhere) and sum the two words; :func:`combine` turns the sums into float64.
 """
 from __future__ import annotations
 
@@ -45,9 +52,29 @@ def scale_for(max_abs: float, n: int) -> int:
     return _HEADROOM - int(n).bit_length() - e + SPLIT
 
 
+def factors(s: int) -> tuple[float, float]:
+    """Two powers of two ``(f1, f2)``, normal float64s, with ``f1 * f2 == 2**(s - SPLIT)``.
+
+    ``t = (w * f1) * f2`` is the correctly rounded ``w * 2**(s - SPLIT)`` whenever
+    that matters: scaling up (``s > SPLIT``) both products are exact (``|t|`` is
+    below ``2**62``); scaling down, ``f2`` is 1 unless ``2**(s - SPLIT)`` is
+    subnormal, and then an inexact first product implies ``|t| < 2**-1000``,
+    which quantizes to zero either way.
+    """
+    k = int(s) - SPLIT
+    if k > 1023:
+        a = 1023
+    elif k < -1022:
+        a = k + 64
+    else:
+        a = k
+    return math.ldexp(1.0, a), math.ldexp(1.0, k - a)
+
+
 def split(w: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
     """Reference quantization: ``(hi, lo)`` with ``hi * 2**32 + lo == round(w * 2**s)``."""
-    t = np.ldexp(np.asarray(w, np.float64), s - SPLIT)
+    f1, f2 = factors(s)
+    t = (np.asarray(w, np.float64) * f1) * f2
     hi = np.floor(t)
     lo = np.rint(np.ldexp(t - hi, SPLIT))
     return hi.astype(np.int64), lo.astype(np.int64)
@@ -73,9 +100,30 @@ def merge(partials: np.ndarray) -> np.ndarray:
 
 
 def combine(words: np.ndarray, s: int) -> np.ndarray:
-    """float64 value of words ``hi * 2**32 + lo`` times ``2**-s`` (a fixed function of them)."""
+    """float64 value of words ``hi * 2**32 + lo`` times ``2**-s`` (a fixed function of them).
+
+    ``fl(hi) * 2**32 + lo`` is rounded once, then scaled by ``2**-s`` (exact unless
+    the value leaves the normal range: ``inf`` beyond it, subnormal below it), so
+    no scale, however extreme, makes an intermediate overflow.
+    """
     hi, lo = fold(words)
-    return np.ldexp(hi.astype(np.float64), SPLIT - s) + np.ldexp(lo.astype(np.float64), -s)
+    with np.errstate(over="ignore"):
+        return np.ldexp(np.ldexp(hi.astype(np.float64), SPLIT) + lo.astype(np.float64), -int(s))
+
+
+def square_shift(max_abs: float) -> int:
+    """``c`` with ``max_abs < 2**c``: squares are quantized as ``(w * 2**-c)**2``, below 1.
+
+    Those never overflow (``w**2`` does from ``|w| = 2**512``), and equal
+    ``w**2 * 2**(-2c)`` exactly wherever ``w**2`` is a normal float64; their words at
+    scale ``s`` are the squares' words at scale ``s - 2c`` (see ``hotbin.hist``).
+    """
+    return math.frexp(max_abs)[1] if max_abs and math.isfinite(max_abs) else 0
+
+
+def fits(s: int, max_abs: float, n: int) -> bool:
+    """Whether ``n`` weights with ``max|w| = max_abs`` sum at scale ``s`` without overflow."""
+    return n <= 0 or max_abs == 0 or scale_for(max_abs, n) >= s
 
 
 def max_abs(w) -> float:

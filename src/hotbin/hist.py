@@ -6,8 +6,14 @@ accept boost-histogram or hist objects (mplhep, ...) accept it too. It is a
 mergeable partial (STYLE.md §4): histograms of pieces of the data, added with
 ``+``, equal the histogram of all the data.
 
+Nothing is lost: every axis has an underflow and an overflow bin (NaN goes
+to overflow, as in boost-histogram), read with ``values(flow=True)``, added by
+``+`` and kept by :meth:`Histogram.fill`; ``boost_histogram.Histogram(h)`` and
+``hist.Hist(h)`` convert through UHI's serialization (``h._to_uhi_()``).
+
 Counts are int64 and exact. Weighted histograms keep the sum of weights
-(``values()``) and the sum of squared weights (``variances()``). With
+(``values()``) and the sum of squared weights (``variances()``; ``inf`` where
+it exceeds float64, from weights of about ``1e154``). With
 ``deterministic=True`` float weights are kept as fixed-point integer words
 (:mod:`hotbin.fixedpoint`) and merged with its one combine rule, so a merge is
 bitwise identical to one histogram over the concatenated data, in any order,
@@ -25,10 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import backend as _backends
-from . import distributed, fixedpoint
-from .api import _points
-from .api import _weights as _check_weights
-from .binning import check_data, histogram2d_rules, histogram_rule
+from . import fixedpoint, histfill
+from .histfill import Fixed
 
 __all__ = ["Histogram", "Axis", "Traits", "hist", "hist2d"]
 
@@ -99,12 +103,20 @@ def _same_edges(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
 
 
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.dtype == b.dtype and a.shape == b.shape and bool(
+        np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+
+
 class Histogram:
-    """A 1-D or 2-D histogram: values, their variances and the axes' edges.
+    """A 1-D or 2-D histogram: values, their variances, the axes' edges and flow bins.
 
     Build one with :func:`hist` / :func:`hist2d`, or from arrays you already have:
     ``Histogram(values, edges)`` / ``Histogram(values, xedges, yedges)`` with
-    optional ``variances=`` (for weighted data; omitted means counts).
+    optional ``variances=`` (for weighted data; omitted means counts). ``values``
+    has one entry per bin (flow bins empty) or, with flow, two more per axis.
 
     Attributes
     ----------
@@ -126,33 +138,41 @@ class Histogram:
         if len(labels) != len(edges):
             raise ValueError(f"axis_labels: expected {len(edges)} labels, got {len(labels)}")
         self._axes = tuple(Axis(e, lab) for e, lab in zip(edges, labels))
-        shape = tuple(len(ax) for ax in self._axes)
-        if values.shape != shape:
-            raise ValueError(f"values: expected shape {shape} from the edges, got {values.shape}")
+        self._values = self._with_flow(values, "values")
         if variances is not None:
-            variances = np.asarray(variances, np.float64)
-            if variances.shape != shape:
-                raise ValueError(f"variances: expected shape {shape}, got {variances.shape}")
-        self._values = values
+            variances = self._with_flow(np.asarray(variances, np.float64), "variances")
         self._variances = variances  # None: unweighted, the variance of a count is the count
-        self._fixed = None  # deterministic: (words, scale, words2, scale2)
+        self._fixed = None  # deterministic: (words, words2), layout, (max |w|, n) so far
+        self._rules = None  # the rules that filled it (kept for fill)
         self._unknown_variances = False  # weighted, but the sums of squares were not kept
         self.label = label
 
+    def _with_flow(self, a: np.ndarray, name: str) -> np.ndarray:
+        inner = tuple(len(ax) for ax in self._axes)
+        if a.shape == tuple(n + 2 for n in inner):
+            return a
+        if a.shape != inner:
+            raise ValueError(f"{name}: expected shape {inner} from the edges (or "
+                             f"{tuple(n + 2 for n in inner)} with flow bins), got {a.shape}")
+        return np.pad(a, 1)
+
     @classmethod
-    def _from_words(cls, edges, words, scale, words2, scale2, label, axis_labels):
-        h = cls(fixedpoint.combine(words, scale), *edges,
-                variances=fixedpoint.combine(words2, scale2), label=label, axis_labels=axis_labels)
-        h._fixed = (np.asarray(words, np.int64), scale, np.asarray(words2, np.int64), scale2)
+    def _from_words(cls, edges, words, words2, layout: Fixed, stats, label, axis_labels):
+        h = cls(fixedpoint.combine(words, layout.scale), *edges,
+                variances=fixedpoint.combine(words2, layout.scale2), label=label,
+                axis_labels=axis_labels)
+        h._fixed = ((np.asarray(words, np.int64), np.asarray(words2, np.int64)), layout, stats)
         return h
 
     @classmethod
     def from_heatmap(cls, hm, label: str | None = None) -> Histogram:
         """The 2-D histogram of a :class:`hotbin.Heatmap`: ``values()[ix, iy] == hm.counts[iy, ix]``.
 
-        The edges are the heatmap's cells (``linspace`` of its ranges; its cells are
-        half-open at the top too). A weighted heatmap keeps no sums of squared
-        weights, so its histogram's ``variances()`` and ``counts()`` are None.
+        The edges are the heatmap's cells (``linspace`` of its ranges; the top cell is
+        closed or open as the heatmap's ``x_closed`` / ``y_closed`` say). A heatmap keeps only ``dropped``, not where its
+        dropped points lie: the flow bins are empty. A weighted heatmap keeps no
+        sums of squared weights, so its histogram's ``variances()`` and ``counts()``
+        are None.
         """
         counts = np.asarray(_backends.to_host(hm.counts)).T
         weighted = counts.dtype.kind == "f"
@@ -172,7 +192,7 @@ class Histogram:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._values.shape
+        return tuple(len(ax) for ax in self._axes)
 
     @property
     def weighted(self) -> bool:
@@ -182,44 +202,95 @@ class Histogram:
     def deterministic(self) -> bool:
         return self._fixed is not None
 
-    def values(self) -> np.ndarray:
-        """Counts (int64) or sums of weights (float64; int64 for integer weights), ``[ix, iy]``."""
-        return self._values.copy()
+    def _view(self, a: np.ndarray, flow: bool) -> np.ndarray:
+        return a.copy() if flow else a[(slice(1, -1),) * self.ndim].copy()
 
-    def variances(self) -> np.ndarray | None:
+    def values(self, flow: bool = False) -> np.ndarray:
+        """Counts (int64) or sums of weights (float64; int64 for integer weights), ``[ix, iy]``.
+
+        ``flow=True`` adds the underflow (index 0) and overflow (index -1) bins of each axis.
+        """
+        return self._view(self._values, flow)
+
+    def variances(self, flow: bool = False) -> np.ndarray | None:
         """Sums of squared weights; for an unweighted histogram the counts themselves.
 
-        None when they are unknown (a histogram of a weighted heatmap).
+        None when they are unknown (a histogram of a weighted heatmap); ``inf``
+        where the sum exceeds float64.
         """
         if self._unknown_variances:
             return None
         if self._variances is None:
-            return self._values.astype(np.float64)
-        return self._variances.copy()
+            return self._view(self._values, flow).astype(np.float64)
+        return self._view(self._variances, flow)
 
-    def counts(self) -> np.ndarray | None:
+    def counts(self, flow: bool = False) -> np.ndarray | None:
         """Entries per bin; weighted: the effective count ``sum(w)**2 / sum(w**2)`` (UHI)."""
         if self._unknown_variances:
             return None
         if self._variances is None:
-            return self._values.copy()
-        s = self._values.astype(np.float64)
-        return np.divide(s * s, self._variances, out=np.zeros_like(s), where=self._variances != 0)
+            return self.values(flow)
+        s = self.values(flow).astype(np.float64)
+        var = self.variances(flow)
+        with np.errstate(over="ignore"):
+            return np.divide(s * s, var, out=np.zeros_like(s), where=var != 0)
 
     # --- conversions ------------------------------------------------------------
-    def to_numpy(self):
+    def to_numpy(self, flow: bool = False):
         """``(values, edges)`` for 1-D, ``(values, xedges, yedges)`` for 2-D, as NumPy returns."""
-        return (self.values(), *(ax.edges for ax in self._axes))
+        return (self.values(flow), *(ax.edges for ax in self._axes))
 
     def density(self) -> np.ndarray:
         """Values divided by their total and the bin areas (NumPy's ``density=True``)."""
-        v = self._values.astype(np.float64)
+        v = self.values().astype(np.float64)
         area = self._axes[0].widths
         if self.ndim == 2:
             area = area[:, None] * self._axes[1].widths[None, :]
         return v / area / v.sum()
 
-    # --- merging partials ---------------------------------------------------------
+    def _to_uhi_(self) -> dict:
+        """This histogram in the UHI serialization schema (``uhi.io``), flow bins included.
+
+        Axes are ``variable`` axes of the exact edges (as float64) with underflow and
+        overflow; storage ``int`` (counts), ``weighted`` (sums and sums of squares)
+        or ``double`` (sums with unknown variances). ``boost_histogram.Histogram(h)``
+        and ``hist.Hist(h)`` build from it.
+        """
+        from . import __version__
+
+        axes = [{"type": "variable", "edges": ax._edges.astype(np.float64), "underflow": True,
+                 "overflow": True, "circular": False, **({"metadata": {"label": ax.label}} if ax.label else {})}
+                for ax in self._axes]
+        if not self.weighted:
+            storage = {"type": "int", "values": self.values(flow=True)}
+        elif self._unknown_variances:
+            storage = {"type": "double", "values": self.values(flow=True).astype(np.float64)}
+        else:
+            storage = {"type": "weighted", "values": self.values(flow=True).astype(np.float64),
+                       "variances": self.variances(flow=True)}
+        out = {"uhi_schema": 1, "writer_info": {"hotbin": {"version": __version__}}, "axes": axes,
+               "storage": storage}
+        if self.label:
+            out["metadata"] = {"label": self.label}
+        return out
+
+    def _to_boost_histogram_(self):
+        """A ``boost_histogram.Histogram`` (the hook ``boost_histogram.Histogram(h)`` calls)."""
+        import boost_histogram
+
+        return boost_histogram.Histogram(self._to_uhi_())
+
+    # --- merging and filling ------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        """Same contents: edges (values and dtypes), values and variances, flow bins included."""
+        if not isinstance(other, Histogram):
+            return NotImplemented
+        return (self.ndim == other.ndim and all(a == b for a, b in zip(self._axes, other._axes))
+                and _same(self._values, other._values)
+                and _same(self.variances(flow=True), other.variances(flow=True)))
+
+    __hash__ = None
+
     def __add__(self, other):
         if not isinstance(other, Histogram):
             return NotImplemented
@@ -227,14 +298,21 @@ class Histogram:
         edges = [ax._edges for ax in self._axes]
         labels = [ax.label for ax in self._axes]
         if self._fixed is not None:
-            (w1, s, v1, s2), (w2, _, v2, _) = self._fixed, other._fixed
-            return Histogram._from_words(edges, fixedpoint.merge(np.stack([w1, w2])), s,
-                                         fixedpoint.merge(np.stack([v1, v2])), s2,
-                                         self.label, labels)
-        var = None if self._variances is None else self._variances + other._variances
-        h = Histogram(self._values + other._values, *edges, variances=var, label=self.label,
-                      axis_labels=labels)
-        h._unknown_variances = self._unknown_variances or other._unknown_variances
+            ((w1, v1), layout, (m1, n1)), ((w2, v2), _, (m2, n2)) = self._fixed, other._fixed
+            stats = (max(m1, m2), n1 + n2)
+            if not layout.fits(*stats):
+                raise ValueError(f"cannot add deterministic histograms of {stats[1]} weights up to "
+                                 f"{stats[0]}: their fixed-point scale could overflow; build the "
+                                 "partials with bounds=(max_abs_weight, total_count) covering all")
+            h = Histogram._from_words(edges, fixedpoint.merge(np.stack([w1, w2])),
+                                      fixedpoint.merge(np.stack([v1, v2])), layout, stats,
+                                      self.label, labels)
+        else:
+            var = None if self._variances is None else self._variances + other._variances
+            h = Histogram(self._values + other._values, *edges, variances=var, label=self.label,
+                          axis_labels=labels)
+            h._unknown_variances = self._unknown_variances or other._unknown_variances
+        h._rules = self._rules
         return h
 
     def __radd__(self, other):
@@ -254,12 +332,36 @@ class Histogram:
             raise ValueError("cannot add a weighted histogram to an unweighted one")
         if self.deterministic != other.deterministic:
             raise ValueError("cannot add a deterministic histogram to a non-deterministic one")
-        if self._fixed is not None and (self._fixed[1], self._fixed[3]) != (other._fixed[1], other._fixed[3]):
+        if self._fixed is not None and self._fixed[1] != other._fixed[1]:
             raise ValueError("cannot add deterministic histograms with different fixed-point scales; "
                              "build the partials with the same bounds=(max_abs_weight, total_count)")
         if self._values.dtype != other._values.dtype:
             raise ValueError(f"cannot add histograms of {self._values.dtype} and "
                              f"{other._values.dtype} values")
+
+    def fill(self, *data, weight=None, backend=None) -> Histogram:
+        """Add data to this histogram in place (UHI's ``fill``); returns it.
+
+        ``h.fill(a, weight=w)`` leaves ``h`` equal to ``h + hist(a, bins=h.axes[0].edges,
+        weights=w)`` (2-D: ``h.fill(x, y)``), under the same rule, flow bins included.
+        A weighted histogram filled without ``weight`` takes weights of 1. A
+        deterministic one keeps its fixed-point scale: the new weights must fit the
+        ``bounds`` it was built with (a ValueError says so otherwise).
+        """
+        if len(data) != self.ndim:
+            raise TypeError(f"fill: expected {self.ndim} array(s) of coordinates, got {len(data)}")
+        if weight is None and self.weighted:
+            weight = np.ones(np.shape(data[0]), np.int64 if self._values.dtype.kind == "i" else np.float64)
+        elif weight is not None and not self.weighted:
+            raise ValueError("weight: this histogram holds counts; build it with weights to fill weights")
+        edges = [ax._edges for ax in self._axes]
+        src, w = histfill.source(data, weight, edges if self.ndim == 2 else edges[0], None, backend,
+                                 self._rules)
+        layout = self._fixed[1] if self._fixed is not None else False
+        merged = self + _build(src, w, layout, None, None, [None] * self.ndim)
+        for key in ("_values", "_variances", "_fixed", "_unknown_variances"):
+            setattr(self, key, getattr(merged, key))
+        return self
 
     # --- display --------------------------------------------------------------------
     def plot(self, ax=None, **kw):
@@ -278,10 +380,10 @@ class Histogram:
             ax = plt.gca()
         if self.ndim == 1:
             kw.setdefault("label", self.label)
-            ax.stairs(self._values, self._axes[0]._edges, **kw)
+            ax.stairs(self.values(), self._axes[0]._edges, **kw)
         else:
             x, y = self._axes
-            mesh = ax.pcolormesh(x._edges, y._edges, self._values.T, **kw)
+            mesh = ax.pcolormesh(x._edges, y._edges, self.values().T, **kw)
             ax.figure.colorbar(mesh, ax=ax)
             if y.label:
                 ax.set_ylabel(y.label)
@@ -295,73 +397,42 @@ class Histogram:
         kind = "deterministic weighted" if self.deterministic else "weighted" if self.weighted else "count"
         lab = f", label={self.label!r}" if self.label else ""
         axes = ", ".join(repr(ax) for ax in self._axes)
-        return f"Histogram({kind}, {axes}, sum={self._values.sum()}{lab})"
+        return f"Histogram({kind}, {axes}, sum={self.values().sum()}{lab})"
 
 
 # --- builders -----------------------------------------------------------------------
 
-def _scales(stats, w, deterministic, bounds):
-    """Fixed-point scales of the weights and of their squares; None when not needed.
-
-    ``stats()`` gives ``(max |w|, number of weights)`` of the data.
-    """
-    if bounds is not None and not deterministic:
-        raise ValueError("bounds: only meaningful with deterministic=True")
-    if not deterministic or w is None or w.dtype.kind != "f":
-        return None
-    m, n = stats()
-    fixedpoint.scale_for(m, n)  # NaN or inf weights: the error names them
-    count = n
-    if bounds is not None:
-        try:
-            bound, count = float(bounds[0]), int(bounds[1])
-        except (TypeError, ValueError, IndexError):
-            raise ValueError(f"bounds: expected (max_abs_weight, total_count), got {bounds!r}") from None
-        if m > bound or count < n:
-            raise ValueError(f"bounds: {bounds!r} does not bound these weights "
-                             f"(max |w| = {m}, count = {n})")
-        m = bound
-    return fixedpoint.scale_for(m, count), fixedpoint.scale_for(m * m, count)
-
-
-@dataclass(frozen=True)
-class _Source:
-    """How to fill a histogram: in memory (a backend) or on dask (lazy partials, computed together)."""
-
-    run: object  #: run(weights, scale) -> sums, or fixed-point words with a scale
-    finish: object  #: finish(*results) -> NumPy arrays
-    square: object  #: square(weights) -> float64 squared weights, same kind of array
-    stats: object  #: stats() -> (max |w|, number of weights)
-
-
-def _memory(be, run, w, n):
-    return _Source(run, lambda *r: [np.asarray(_backends.to_host(x)) for x in r],
-                   lambda ww: be.asarray(ww).astype(np.float64) ** 2, lambda: (be.max_abs(w), n))
-
-
-def _dask(name, run, w, split_every):
-    import dask
-
-    return _Source(run, lambda *r: [np.asarray(x) for x in dask.compute(*r)],
-                   lambda ww: ww.astype(np.float64) ** 2,
-                   lambda: distributed._weight_stats(w, name, split_every))
-
-
-def _build(src: _Source, edges, w, deterministic, bounds, label, axis_labels):
+def _build(src, w, deterministic, bounds, label, axis_labels) -> Histogram:
+    """The histogram of a :class:`hotbin.histfill.Source`; ``deterministic`` may be a layout."""
+    edges = [r.edges for r in src.rules]
     if w is not None and w.dtype.kind == "c":
         raise TypeError("weights: complex weights have no variance; use hotbin.histogram for them")
     if w is None:
-        _scales(src.stats, w, deterministic, bounds)  # argument checks only
-        (v,) = src.finish(src.run(None, None))
-        return Histogram(v, *edges, label=label, axis_labels=axis_labels)
-    w2 = src.square(w)  # float64: integer squares could wrap
-    scales = _scales(src.stats, w, deterministic, bounds)
-    if scales is None:
-        v, v2 = src.finish(src.run(w, None), src.run(w2, None))
-        return Histogram(v, *edges, variances=v2, label=label, axis_labels=axis_labels)
-    s, s2 = scales
-    v, v2 = src.finish(src.run(w, s), src.run(w2, s2))
-    return Histogram._from_words(edges, v, s, v2, s2, label, axis_labels)
+        histfill.layout(src.stats, w, deterministic, bounds)  # argument checks only
+        (v,) = histfill.fill(src, [(None, None)])
+        h = Histogram(v, *edges, label=label, axis_labels=axis_labels)
+    elif isinstance(deterministic, Fixed) and w.dtype.kind == "f":
+        h = _fixed(src, w, deterministic, src.stats(), label, axis_labels)
+    else:
+        layout = histfill.layout(src.stats, w, deterministic, bounds)
+        if layout is None:
+            v, v2 = histfill.fill(src, [(w, None), (src.square(w, 0), None)])
+            h = Histogram(v, *edges, variances=v2, label=label, axis_labels=axis_labels)
+        else:
+            h = _fixed(src, w, layout, src.stats(), label, axis_labels)
+    h._rules = src.rules
+    return h
+
+
+def _fixed(src, w, layout: Fixed, stats, label, axis_labels) -> Histogram:
+    if not layout.fits(*stats):
+        raise ValueError(f"weight: {stats[1]} weights up to {stats[0]} do not fit this deterministic "
+                         "histogram's fixed-point scale; build it with bounds=(max_abs_weight, "
+                         "total_count) covering all the data")
+    v, v2 = histfill.fill(src, [(w, layout.scale),
+                                (src.square(w, layout.shift), layout.scale2 + 2 * layout.shift)])
+    return Histogram._from_words([r.edges for r in src.rules], v, v2, layout, stats, label,
+                                 axis_labels)
 
 
 def hist(a, bins=10, range=None, weights=None, *, backend=None, deterministic=False,
@@ -369,7 +440,9 @@ def hist(a, bins=10, range=None, weights=None, *, backend=None, deterministic=Fa
     """The histogram of ``a`` (flattened) as a :class:`Histogram`.
 
     Same binning as :func:`hotbin.histogram` (NumPy's edges and rule: half-open
-    bins, the last one closed; NaN and out-of-range values not counted).
+    bins, the last one closed). Values below the first edge go to the underflow
+    bin, values above the last one and NaN to the overflow bin
+    (``values(flow=True)``).
 
     Parameters
     ----------
@@ -380,11 +453,13 @@ def hist(a, bins=10, range=None, weights=None, *, backend=None, deterministic=Fa
     deterministic : bool
         Keep float weights in fixed point: values and variances are bitwise
         reproducible, and ``+`` of partials built with the same ``bounds`` is
-        bitwise equal to one histogram of all the data.
+        bitwise equal to one histogram of all the data. Any finite weights work,
+        subnormal to ``1.8e308``; variances beyond float64 (weights from about
+        ``1e154``) are ``inf``, the values stay exact.
     bounds : (float, int), optional
-        ``(max_abs_weight, total_count)`` over every partial to be merged; fixes
-        the fixed-point scale (:func:`hotbin.fixedpoint.scale_for`). Default: this
-        data's own ``max |w|`` and size.
+        ``(max_abs_weight, total_count)`` over every partial to be merged (or
+        filled); fixes the fixed-point scale (:func:`hotbin.fixedpoint.scale_for`).
+        Default: this data's own ``max |w|`` and size.
     label, xlabel : str, optional
         Title/legend label and axis label (a pandas Series' name by default).
 
@@ -395,34 +470,20 @@ def hist(a, bins=10, range=None, weights=None, *, backend=None, deterministic=Fa
         weights); ``variances()`` float64 sums of squared weights.
     """
     xlabel = xlabel if xlabel is not None else _name(a)
-    if distributed.is_dask(a, weights):
-        rule, _, w, name, run = distributed._histogram_plan(a, bins, range, weights, backend, None)
-        src = _dask(name, run, w, None)
-    else:
-        be = _backends.select(backend, a, weights)
-        x = check_data(be.asarray(a), "a")
-        w = _check_weights(be, weights, x.shape)
-        rule = histogram_rule(x, bins, range, minmax=be.minmax, weights=w)
-        src = _memory(be, lambda ww, s: be.histogram(x, rule, ww, s), w, int(x.size))
-    return _build(src, [rule.edges], w, deterministic, bounds, label, [xlabel])
+    src, w = histfill.source([a], weights, bins, range, backend)
+    return _build(src, w, deterministic, bounds, label, [xlabel])
 
 
 def hist2d(x, y, bins=10, range=None, weights=None, *, backend=None, deterministic=False,
            bounds=None, label=None, xlabel=None, ylabel=None) -> Histogram:
     """The 2-D histogram of points ``(x, y)`` as a :class:`Histogram` (``values()[ix, iy]``).
 
-    Binning as :func:`hotbin.histogram2d` (NumPy's); other parameters as :func:`hist`.
+    Binning as :func:`hotbin.histogram2d` (NumPy's), flow bins on both axes;
+    other parameters as :func:`hist`.
     """
     labels = [xlabel if xlabel is not None else _name(x), ylabel if ylabel is not None else _name(y)]
-    if distributed.is_dask(x, y, weights):
-        rx, ry, w, name, run = distributed._histogram2d_plan(x, y, bins, range, weights, backend, None)
-        src = _dask(name, run, w, None)
-    else:
-        be = _backends.select(backend, x, y, weights)
-        xa, ya, w = _points(be, x, y, weights)
-        rx, ry = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
-        src = _memory(be, lambda ww, s: be.histogram2d(xa, ya, rx, ry, ww, s)[0], w, int(xa.size))
-    return _build(src, [rx.edges, ry.edges], w, deterministic, bounds, label, labels)
+    src, w = histfill.source([x, y], weights, bins, range, backend)
+    return _build(src, w, deterministic, bounds, label, labels)
 
 
 def _name(a):

@@ -11,7 +11,7 @@ same device; :mod:`hotbin.backend.cuda` wraps them into the backend interface.
 -----------
 Each axis uses the exact rule of :mod:`hotbin.binning` (``edges[i] <= v < edges[i+1]``
 compared in the rule's comparison dtype, the last bin closed at ``kernel_cmp[-1]``;
-:func:`hotbin.binning.cell_rule` makes that end open for heatmaps), so results
+:func:`hotbin.binning.cell_rule` makes that end open for heatmaps of a given range), so results
 equal the cpu backend's bit for bit: counts always, int64 sums of integer
 weights always, fixed-point words always (after :func:`hotbin.fixedpoint.fold`,
 which this module applies), float64 sums up to the order of float additions.
@@ -320,12 +320,12 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, scale=None):
     ncell = nx * ny
     if ncell >= 0xFFFFFFFF:
         raise ValueError(f"bins: {nx} x {ny} cells is more than the cuda backend's 2**32 - 2")
-    factor = 0.0
+    factor = (0.0, 0.0)
     if weights is None:
         acc, out = "count", cp.zeros(ncell, cp.uint64)
     elif scale is not None:
         acc, out = "fixed", cp.zeros(2 * ncell, cp.uint64)
-        factor = float(np.ldexp(1.0, int(scale) - fixedpoint.SPLIT))
+        factor = fixedpoint.factors(scale)
     elif cp.asarray(weights).dtype.kind == "f":
         acc, out = "f64", cp.zeros(ncell, cp.float64)
     else:
@@ -358,7 +358,7 @@ def _run(cp, strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out) -> int:
     sms = info["sms"]
     kern = functools.partial(_spatial_kernel, tx, ty, acc)
     weighted = acc != "count"
-    f = np.float64(factor)
+    f = tuple(np.float64(v) for v in factor)  # fixedpoint.factors: two powers of two
     fold = kern("fold_words") if acc == "fixed" else None
     counter = cp.zeros(1, cp.uint64)  # dropped points (private, direct) or kept points (tiled)
     shift = TILE_SHIFT[acc]
@@ -385,10 +385,10 @@ def _run(cp, strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out) -> int:
             smem = ncell * _ACC_BYTES[acc]
             kp = kern("private_grid")
             grid = max(1, min(sms * _resident(kp, ACC_THREADS, smem, 4), -(-m // (ACC_THREADS * 4))))
-            _launch(kp, grid, ACC_THREADS, (xs, ys, ws, np.uint64(m), *ax, *ay, f, out, counter), smem)
+            _launch(kp, grid, ACC_THREADS, (xs, ys, ws, np.uint64(m), *ax, *ay, *f, out, counter), smem)
         elif strategy == "direct":
             grid = max(1, min(sms * DIRECT_BLOCKS_PER_SM, -(-m // 1024)))
-            _launch(kern("direct_grid"), grid, 256, (xs, ys, ws, np.uint64(m), *ax, *ay, f, out, counter))
+            _launch(kern("direct_grid"), grid, 256, (xs, ys, ws, np.uint64(m), *ax, *ay, *f, out, counter))
         else:
             nsample = min(m, SAMPLE)
             grid = max(1, min(sms * SAMPLE_BLOCKS_PER_SM, -(-nsample // 256)))
@@ -401,10 +401,10 @@ def _run(cp, strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out) -> int:
             grid = max(1, min(scatter_grid, -(-m // batch)))
             _launch(scatter, grid, SCATTER_THREADS,
                     (xs, ys, ws, np.uint64(m), *ax, *ay, np.uint32(shift), np.uint32(ntiles), base, cap, fill,
-                     codes, wsorted, f, out, counter), scatter_smem)
+                     codes, wsorted, *f, out, counter), scatter_smem)
             _launch(kern("fill_offsets"), 1, 1024, (counts, fill, cap, np.uint32(ntiles), start))
             _launch(kern("accumulate_tiles"), sms, ACC_THREADS,
-                    (codes, wsorted, start, base, np.uint32(ntiles), np.uint32(shift), np.uint32(ncell), f, out),
+                    (codes, wsorted, start, base, np.uint32(ntiles), np.uint32(shift), np.uint32(ncell), *f, out),
                     acc_smem)
         if fold is not None:
             _launch(fold, min(sms * 8, -(-ncell // 256)), 256, (out, np.uint32(ncell)))

@@ -152,7 +152,7 @@ template <class T, class CMP, int BINNER, int ACC, class W, bool GLOBAL>
 __global__ void __launch_bounds__(1024)
 hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
          const CMP* __restrict__ edges, unsigned nb, double glo, double gscale, double tau,
-         int uniform, int stage_edges, u64 base, unsigned nslots, double factor,
+         int uniform, int stage_edges, u64 base, unsigned nslots, double factor, double factor2,
          typename AccOf<ACC>::s_t* __restrict__ out) {
     typedef typename AccOf<ACC>::s_t S;
     typedef Binner<T, CMP, BINNER> B;
@@ -172,7 +172,7 @@ hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
         if (s >= nslots) continue;
         if (ACC == ACC_FIXED) {
             i64 hi, lo;
-            fixed_split(Widen<double, W>::of(w[i]), factor, hi, lo);
+            fixed_split(Widen<double, W>::of(w[i]), factor, factor2, hi, lo);
             atomicAdd((u64*)acc + s, (u64)hi);
             atomicAdd((u64*)acc + nslots + s, (u64)lo);
         } else {

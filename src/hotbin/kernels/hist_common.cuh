@@ -112,10 +112,11 @@ struct RuleBin {
     }
 };
 
-// fixedpoint.split for one weight: t = w * 2^(s-32); hi = floor(t);
-// lo = rint((t - hi) * 2^32), round half even; no contraction into FMAs.
-__device__ __forceinline__ void fixed_split(double w, double factor, i64& hi, i64& lo) {
-    double t = __dmul_rn(w, factor);
+// fixedpoint.split for one weight: t = (w * f1) * f2 = w * 2^(s-32) with the two
+// powers of two of fixedpoint.factors (2^(s-32) alone can overflow or be subnormal);
+// hi = floor(t); lo = rint((t - hi) * 2^32), round half even; no contraction into FMAs.
+__device__ __forceinline__ void fixed_split(double w, double f1, double f2, i64& hi, i64& lo) {
+    double t = __dmul_rn(__dmul_rn(w, f1), f2);
     double h = floor(t);
     hi = (i64)h;
     lo = (i64)rint(__dmul_rn(__dsub_rn(t, h), 4294967296.0));

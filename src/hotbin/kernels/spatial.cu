@@ -115,6 +115,12 @@ struct Cells {
 // Accumulators: what a cell holds in shared memory and in the global result
 // ---------------------------------------------------------------------------
 
+// The fixed-point factor 2^(s-32) as two powers of two (fixedpoint.factors): one
+// alone can overflow or be subnormal. Kernels take it as two doubles (f1, f2).
+struct Factor {
+    double f1, f2;
+};
+
 // Unweighted counts: u32 in shared memory, u64 in the result.
 struct CountAcc {
     typedef u32 Shared;
@@ -122,14 +128,14 @@ struct CountAcc {
     static constexpr bool weighted = false;
     static constexpr int words = 1;
     typedef u32 Run;
-    __device__ static Run run_of(Weight, double) { return 1u; }
-    __device__ static void extend(Run& r, Weight, double) { ++r; }
+    __device__ static Run run_of(Weight, Factor) { return 1u; }
+    __device__ static void extend(Run& r, Weight, Factor) { ++r; }
     __device__ static void add(Shared* s, u32 c, const Run& r) { atomicAdd(s + c, r); }
     __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32) {
         u32 v = s[c];
         if (v) atomicAdd(out + gc, (u64)v);
     }
-    __device__ static void global_add(u64* out, u32 c, Weight, double, u32) { atomicAdd(out + c, 1ull); }
+    __device__ static void global_add(u64* out, u32 c, Weight, Factor, u32) { atomicAdd(out + c, 1ull); }
 };
 
 // float64 sums (float atomics: the order of additions is not fixed).
@@ -139,14 +145,14 @@ struct SumF64 {
     static constexpr bool weighted = true;
     static constexpr int words = 1;
     typedef double Run;
-    __device__ static Run run_of(Weight w, double) { return w; }
-    __device__ static void extend(Run& r, Weight w, double) { r += w; }
+    __device__ static Run run_of(Weight w, Factor) { return w; }
+    __device__ static void extend(Run& r, Weight w, Factor) { r += w; }
     __device__ static void add(Shared* s, u32 c, const Run& r) { atomicAdd(s + c, r); }
     __device__ static void flush(const Shared* s, u32 c, double* out, u64 gc, u32) {
         double v = s[c];
         if (v != 0.0) atomicAdd(out + gc, v);  // NaN passes; skipping -0.0 matches 0.0 + -0.0
     }
-    __device__ static void global_add(double* out, u32 c, Weight w, double, u32) { atomicAdd(out + c, w); }
+    __device__ static void global_add(double* out, u32 c, Weight w, Factor, u32) { atomicAdd(out + c, w); }
 };
 
 // int64 sums of integer weights (two's complement in u64 words: exact, wrap like int64).
@@ -156,18 +162,18 @@ struct SumI64 {
     static constexpr bool weighted = true;
     static constexpr int words = 1;
     typedef u64 Run;
-    __device__ static Run run_of(Weight w, double) { return (u64)w; }
-    __device__ static void extend(Run& r, Weight w, double) { r += (u64)w; }
+    __device__ static Run run_of(Weight w, Factor) { return (u64)w; }
+    __device__ static void extend(Run& r, Weight w, Factor) { r += (u64)w; }
     __device__ static void add(Shared* s, u32 c, const Run& r) { atomicAdd(s + c, r); }
     __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32) {
         u64 v = s[c];
         if (v) atomicAdd(out + gc, v);
     }
-    __device__ static void global_add(u64* out, u32 c, Weight w, double, u32) { atomicAdd(out + c, (u64)w); }
+    __device__ static void global_add(u64* out, u32 c, Weight w, Factor, u32) { atomicAdd(out + c, (u64)w); }
 };
 
 // Deterministic fixed-point sums (hotbin.fixedpoint.split): each weight becomes
-// hi * 2^32 + lo with hi = floor(w * factor), lo = rint(frac * 2^32) in [0, 2^32];
+// hi * 2^32 + lo with hi = floor(w * f1 * f2), lo = rint(frac * 2^32) in [0, 2^32];
 // the two words are summed as integers (any order gives the same words). The
 // result is (2, ncell): hi words, then lo words (folded by fold_words).
 struct FixedAcc {
@@ -175,19 +181,19 @@ struct FixedAcc {
     typedef double Weight;
     static constexpr bool weighted = true;
     static constexpr int words = 2;
-    __device__ static void split(double w, double factor, u64& hi, u64& lo) {
-        double t = w * factor;
+    __device__ static void split(double w, Factor f, u64& hi, u64& lo) {
+        double t = __dmul_rn(__dmul_rn(w, f.f1), f.f2);
         double h = floor(t);
         hi = (u64)(i64)h;
         lo = (u64)rint((t - h) * 4294967296.0);
     }
     struct Run { u64 hi, lo; };  // a run's words: lo < 2^32 each, at most 2^28 of them
-    __device__ static Run run_of(Weight w, double factor) {
+    __device__ static Run run_of(Weight w, Factor factor) {
         Run r;
         split(w, factor, r.hi, r.lo);
         return r;
     }
-    __device__ static void extend(Run& r, Weight w, double factor) {
+    __device__ static void extend(Run& r, Weight w, Factor factor) {
         u64 hi, lo;
         split(w, factor, hi, lo);
         r.hi += hi;
@@ -202,7 +208,7 @@ struct FixedAcc {
         if (hi) atomicAdd(out + gc, hi);
         if (lo) atomicAdd(out + ncell + gc, lo);
     }
-    __device__ static void global_add(u64* out, u32 c, Weight w, double factor, u32 ncell) {
+    __device__ static void global_add(u64* out, u32 c, Weight w, Factor factor, u32 ncell) {
         u64 hi, lo;
         split(w, factor, hi, lo);
         atomicAdd(out + c, hi);
@@ -219,7 +225,7 @@ struct FixedAcc {
 template <typename Acc>
 struct RunAdder {
     typename Acc::Shared* s;
-    double factor;
+    Factor factor;
     u32 cell = DROP;  // DROP: no run yet
     typename Acc::Run run{};
     __device__ __forceinline__ void operator()(u32 c, typename Acc::Weight w) {
@@ -362,8 +368,9 @@ __device__ __forceinline__ void zero_shared(typename Acc::Shared* s, u32 cells) 
 template <typename TX, typename TY, typename Acc>
 __global__ void __launch_bounds__(1024, 1) private_grid(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
-        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double factor,
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double f1, double f2,
         typename OutOf<Acc>::type* out, u64* dropped) {
+    const Factor factor{f1, f2};
     extern __shared__ __align__(16) unsigned char smem[];
     typename Acc::Shared* s = reinterpret_cast<typename Acc::Shared*>(smem);
     __shared__ u32 s_drop;
@@ -394,8 +401,9 @@ __global__ void __launch_bounds__(1024, 1) private_grid(
 template <typename TX, typename TY, typename Acc>
 __global__ void __launch_bounds__(256) direct_grid(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
-        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double factor,
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double f1, double f2,
         typename OutOf<Acc>::type* out, u64* dropped) {
+    const Factor factor{f1, f2};
     __shared__ u32 s_drop;
     const Cells<TX, TY> cells = CELLS_OF(TX, TY);
     const u32 ncell = cells.ax.nb * cells.ay.nb;
@@ -482,7 +490,8 @@ __global__ void __launch_bounds__(SCATTER_THREADS, PREFETCH ? 2 : 3) scatter_cod
         u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles,
         const u32* __restrict__ base, const u32* __restrict__ cap, u32* fill,
         u16* __restrict__ codes_out, typename Acc::Weight* __restrict__ w_out,
-        double factor, typename OutOf<Acc>::type* out, u64* kept) {
+        double f1, double f2, typename OutOf<Acc>::type* out, u64* kept) {
+    const Factor factor{f1, f2};
     typedef typename Acc::Weight W;
     constexpr int K = Group<TX, TY>::K;
     constexpr int ITEMS = SCATTER_GROUPS * K;
@@ -643,7 +652,8 @@ template <typename Acc>
 __global__ void __launch_bounds__(1024, 1) accumulate_tiles(
         const u16* __restrict__ codes, const typename Acc::Weight* __restrict__ w,
         const u32* __restrict__ start, const u32* __restrict__ base, u32 ntiles, u32 shift, u32 ncell,
-        double factor, typename OutOf<Acc>::type* out) {
+        double f1, double f2, typename OutOf<Acc>::type* out) {
+    const Factor factor{f1, f2};
     extern __shared__ __align__(16) unsigned char smem[];
     typename Acc::Shared* s = reinterpret_cast<typename Acc::Shared*>(smem);
     const u32 total = start[ntiles];
