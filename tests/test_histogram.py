@@ -1,4 +1,7 @@
-"""histogram / histogram2d against the NumPy oracle, on every backend (the `backend` fixture)."""
+"""histogram, histogram2d, histogramdd against the NumPy oracle, on every backend (the `backend` fixture)."""
+import contextlib
+import decimal
+
 import numpy as np
 import pytest
 
@@ -25,8 +28,17 @@ def oracle(a, bins=10, range=None, weights=None):
     return np.bincount(idx[keep], weights=w, minlength=rule.nbins), rule.edges
 
 
+def bool_warning(a):
+    """NumPy's warning for bool values (hotbin gives it too), else nothing expected."""
+    if np.asarray(a).dtype != np.bool_:
+        return contextlib.nullcontext()
+    return pytest.warns(RuntimeWarning, match=r"^Converting input from bool to <class 'numpy.uint8'> "
+                                              r"for compatibility\.$")
+
+
 def check(backend, a, bins=10, range=None, weights=None, numpy_too=True):
-    h, e = hotbin.histogram(a, bins, range, weights=weights, backend=backend)
+    with bool_warning(a):
+        h, e = hotbin.histogram(a, bins, range, weights=weights, backend=backend)
     h, e = to_numpy(h), to_numpy(e)
     ho, eo = oracle(a, bins, range, weights)
     np.testing.assert_array_equal(e, eo)
@@ -301,3 +313,202 @@ def test_axis_batches_nan_empty_density_and_errors(backend, rng):
         hotbin.histogram(imgs, 3, axis=1.5, backend=backend)
     with pytest.raises(ValueError, match="weights"):
         hotbin.histogram(imgs, 3, weights=imgs, axis=0, backend=backend)
+
+
+# --- NumPy's signatures, histogramdd, histogram_bin_edges (issue #13) ----------------------
+
+def test_numpy_positional_order(backend, rng):
+    # density is the 4th positional argument and weights the 5th, as in NumPy
+    a, w = rng.random(300), rng.random(300)
+    h, e = hotbin.histogram(a, 7, (0, 1), True, w, backend=backend)
+    np.testing.assert_allclose(to_numpy(h), np.histogram(a, 7, (0, 1), True, w)[0], rtol=1e-12)
+    H, xe, ye = hotbin.histogram2d(a, w, 5, None, True, w, backend=backend)
+    np.testing.assert_allclose(to_numpy(H), np.histogram2d(a, w, 5, None, True, w)[0], rtol=1e-12)
+    s = np.stack([a, w, a[::-1]], axis=1)
+    H, _ = hotbin.histogramdd(s, 3, None, True, w, backend=backend)
+    np.testing.assert_allclose(to_numpy(H), np.histogramdd(s, 3, None, True, w)[0], rtol=1e-12)
+
+
+def check_dd(backend, sample, bins=10, range=None, weights=None, density=False, **kw):
+    H, edges = hotbin.histogramdd(sample, bins, range, density, weights, backend=backend, **kw)
+    Hn, edn = np.histogramdd(sample, bins, range, density, weights)
+    assert len(edges) == len(edn)
+    for e, en in zip(edges, edn):
+        np.testing.assert_array_equal(to_numpy(e), en)
+        assert to_numpy(e).dtype == en.dtype
+    H = to_numpy(H)
+    assert H.shape == Hn.shape
+    if weights is None and not density:
+        assert H.dtype == np.int64
+        np.testing.assert_array_equal(H, Hn)
+    else:
+        np.testing.assert_allclose(H, Hn, rtol=1e-12)
+    return H
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3, 4])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
+def test_histogramdd_matches_numpy(backend, dtype, dims, rng):
+    s = np.stack([sample(dtype, 3000, rng) for _ in range(dims)], axis=1)
+    check_dd(backend, s, 6)
+    check_dd(backend, s, [[-5, 0, 1, 30], 5, [0, 2, 2, 50], 3][:dims])  # edges, counts, repeated edges
+    holes = s.copy()
+    if s.dtype.kind == "f":
+        holes[::97, -1] = np.nan  # dropped, like points outside the range
+    check_dd(backend, holes, [3, 4, 5, 6][:dims], [[-10, 10], [0, 30], [-5, 5], [1, 3]][:dims])
+    check_dd(backend, s, 4, weights=rng.random(len(s)))
+    check_dd(backend, s, 4, weights=rng.integers(-5, 5, len(s)))
+    check_dd(backend, s, 4, density=True)
+    if dims == 2:  # histogram2d is histogramdd of (x, y)
+        H, xe, ye = hotbin.histogram2d(s[:, 0], s[:, 1], 6, backend=backend)
+        Hd, (xd, yd) = hotbin.histogramdd(s, 6, backend=backend)
+        np.testing.assert_array_equal(to_numpy(H), to_numpy(Hd))
+        np.testing.assert_array_equal(to_numpy(xe), to_numpy(xd))
+
+
+def test_histogramdd_edges_chunks_and_determinism(backend, monkeypatch, rng):
+    # values on every edge (the last one closed), just outside, NaN; codes counted in many chunks
+    e = np.linspace(0, 1, 5)
+    grid = np.array(np.meshgrid(e, e, e, indexing="ij")).reshape(3, -1).T
+    s = np.concatenate([grid, [[-1e-9, 0.5, 0.5], [0.5, 1 + 1e-9, 0.5], [0.5, 0.5, np.nan]],
+                        rng.random((500, 3))])
+    w = rng.standard_normal(len(s))
+    H = check_dd(backend, s, 4, [(0, 1)] * 3)
+    assert H.sum() == len(s) - 3 and H[-1, -1, -1] >= 1
+    ref = to_numpy(hotbin.histogramdd(s, 4, [(0, 1)] * 3, weights=w, deterministic=True, backend=backend)[0])
+    monkeypatch.setattr(hotbin.api, "_CODE_CHUNK", 7)
+    check_dd(backend, s, [4, e, 3], [(0, 1), None, (-1, 2)])
+    p = rng.permutation(len(s))
+    got = to_numpy(hotbin.histogramdd(s[p], 4, [(0, 1)] * 3, weights=w[p], deterministic=True,
+                                      backend=backend)[0])
+    assert got.tobytes() == ref.tobytes()  # bitwise: any order, any chunking
+    np.testing.assert_allclose(got, np.histogramdd(s, 4, [(0, 1)] * 3, weights=w)[0], atol=1e-9)
+    c = to_numpy(hotbin.histogramdd(s, 4, [(0, 1)] * 3, weights=w * (1 + 2j), backend=backend)[0])
+    real = np.histogramdd(s, 4, [(0, 1)] * 3, weights=w)[0]  # NumPy's histogramdd takes no complex weights
+    np.testing.assert_allclose(c, real + 2j * real, atol=1e-9)
+
+
+def test_histogramdd_sample_forms(backend):
+    # an (N, D) array, D 1-D arrays (list or tuple), a 1-D array, a list of numbers, empty
+    x, y, z = np.arange(5), np.arange(5.0) * 2, np.arange(5, dtype=np.uint8)
+    for s in ([x, y, z], (x, y, z), np.stack([x, y, z], 1), [list(x), list(y), list(z)]):
+        check_dd(backend, s, 5)
+    check_dd(backend, y, 3)
+    check_dd(backend, [0.9999999995, 1.0, 1.0000000001], [[0.0, 0.5, 1.0]])
+    check_dd(backend, [[], [], []], 2)
+    check_dd(backend, np.zeros((10, 2), int), 2)  # equal ends widened by 0.5
+    big = 2 ** 60  # compared as int64, not through float64
+    check_dd(backend, (np.array([0]), big + np.array([0])), (np.array([-1, 1]), big + np.array([-1, 1])))
+    check_dd(backend, np.array([[True, False], [True, True]]), 2)  # no bool warning: NumPy has none here
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(bins=[2, 3]), ValueError, "dimension of bins"),
+    (dict(range=[(0, 1)] * 2), ValueError, "one entry per dimension"),
+    (dict(bins=[1, 0.99, 1]), ValueError, r"bins\[1\]` must be positive"),
+    (dict(bins=[1, 2.5, 1]), TypeError, r"bins\[1\]` must be an integer"),
+    (dict(bins=[1, [1, 3, 2], 1]), ValueError, "monotonically"),
+    (dict(range=[(0, 1), (1, 0), (0, 1)]), ValueError, "max must be larger"),
+    (dict(range=[(0, 1), (0, np.inf), (0, 1)]), ValueError, "not finite"),
+    (dict(weights=np.ones(3)), ValueError, "same shape"),
+])
+def test_histogramdd_errors(backend, kw, exc, match):
+    s = np.arange(12.0).reshape(4, 3)
+    with pytest.raises(exc, match=match):
+        hotbin.histogramdd(s, **kw, backend=backend)
+    with pytest.raises(exc):
+        np.histogramdd(s, **kw)
+
+
+def test_histogramdd_bad_samples(backend):
+    with pytest.raises(ValueError, match="sample"):
+        hotbin.histogramdd(np.zeros((2, 3, 4)), backend=backend)
+    with pytest.raises(ValueError, match="sample"):
+        hotbin.histogramdd([np.zeros(3), np.zeros(4)], backend=backend)
+    with pytest.raises(TypeError, match=r"sample\[1\]"):
+        hotbin.histogramdd([np.zeros(3), np.zeros(3, complex)], backend=backend)
+
+
+@pytest.mark.parametrize("bins, range", [(10, None), (7, (-1, 2)), ([0, 1, 5, 9], None), ("auto", None),
+                                         ("fd", (0, 5)), (1, None)])
+def test_histogram_bin_edges(backend, bins, range, rng):
+    for a in (rng.standard_normal(200), rng.integers(0, 9, 200).astype(np.uint8), np.float32([3.0] * 4)):
+        e = to_numpy(hotbin.histogram_bin_edges(a, bins, range, backend=backend))
+        en = np.histogram_bin_edges(a, bins, range)
+        np.testing.assert_array_equal(e, en)
+        assert e.dtype == en.dtype
+        np.testing.assert_array_equal(e, to_numpy(hotbin.histogram(a, bins, range, backend=backend)[1]))
+
+
+def test_histogram_bin_edges_checks_as_numpy():
+    a = np.arange(4.0)
+    with pytest.raises(TypeError):
+        np.histogram_bin_edges(a, "auto", weights=a)
+    with pytest.raises(TypeError, match="not supported for weighted data"):
+        hotbin.histogram_bin_edges(a, "auto", weights=a)
+    with pytest.raises(ValueError, match="same shape"):
+        hotbin.histogram_bin_edges(a, 3, weights=a[:2])
+    with bool_warning(np.bool_([1])):
+        e = hotbin.histogram_bin_edges([True, False, True])
+    np.testing.assert_array_equal(e, np.histogram_bin_edges(np.uint8([1, 0, 1])))
+
+
+def test_bool_warns_as_numpy(backend):
+    # NumPy's histogram warns (RuntimeWarning) and counts bool as uint8: the same message here
+    with pytest.warns(RuntimeWarning) as numpy_warning:
+        hn, en = np.histogram(np.array([True, True, False]))
+    with bool_warning(np.bool_([1])) as ours:
+        h, e = hotbin.histogram(np.array([True, True, False]), backend=backend)
+    assert str(ours[0].message) == str(numpy_warning[0].message)
+    assert ours[0].filename == __file__  # points at the caller, as NumPy's does
+    np.testing.assert_array_equal(to_numpy(h), hn)
+    np.testing.assert_array_equal(to_numpy(e), en)
+
+
+def test_bincount_empty_and_minlength(backend):
+    for x, kw in (([], {}), ([], dict(minlength=3)), ([], dict(weights=[], minlength=2)),
+                  (np.array([], np.uint8), dict(minlength=4)), ((), {})):
+        got, want = to_numpy(hotbin.bincount(x, **kw, backend=backend)), np.bincount(x, **kw)
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype == np.int64
+    for bad in (1.5, "3", None, np.float64(2.0), True):
+        with pytest.raises(TypeError) as numpy_error:
+            np.bincount([1, 2], minlength=bad)
+        with pytest.raises(TypeError) as ours:
+            hotbin.bincount([1, 2], minlength=bad, backend=backend)
+        assert str(ours.value) == str(numpy_error.value)
+    with pytest.raises(ValueError, match="must not be negative"):
+        hotbin.bincount([], minlength=-1, backend=backend)
+
+
+def test_numpy_only_inputs_give_numpy_results():
+    # dtypes no kernel takes but NumPy histograms: NumPy's own result, through one helper
+    v = np.array([1.3, 2.5, 2.3])
+    dw = np.array([decimal.Decimal(1), decimal.Decimal(2), decimal.Decimal(3)])
+    for bins, range in (([0, 2, 3], None), (2, (1, 3))):
+        h, e = hotbin.histogram(v, bins, range, weights=dw)
+        hn, en = np.histogram(v, bins, range, weights=dw)
+        assert h.dtype == object and list(h) == list(hn)
+    dates = np.datetime64("2000-01-01") + np.array([0, 0, 1, 5, 20])
+    h, e = hotbin.histogram(dates, bins=dates[[0, 2, 4]])
+    np.testing.assert_array_equal(h, [2, 3])  # [0, 1) and [1, 20] days
+    assert e.dtype == dates.dtype
+    r = np.array([1 + np.finfo(np.longdouble).eps, 2.0], np.longdouble)
+    h, e = hotbin.histogram(np.float64([1.0]), 1, r)
+    assert e.dtype == np.longdouble and h.tolist() == [0]
+    ld = np.array([[0.5, 1.5], [1.5, 0.5]], np.longdouble)
+    H, edges = hotbin.histogramdd(ld, 2)
+    Hn, edn = np.histogramdd(ld, 2)
+    assert H.dtype == np.int64 and edges[0].dtype == edn[0].dtype
+    np.testing.assert_array_equal(H, Hn)
+    H, xe, ye = hotbin.histogram2d(ld[:, 0], ld[:, 1], 2, weights=[1, 2])
+    assert xe.dtype == np.longdouble and H.dtype == np.float64
+    np.testing.assert_array_equal(H, np.histogram2d(ld[:, 0], ld[:, 1], 2, weights=[1, 2])[0])
+    with pytest.raises(TypeError, match="Cannot cast"):  # NumPy's 2-D histogram takes no object weights
+        hotbin.histogram2d(v, v, 2, weights=dw)
+    np.testing.assert_array_equal(hotbin.histogram_bin_edges(ld[0], 3), np.histogram_bin_edges(ld[0], 3))
+    d = np.array(["2020-01-01"], "datetime64[D]")
+    with pytest.raises(ValueError, match="bins"):  # NumPy's IndexError for empty edges, made clear
+        hotbin.histogram2d(d, d, [])
+    with pytest.raises(TypeError, match="a:"):  # object values stay refused (DESIGN §4)
+        hotbin.histogram(np.array([decimal.Decimal(1)]))

@@ -1,24 +1,40 @@
-"""NumPy-shaped counting functions: histogram, histogram2d, bincount, cumsum.
+"""NumPy-shaped counting functions: histogram, histogram2d, histogramdd, histogram_bin_edges,
+bincount, cumsum.
 
 Every function takes NumPy arrays (and anything ``numpy.asarray`` takes), CuPy
 arrays and torch CUDA tensors, and dask arrays / dataframe columns (routed to
 :mod:`hotbin.distributed`: lazy results); the input's device picks the backend unless
 ``backend=`` or ``$HOTBIN_BACKEND`` says otherwise, and results come back as the
 same kind of array on the same device.
+
+Arguments follow NumPy's positional order (``density`` before ``weights``), so
+``from hotbin import histogram`` replaces ``from numpy import histogram``.
+Inputs whose dtype no kernel takes but NumPy histograms (object weights such as
+``Decimal``, datetime64/timedelta64 values, long double values, ranges or edges)
+get NumPy's own result (:func:`_numpy_only`).
 """
 from __future__ import annotations
 
 import builtins
+import importlib
+import math
 import operator
+import warnings
 
 import numpy as np
 
 from . import backend as _backends
 from . import distributed as _dask
 from . import fixedpoint
-from .binning import check_data, histogram2d_rules, histogram_rule
+from .binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules, index_rule
 
-__all__ = ["histogram", "histogram2d", "bincount", "cumsum", "backends"]
+__all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "cumsum",
+           "backends"]
+
+# Rows of a D >= 3 sample turned into cell numbers at a time on the host (D + 2 int64 temporaries each).
+_CODE_CHUNK = 1 << 20
+# Long double (where wider than float64): NumPy compares in it, no kernel does.
+_LONG = {np.dtype(np.longdouble), np.dtype(np.clongdouble)} - {np.dtype(np.float64), np.dtype(np.complex128)}
 
 
 def backends() -> list[str]:
@@ -35,6 +51,50 @@ def _weights(be, weights, shape, name="weights"):
     if tuple(w.shape) != tuple(shape):
         raise ValueError("weights should have the same shape as a.")
     return w.astype(np.int64) if w.dtype == np.bool_ else w
+
+
+def _dtypes(v):
+    """The NumPy dtypes ``v`` holds: its own, or its elements' for a ragged list; none for GPU arrays."""
+    if v is None or isinstance(v, (str, bytes)):
+        return
+    dt = getattr(v, "dtype", None)
+    if dt is not None:
+        if isinstance(dt, np.dtype):  # NumPy and CuPy arrays (torch dtypes are not NumPy's)
+            yield dt
+        return
+    try:
+        yield np.asarray(v).dtype
+    except (TypeError, ValueError):  # ragged bins or ranges, lists of GPU arrays
+        if isinstance(v, (list, tuple)):
+            for e in v:
+                yield from _dtypes(e)
+
+
+def _numpy_only(values, weights, *bounds) -> bool:
+    """True when NumPy must compute the result: an input no hotbin kernel takes but NumPy does.
+
+    That is datetime64/timedelta64 ``values`` or ``bounds`` (range, edges), object
+    ``weights`` (``Decimal``, ``Fraction``: NumPy sums the objects), and long double
+    anywhere. Other dtypes are hotbin's (and its errors: object values are refused).
+    """
+    def exotic(v, kinds):
+        return any(dt.kind in kinds or dt in _LONG for dt in _dtypes(v))
+    return exotic(values, "mM") or exotic(weights, "O") or any(exotic(b, "mM") for b in bounds)
+
+
+def _no_edges(bins) -> bool:
+    """``bins`` an empty edges sequence: NumPy answers with no bins and no edges."""
+    return not isinstance(bins, str) and np.ndim(bins) == 1 and np.size(bins) == 0
+
+
+def _values(be, a, weights):
+    """Values and weights of a 1-D histogram, checked as NumPy's; bool warns as NumPy does."""
+    x = be.asarray(a)
+    if x.dtype == np.bool_:
+        warnings.warn(f"Converting input from {x.dtype} to {np.uint8} for compatibility.",
+                      RuntimeWarning, stacklevel=3)
+    x = check_data(x, "a")
+    return x, _weights(be, weights, x.shape)
 
 
 def _points(be, x, y, weights):
@@ -58,18 +118,92 @@ def _scale(be, w, deterministic):
 def _weighted(compute, be, w, deterministic):
     """Run ``compute(weights, scale)``; complex weights are two real runs.
 
-    With a fixed-point scale the backend returns integer words, turned into
-    float64 here by the one combine rule.
+    The one place that runs weighted sums (histogram, histogram2d, histogramdd;
+    heatmap may call it too). With a fixed-point scale the backend returns
+    integer words, turned into float64 here by the one combine rule. Integer
+    weights are summed in int64 and never wrap (:func:`_exact_int_sums`).
     """
     if w is not None and w.dtype.kind == "c":
         return (_weighted(compute, be, w.real, deterministic)
                 + 1j * _weighted(compute, be, w.imag, deterministic))
+    if w is not None and w.dtype.kind in "iu" and not _int_sums_fit(be, w):
+        return _exact_int_sums(compute, w)
     s = _scale(be, w, deterministic)
     out = compute(w, s)
     return out if s is None else fixedpoint.combine(_backends.to_host(out), s)
 
 
-def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=None,
+_I64 = 1 << 63
+
+
+def _int_sums_fit(be, w) -> bool:
+    """Whether int64 sums of the integer weights ``w`` cannot wrap: ``max|w| * n < 2**63``.
+
+    Decided from the dtype alone when it can be (int32 weights and fewer than 2**31
+    of them: no pass over the weights), else from their exact minimum and maximum.
+    """
+    n = int(w.size)
+    info = np.iinfo(w.dtype)
+    if max(-int(info.min), int(info.max)) * n < _I64:
+        return True
+    lo, hi = be.minmax(w)
+    return max(-int(lo), int(hi)) * n < _I64
+
+
+def _exact_int_sums(compute, w):
+    """Exact int64 sums of integer weights whose int64 partial sums could wrap.
+
+    Each weight is cut into ``k``-bit pieces (``w = sum_j p_j * 2**(k*j)``, the top
+    piece signed), small enough that ``n`` of them sum in int64 without wrapping;
+    each piece is summed by ``compute`` (one int64 array of ``n`` pieces at a time)
+    and the pieces' sums are combined in Python integers.
+
+    Raises
+    ------
+    OverflowError
+        Naming the bin whose exact sum does not fit in int64 (the result dtype
+        of integer weights, uint64 weights included).
+    """
+    n = int(w.size)
+    k = min(32, 62 - n.bit_length())  # n pieces below 2**k sum below 2**62
+    npieces = -(-64 // k)
+    total = 0
+    for j in builtins.range(npieces):
+        p = w >> (k * j) if j else w & ((1 << k) - 1)
+        if 0 < j < npieces - 1:
+            p &= (1 << k) - 1
+        p = p.view(np.int64) if p.dtype == np.uint64 else p.astype(np.int64, copy=False)
+        part = _backends.to_host(compute(p, None))
+        total = total + part.astype(object) * (1 << (k * j))
+    bad = np.flatnonzero((total < -_I64) | (total >= _I64))
+    if bad.size:
+        b = np.unravel_index(bad[0], total.shape)
+        b = b[0] if len(b) == 1 else tuple(int(i) for i in b)
+        raise OverflowError(f"weights: the sum of bin {b} is {total.flat[bad[0]]}, which does not "
+                            "fit in int64 (the sums of integer weights)")
+    return total.astype(np.int64)
+
+
+def _hist1d(be, x, rule, w, s):
+    """``be.histogram(x, rule, w, s)``, made exact for rules with :attr:`BinRule.exact`."""
+    return _exact(rule, be.histogram(x, rule, w, s), lambda sub: be.histogram(x, sub, w, s))
+
+
+def _exact(rule, out, run):
+    """``out`` (bins on the last axis) with the bins fixed that the kernels' float64
+    range test gets wrong under ``rule``: ``run(sub)`` counts under the integer rule of
+    :attr:`BinRule.exact_bins` (one more pass over the data, only for such rules)."""
+    fix = rule.exact_bins
+    if fix is None:
+        return out
+    pairs, sub = fix
+    part = None if sub is None else run(sub)
+    for b, k in pairs:
+        out[..., b] = 0 if k is None else part[..., k]
+    return out
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=None,
               deterministic=False, axis=None):
     """Histogram of ``a`` (flattened), exactly as :func:`numpy.histogram`.
 
@@ -82,10 +216,10 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
         a NumPy estimator name (``'auto'``, ``'fd'``, ...).
     range : (float, float), optional
         Outer edges; defaults to ``(a.min(), a.max())``, widened by 0.5 when equal.
+    density : bool, optional
+        Divide by the total and the bin widths, as NumPy does.
     weights : array_like, optional
         Same shape as ``a``.
-    density : bool
-        Divide by the total and the bin widths, as NumPy does.
     backend : {"cpu", "cuda", "wgpu"}, optional
         Defaults to ``$HOTBIN_BACKEND``, else the device of ``a``.
     deterministic : bool
@@ -112,21 +246,24 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
     bin also takes ``v == edges[-1]``), compared in the edges' dtype. NaN and
     values outside the edges are not counted. Counts are exact and never
     overflow (int64). Without ``deterministic``, float sums may differ in the
-    last bits between backends or thread counts.
+    last bits between backends or thread counts. bool values are counted as
+    uint8 with NumPy's RuntimeWarning. Datetime values, object (``Decimal``)
+    weights and long double values or ranges give :func:`numpy.histogram`'s result.
     """
+    if axis is None and (_numpy_only(a, weights, range, bins) or _no_edges(bins)):
+        return _numpy(np.histogram, a, bins, range, density, weights)
     if _dask.is_dask(a, weights):
-        return _dask.histogram(a, bins, range, weights, density, backend=backend,
+        return _dask.histogram(a, bins, range, weights=weights, density=density, backend=backend,
                                deterministic=deterministic)
     be = _backends.select(backend, a, weights)
-    x = check_data(be.asarray(a), "a")
-    w = _weights(be, weights, x.shape)
+    x, w = _values(be, a, weights)
     if axis is not None:
         axis = _axis(axis, x.ndim)
         if w is not None:
             raise ValueError("weights: not supported with axis (one histogram per slice counts only)")
     rule = histogram_rule(x, bins, range, minmax=be.minmax, weights=w)
     if axis is None:
-        hist = _weighted(lambda ww, s: be.histogram(x, rule, ww, s), be, w, deterministic)
+        hist = _weighted(lambda ww, s: _hist1d(be, x, rule, ww, s), be, w, deterministic)
     else:
         hist = _per_slice(be, x, rule, axis)
     hist = be.to_output(hist, like=a)
@@ -137,17 +274,53 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
     return hist, edges
 
 
+#: input bytes per backend call of a batch (``axis=``): slices are gathered (and
+#: copied, when strided) a slab at a time, so memory stays bounded
+SLAB_BYTES = 1 << 23
+
+
 def _per_slice(be, x, rule, axis):
-    """One histogram per 1-D slice of ``x`` along ``axis`` (validated): shape ``(..., nbins)``."""
-    rows = x if x.ndim == 1 else _moveaxis(x, axis)
-    shape = tuple(rows.shape[:-1])
-    rows = rows.reshape(-1, rows.shape[-1]) if rows.ndim > 1 else rows.reshape(1, -1)
-    if hasattr(be, "histogram_rows"):
-        out = be.histogram_rows(rows, rule)
+    """One histogram per 1-D slice of ``x`` along ``axis`` (validated): shape ``(..., nbins)``.
+
+    The slices go to the backend a slab of :data:`SLAB_BYTES` at a time (a slice
+    longer than that alone, as a strided 1-D view), so a transposed input or a
+    memmap is never copied whole.
+    """
+    rows = _moveaxis(x, axis)
+    parts = [_exact(rule, _rows(be, v, rule), lambda sub: _rows(be, v, sub))
+             for v in _slabs(rows, SLAB_BYTES)]
+    if len(parts) == 1:
+        out = parts[0]
     else:
-        out = np.stack([_backends.to_host(be.histogram(r, rule)) for r in rows]) if rows.shape[0] \
-            else np.zeros((0, rule.nbins), np.int64)
-    return out.reshape(shape + (rule.nbins,))
+        xp = np if isinstance(parts[0], np.ndarray) else importlib.import_module("cupy")
+        out = xp.concatenate(parts)
+    return out.reshape(tuple(rows.shape[:-1]) + (rule.nbins,))
+
+
+def _slabs(rows, limit):
+    """Views of ``rows`` (slices on the last axis) covering them in C order: each of at
+    most ``limit`` bytes, or a single slice."""
+    if rows.ndim == 1 or rows.nbytes <= limit:
+        yield rows
+    elif rows[0].nbytes <= limit:
+        k = limit // max(rows[0].nbytes, 1)
+        for i in builtins.range(0, rows.shape[0], k):
+            yield rows[i:i + k]
+    else:
+        for i in builtins.range(rows.shape[0]):
+            yield from _slabs(rows[i], limit)
+
+
+def _rows(be, v, rule):
+    """``(slices, nbins)`` counts of the slices of the view ``v`` (see :func:`_slabs`)."""
+    if v.ndim == 1:
+        return be.histogram(v, rule).reshape(1, rule.nbins)
+    v = v.reshape(math.prod(v.shape[:-1]), v.shape[-1])
+    if hasattr(be, "histogram_rows"):
+        return be.histogram_rows(v, rule)
+    if v.shape[0] == 0:
+        return np.zeros((0, rule.nbins), np.int64)
+    return np.stack([_backends.to_host(be.histogram(r, rule)) for r in v])
 
 
 def _axis(axis, ndim):
@@ -161,56 +334,268 @@ def _axis(axis, ndim):
 
 
 def _moveaxis(x, axis):
-    """``x`` with ``axis`` last (a transpose: NumPy and CuPy arrays alike)."""
+    """``x`` with ``axis`` last (a transposed view: NumPy and CuPy arrays alike)."""
     return x.transpose([k for k in builtins.range(x.ndim) if k != axis] + [axis])
 
 
-def histogram2d(x, y, bins=10, range=None, weights=None, density=False, *, backend=None,
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None, *, backend=None,
                 deterministic=False):
     """2-D histogram ``H[ix, iy]``, exactly as :func:`numpy.histogram2d`.
 
-    Same edges, closure (half-open cells, the last row and column closed), NaN
-    and out-of-range rules as NumPy. Deliberate difference: unweighted counts are
-    int64 (NumPy gives float64). Weighted sums are float64, never wrapping;
-    ``deterministic=True`` sums float weights in fixed point (bitwise
-    reproducible). Returns ``(H, xedges, yedges)``.
+    Parameters
+    ----------
+    x, y : array_like
+        Coordinates, 1-D and of the same length: bool, integers or real floats.
+    bins : int, edges, [int, int], [edges, edges] or [int, edges]
+        As NumPy: counts or monotonic edges per axis (one value for both axes).
+    range : [[xmin, xmax], [ymin, ymax]], optional
+        Outer edges per axis (None for one: from the data, widened by 0.5 when equal).
+    density : bool, optional
+        Divide by the total and the cell areas, as NumPy does.
+    weights : array_like, optional
+        Same shape as ``x``.
+    backend : {"cpu", "cuda", "wgpu"}, optional
+        Defaults to ``$HOTBIN_BACKEND``, else the device of the inputs.
+    deterministic : bool
+        Float weights are summed in fixed point: bitwise-identical results for
+        any order, chunking and backend.
+
+    Returns
+    -------
+    H : array
+        ``(nx, ny)``: int64 counts (deliberate difference: NumPy gives float64);
+        with weights float64 sums (int64 for integer weights) that never wrap.
+    xedges, yedges : array
+        NumPy's edges, same values and dtypes.
+
+    Notes
+    -----
+    :func:`histogramdd` of ``(x, y)``: same edges, closure (half-open cells, the
+    last row and column closed), NaN and out-of-range rules as NumPy.
     """
+    if _numpy_only((x, y), weights, range, bins):
+        return _numpy(np.histogram2d, x, y, bins, range, density, weights, counts=True)
     if _dask.is_dask(x, y, weights):
-        return _dask.histogram2d(x, y, bins, range, weights, density, backend=backend,
+        return _dask.histogram2d(x, y, bins, range, weights=weights, density=density, backend=backend,
                                  deterministic=deterministic)
     be = _backends.select(backend, x, y, weights)
     xa, ya, w = _points(be, x, y, weights)
-    rx, ry = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
-    H = _weighted(lambda ww, s: be.histogram2d(xa, ya, rx, ry, ww, s)[0], be, w, deterministic)
-    H = be.to_output(H, like=x)
+    rules = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
+    H = _grid(be, [xa, ya], rules, w, density, deterministic, like=x)
+    return (H, *(be.to_output(r.edges, like=x) for r in rules))
+
+
+def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, backend=None,
+                deterministic=False):
+    """D-dimensional histogram, exactly as :func:`numpy.histogramdd`.
+
+    Parameters
+    ----------
+    sample : (N, D) array, or sequence of D 1-D arrays of length N
+        Coordinates of ``N`` points (a 1-D array is ``N`` points in one
+        dimension): bool, integers or real floats.
+    bins : int, edges, or sequence of D ints or edges
+        As NumPy: counts or monotonic edges per axis (one value for every axis).
+    range : sequence of D (min, max) pairs, optional
+        Outer edges per axis (None for one: from the data, widened by 0.5 when equal).
+    density : bool, optional
+        Divide by the total and the cell volumes, as NumPy does.
+    weights : array_like, optional
+        ``(N,)``: one weight per point.
+    backend : {"cpu", "cuda", "wgpu"}, optional
+        Defaults to ``$HOTBIN_BACKEND``, else the device of the inputs.
+    deterministic : bool
+        Float weights are summed in fixed point: bitwise-identical results for
+        any order, chunking and backend.
+
+    Returns
+    -------
+    H : array
+        Shape ``(nbins_0, ..., nbins_{D-1})``: int64 counts (deliberate
+        difference: NumPy gives float64); with weights float64 sums (int64 for
+        integer weights) that never wrap.
+    edges : list of D arrays
+        NumPy's edges per axis, same values and dtypes.
+
+    Notes
+    -----
+    Along each axis a value lands in bin ``i`` iff ``edges[i] <= v < edges[i+1]``
+    (the last bin closed), compared in the common dtype of the sample and the
+    edges; a point with a NaN or out-of-range coordinate is not counted.
+    D = 1 and D = 2 run the backend's 1-D and 2-D kernels. For D >= 3 each
+    axis's bin is computed on the host by the reference rule
+    (:meth:`hotbin.binning.BinRule.index`) in chunks of ``2**20`` points, and the
+    flat cell numbers are counted by the backend's 1-D kernel (weights and fixed
+    point included), so memory stays bounded; GPU data is copied to the host
+    chunk by chunk for that step. Dask input is not supported here
+    (:func:`histogram` and :func:`histogram2d` take it).
+    """
+    if _numpy_only(sample, weights, range, bins):
+        return _numpy(np.histogramdd, sample, bins, range, density, weights, counts=True)
+    parts = sample if isinstance(sample, (list, tuple)) else (sample,)
+    if _dask.is_dask(weights, *parts):
+        raise TypeError("sample: dask input is not supported by histogramdd; "
+                        "use hotbin.histogram or hotbin.histogram2d")
+    be = _backends.select(backend, weights, *parts)
+    cols = _columns(be, sample)
+    w = _weights(be, weights, cols[0].shape)
+    rules = histogramdd_rules(cols, bins, range, minmax=be.minmax)
+    H = _grid(be, cols, rules, w, density, deterministic, like=parts[0])
+    return H, [be.to_output(r.edges, like=parts[0]) for r in rules]
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None, *, backend=None):
+    """The bin edges of :func:`histogram`, exactly :func:`numpy.histogram_bin_edges`.
+
+    Parameters
+    ----------
+    a : array_like
+        Values (flattened): bool (counted as uint8, with NumPy's warning),
+        integers or real floats.
+    bins : int, sequence of edges, or str
+        As NumPy; a string estimator refuses ``weights`` as NumPy does.
+    range : (float, float), optional
+        Outer edges; defaults to ``(a.min(), a.max())``, widened by 0.5 when equal.
+    weights : array_like, optional
+        Same shape as ``a``; only checked (NumPy's estimators ignore weights).
+    backend : {"cpu", "cuda", "wgpu"}, optional
+        Where ``(a.min(), a.max())`` is computed when needed.
+
+    Returns
+    -------
+    edges : array
+        NumPy's edges, same values and dtype, as the same kind of array as ``a``.
+    """
+    if _numpy_only(a, weights, range, bins):
+        return _numpy(np.histogram_bin_edges, a, bins, range, weights)
+    be = _backends.select(backend, a, weights)
+    x, w = _values(be, a, weights)
+    return be.to_output(histogram_rule(x, bins, range, minmax=be.minmax, weights=w).edges.copy(),
+                        like=a)
+
+
+def _numpy(fn, *args, counts=False):
+    """NumPy's own ``fn(*args)``, for :func:`_numpy_only` inputs.
+
+    NumPy's IndexError for empty edges becomes a ValueError naming ``bins``. With
+    ``counts`` (2-D and D-dimensional histograms, whose last two arguments are
+    ``density, weights``) unweighted counts come back int64, as hotbin's.
+    """
+    try:
+        out = fn(*args)
+    except IndexError as exc:
+        raise ValueError(f"bins: NumPy cannot bin with these edges ({exc})") from exc
+    if counts and args[-1] is None and not args[-2]:  # no weights, no density
+        out = (out[0].astype(np.int64), *out[1:])
+    return out
+
+
+def _columns(be, sample):
+    """The D coordinate arrays (backend arrays, 1-D, one length) of a histogramdd ``sample``.
+
+    As NumPy: a 2-D array's columns; a sequence of 1-D arrays; else one dimension.
+    """
+    shape = getattr(sample, "shape", None)
+    if shape is not None and len(shape) == 2:
+        s = be.asarray(sample)
+        cols = [s[:, i] for i in builtins.range(s.shape[1])]
+    elif isinstance(sample, (list, tuple)) and sample and all(np.ndim(c) == 1 for c in sample):
+        cols = [be.asarray(c) for c in sample]
+        if len({c.shape[0] for c in cols}) > 1:
+            raise ValueError("sample: the coordinate arrays must have the same length")
+    else:
+        s = be.asarray(sample)
+        if s.ndim > 1:
+            raise ValueError(f"sample: expected an (N, D) array or D 1-D arrays, got {s.ndim} dimensions")
+        cols = [s.reshape(-1)]
+    if not cols:
+        raise ValueError("sample: needs at least one dimension (D >= 1)")
+    return [check_data(c, f"sample[{i}]") for i, c in enumerate(cols)]
+
+
+def _grid(be, cols, rules, w, density, deterministic, like):
+    """The histogram of the points ``cols`` under one rule per axis, as ``like``'s array type.
+
+    Counts (or sums) from the backend's 1-D or 2-D kernel, or :func:`_coded` for
+    D >= 3; ``density`` divides by each axis's widths in turn, then by the total,
+    in NumPy's order (so the same floats).
+    """
+    d = len(cols)
+    if d == 1:
+        run = lambda ww, s: be.histogram(cols[0], rules[0], ww, s)  # noqa: E731
+    elif d == 2:
+        run = lambda ww, s: be.histogram2d(cols[0], cols[1], *rules, ww, s)[0]  # noqa: E731
+    else:
+        run = lambda ww, s: _coded(be, cols, rules, ww, s)  # noqa: E731
+    H = be.to_output(_weighted(run, be, w, deterministic), like=like)
+    H = H.reshape(tuple(r.nbins for r in rules))
     if density:
-        s = H.sum()
-        H = H / be.to_output(np.diff(rx.edges)[:, None], like=x)
-        H = H / be.to_output(np.diff(ry.edges)[None, :], like=x)
-        H /= s
-    return H, be.to_output(rx.edges, like=x), be.to_output(ry.edges, like=x)
+        total = H.sum()
+        for i, r in enumerate(rules):
+            shape = [1] * d
+            shape[i] = r.nbins
+            H = H / be.to_output(np.diff(r.edges).reshape(shape), like=like)
+        H /= total
+    return H
+
+
+def _coded(be, cols, rules, w, scale):
+    """Counts (sums, fixed-point words) of D >= 3 axes over the flat C-order cells.
+
+    Each axis's bin comes from :meth:`BinRule.index` on the host, ``_CODE_CHUNK``
+    points at a time; a point outside any axis gets code -1. The codes are counted
+    by the backend's 1-D histogram under :func:`hotbin.binning.index_rule`, and the
+    chunks' partials added (fixed-point words merged exactly).
+    """
+    cells = math.prod(r.nbins for r in rules)
+    if cells > np.iinfo(np.intp).max:
+        raise ValueError(f"bins: {cells} cells are more than an array can hold")
+    rule = index_rule(cells)
+    n = int(cols[0].shape[0])
+    out = None
+    for lo in builtins.range(0, max(n, 1), _CODE_CHUNK):
+        hi = min(lo + _CODE_CHUNK, n)
+        code = np.zeros(hi - lo, np.int64)
+        outside = np.zeros(hi - lo, bool)
+        for c, r in zip(cols, rules):
+            i = r.index(_backends.to_host(c[lo:hi]))
+            outside |= i < 0
+            code = code * r.nbins + i
+        code[outside] = -1
+        part = be.histogram(be.asarray(code), rule, None if w is None else w[lo:hi], scale)
+        if out is None:
+            out = part
+        elif scale is None:
+            out = out + part
+        else:
+            out = fixedpoint.merge(np.stack([_backends.to_host(out), _backends.to_host(part)]))
+    return out
 
 
 def bincount(x, weights=None, minlength=0, *, backend=None):
     """Count each non-negative integer, exactly as :func:`numpy.bincount`.
 
     Returns int64 counts of length ``max(x.max() + 1, minlength)``; with weights,
-    float64 sums. Raises NumPy's errors for negative values, non-integer input
-    and mismatched weights.
+    float64 sums. Raises NumPy's errors for negative values, non-integer input,
+    mismatched weights and a ``minlength`` that is not an integer (None, float,
+    str: NumPy's TypeError and message). Empty input gives ``minlength`` int64
+    zeros, with or without weights, as NumPy.
     """
+    minlength = _minlength(minlength)
     if _dask.is_dask(x, weights):
         return _dask.bincount(x, weights, minlength, backend=backend)
     be = _backends.select(backend, x, weights)
     xa = be.asarray(x)
+    if xa.size == 0 and xa.dtype.kind == "f" and not hasattr(x, "dtype"):
+        xa = xa.astype(np.int64)  # an empty list is no float data (NumPy reads lists as intp)
     if xa.ndim != 1:
         raise ValueError("object too deep for desired array" if xa.ndim > 1 else
                          "object of too small depth for desired array")
     if xa.dtype.kind not in "biu":
         raise TypeError(f"Cannot cast array data from {xa.dtype!r} to dtype('int64') "
                         "according to the rule 'safe'")
-    minlength = int(minlength)
-    if minlength < 0:
-        raise ValueError("'minlength' must not be negative")
+    if xa.size == 0:
+        return be.to_output(be.bincount(xa.astype(np.int64), minlength, None), like=x)
     w = None
     if weights is not None:
         w = be.asarray(weights)
@@ -218,26 +603,99 @@ def bincount(x, weights=None, minlength=0, *, backend=None):
             raise TypeError(f"weights: expected real numbers, got dtype {w.dtype}")
         if w.shape != xa.shape:
             raise ValueError("The weights and list don't have the same length.")
-    length = minlength
-    if xa.size:
-        lo, hi = be.minmax(xa)
-        if lo < 0:
-            raise ValueError("'list' argument must have no negative elements")
-        length = max(length, int(hi) + 1)
-    return be.to_output(be.bincount(check_data(xa), length, w), like=x)
+    lo, hi = be.minmax(xa)
+    if lo < 0:
+        raise ValueError("'list' argument must have no negative elements")
+    return be.to_output(be.bincount(check_data(xa), max(minlength, int(hi) + 1), w), like=x)
 
 
-def cumsum(a, *, exclusive=False, backend=None):
-    """Prefix sums of ``a`` (flattened), as :func:`numpy.cumsum` with ``axis=None``.
+def _minlength(minlength) -> int:
+    """``minlength`` as NumPy's bincount reads it: an integer, not negative (NumPy's messages)."""
+    if minlength is None:
+        raise TypeError("use 0 instead of None for minlength")
+    if isinstance(minlength, (bool, np.bool_)):
+        raise TypeError("an integer is required")
+    n = operator.index(minlength)  # TypeError: "'float' object cannot be interpreted as an integer"
+    if n < 0:
+        raise ValueError("'minlength' must not be negative")
+    return n
 
-    ``exclusive=True`` gives ``out[0] = 0, out[i] = a[0] + ... + a[i-1]``. The
-    result dtype is NumPy's (int64 for small signed ints and bool, uint64 for
-    small unsigned ints). Integer scans equal NumPy's exactly. Float scans are
-    computed blockwise (fixed block size, so reproducible across runs and thread
-    counts) and agree with NumPy's sequential sum to rounding.
+
+def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, backend=None):
+    """Prefix sums of ``a`` along ``axis``, as :func:`numpy.cumsum`.
+
+    Parameters
+    ----------
+    a : array_like
+        Values: bool, integer, float or complex (NumPy, CuPy or torch arrays, or
+        anything :func:`numpy.asarray` takes). A 0-d array is scanned as shape ``(1,)``.
+    axis : int, optional
+        The axis to scan along (negative counts from the end); None (the default)
+        scans the flattened array (C order) and returns a 1-D array.
+    dtype : dtype, optional
+        The accumulator and result dtype. The default is NumPy's: the input's, but
+        int64 for smaller signed integers and bool, uint64 for smaller unsigned ones.
+        Values are cast to it before they are added, as NumPy casts them.
+    out : array, optional
+        Where to put the result (its shape; the result is cast to its dtype), as NumPy's.
+    exclusive : bool, optional
+        Each element's sum of the values before it along the axis (0 first): the
+        inclusive result shifted one place.
+    backend : {"cpu", "cuda", "wgpu"}, optional
+        Where to compute (default: the input's device, or ``$HOTBIN_BACKEND``).
+
+    Returns
+    -------
+    out : array
+        The shape of ``a`` (1-D with ``axis=None``), dtype as above, on ``a``'s device
+        (``out`` itself when given).
+
+    Raises
+    ------
+    numpy.exceptions.AxisError
+        ``axis`` out of range for ``a``.
+    TypeError
+        ``axis`` not an integer; ``a`` or ``dtype`` not a number dtype, or a ``dtype``
+        NumPy cannot accumulate ``a`` in.
+    ValueError
+        ``out`` of another shape than the result.
+
+    Notes
+    -----
+    Integer scans are exact and wrap as NumPy's. Float scans follow one fixed
+    association order on every backend, so every backend returns the same bits:
+    lanes along the axis are cut into blocks of ``hotbin.backend.cpu.SCAN_BLOCK``
+    (1024) values, each block is summed left to right, the block totals are chained
+    left to right into offsets, and each block is scanned left to right from its
+    offset (see :func:`hotbin.backend.cpu.cumsum`). Lanes up to a block long are
+    therefore NumPy's sequential result bit for bit; longer ones agree with it to
+    rounding. bool, float16 and complex results are computed by NumPy on the host in
+    that same order.
     """
     be = _backends.select(backend, a)
     x = be.asarray(a)
     if x.dtype.kind not in "biufc":
         raise TypeError(f"a: cannot scan data of dtype {x.dtype}")
-    return be.to_output(be.cumsum(x, bool(exclusive)), like=a)
+    try:
+        od = np.cumsum(np.empty(0, x.dtype), dtype=dtype).dtype
+    except TypeError as exc:
+        raise TypeError(f"dtype: cannot accumulate {x.dtype} in {dtype!r} ({exc})") from None
+    if od.kind not in "biufc":
+        raise TypeError(f"dtype: cannot scan into {od}")
+    if x.ndim == 0:
+        x = x.reshape(1)
+    if axis is not None:
+        if isinstance(axis, (bool, np.bool_)):
+            raise TypeError("axis: an integer is required, got a bool")
+        try:
+            axis = operator.index(axis)
+        except TypeError:
+            raise TypeError(f"axis: expected an integer or None, got {axis!r}") from None
+        axis = np.lib.array_utils.normalize_axis_index(axis, x.ndim, "axis")
+    res = be.to_output(be.cumsum(x, axis, od, bool(exclusive)), like=a)
+    if out is None:
+        return res
+    if tuple(out.shape) != tuple(res.shape):
+        raise ValueError(f"out: shape {tuple(out.shape)} is not the result's {tuple(res.shape)}")
+    out[...] = res
+    return out

@@ -33,10 +33,14 @@ import numpy as np
 
 from .backend import to_host
 
-__all__ = ["BinRule", "histogram_rule", "histogram2d_rules", "cell_rule", "check_data", "positive_int"]
+__all__ = ["BinRule", "histogram_rule", "histogram2d_rules", "histogramdd_rules", "index_rule", "cell_rule",
+           "check_data", "positive_int"]
 
 # Comparison dtypes that kernels implement. Narrower types are widened exactly.
 _KERNEL_CMP = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64)}
+#: largest :attr:`BinRule.slack` (bins) for which kernels guess by multiplying and
+#: then step to the bin; beyond it the guess could be far off and rules are searched.
+MAX_SLACK = 4.0
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,22 @@ class BinRule:
 
     edges: np.ndarray  #: edges exactly as NumPy returns them
     cmp: np.ndarray  #: the same edges in the comparison dtype (what kernels compare against)
-    uniform: bool  #: edges came from ``linspace``: a multiply gives a good first guess
+    uniform: bool  #: edges came from ``linspace`` and a multiply guess lands within MAX_SLACK bins
+    #: ``(first, last)``, NumPy scalars of the data's dtype, or None: for int64/uint64
+    #: data binned over a range with integer ends, NumPy keeps only the values
+    #: ``first <= v <= last`` compared exactly (``first > last``: none), then bins
+    #: them by the float64 edges; the float64 test that kernels make differs for
+    #: ends of magnitude 2**53 or more (see :attr:`exact_bins`). None when the
+    #: float64 test is already exact.
+    exact: tuple | None = None
+
+    def __post_init__(self):
+        # No rule may cost O(bins) per value: a guess that overflows (scale 0) or
+        # lands far from its bin (float32 edges collapsing under many bins) would be
+        # corrected one bin at a time, so such rules are searched (O(log bins)).
+        if self.uniform and not (self.scale > 0 and self.slack <= MAX_SLACK):
+            object.__setattr__(self, "uniform", False)
+            self.__dict__.pop("slack", None)
 
     @property
     def nbins(self) -> int:
@@ -127,6 +146,44 @@ class BinRule:
             return self.cmp.astype(np.uint64)
         raise TypeError(f"no kernel compares in {dt}")
 
+    @functools.cached_property
+    def exact_bins(self):
+        """How callers make the kernels' float64 range test exact: None, or ``(pairs, rule)``.
+
+        With :attr:`exact` set, kernels (which test ``edges[0] <= v <= edges[-1]``
+        in float64) count correctly every bin but two: the first bin holding
+        ``edges[0]`` and the last bin, which may take integers just outside the
+        range whose float64 equals an end. ``rule`` has integer edges in the data's
+        dtype (compared exactly, binary search) and, for each ``(b, k)`` of
+        ``pairs``, its bin ``k`` holds exactly what NumPy puts in bin ``b``
+        (``k`` None: bin ``b`` is empty). Callers count under ``rule`` too and
+        replace those bins: one more pass over the data, only for such ranges.
+        """
+        if self.exact is None:
+            return None
+        dt = self.exact[0].dtype
+        first, last = (int(v) for v in self.exact)
+        e, nb = self.cmp, self.nbins
+        b0 = min(int(np.count_nonzero(e == e[0])) - 1, nb - 1)  # the bin edges[0] lands in
+        if b0 == nb - 1:
+            spans = [(b0, first, last)]
+        else:  # integers of bin b0 and of the last bin, cut to [first, last]
+            spans = [(b0, first, min(_int_from(e[b0 + 1], dt) - 1, last)),
+                     (nb - 1, max(_int_from(e[nb - 1], dt), first), last)]
+        pairs, edges = [], []
+        for b, lo, hi in spans:
+            if lo > hi:
+                pairs.append((b, None))
+                continue
+            if edges:
+                edges[-1] += 1  # the previous span's closed top becomes its open edge
+            pairs.append((b, len(edges)))
+            edges += [lo, hi]
+        if not edges:
+            return pairs, None
+        edges = np.array(edges, dt)
+        return pairs, BinRule(edges=edges, cmp=edges, uniform=False)
+
     def index(self, v) -> np.ndarray:
         """Reference implementation: the bin of each value, -1 for none (NumPy only)."""
         v = np.asarray(v)
@@ -137,6 +194,8 @@ class BinRule:
         i = np.searchsorted(e, c, side="right") - 1
         i[c == e[-1]] = self.nbins - 1
         out = (c >= e[0]) & (c <= e[-1])
+        if self.exact is not None:
+            out &= (v >= self.exact[0]) & (v <= self.exact[1])
         i[~out] = -1
         return i
 
@@ -184,7 +243,7 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
             raise ValueError("`bins` must be 1d, when an array")
         if edges.dtype.kind not in "iufb":
             raise TypeError(f"bins: edges of dtype {edges.dtype} are not real numbers")
-        if edges.size < 1 or np.any(edges[:-1] > edges[1:]):
+        if not _increasing(edges):
             raise ValueError("`bins` must increase monotonically, when an array")
         edges = np.histogram_bin_edges(empty, edges)
         return _rule(edges, np.result_type(dt, edges.dtype), False)
@@ -194,22 +253,89 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
             raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
         range = (lo, hi)
     elif range is not None:
-        range = _check_range(range, "range")
-        return _uniform_rule(dt, n, type(range[0]), range[0], type(range[1]), range[1])
+        lo, hi = _check_range(range, "range")
+        key = (dt, n, _bound_key(lo), lo, _bound_key(hi), hi)
+        try:
+            hash(key)
+        except TypeError:  # bounds of a type that cannot be cached: built each time
+            return _uniform_rule.__wrapped__(*key)
+        return _uniform_rule(*key)
     edges = np.histogram_bin_edges(empty, n, range)
     return _rule(edges, edges.dtype, True)
 
 
+def _increasing(edges: np.ndarray) -> bool:
+    """Whether explicit edges are valid: at least one, non-decreasing, none NaN.
+
+    NumPy's own check (``edges[:-1] > edges[1:]`` anywhere) lets NaN through.
+    """
+    if edges.size < 1 or (edges.dtype.kind == "f" and np.isnan(edges).any()):
+        return False
+    return bool(np.all(edges[:-1] <= edges[1:]))
+
+
+def _bound_key(v) -> tuple:
+    """What besides its value tells a range bound apart in the rule cache: its type
+    (``np.float32(1)`` and ``1.0`` give edges of different dtypes) and the sign of a
+    zero (``-0.0`` can be an edge: ``(-1.0, -0.0)`` ends in ``-0.0``)."""
+    return type(v), bool(isinstance(v, (float, np.floating)) and np.signbit(v))
+
+
 @functools.lru_cache(maxsize=256)
-def _uniform_rule(dt, n, tlo, lo, thi, hi) -> BinRule:
+def _uniform_rule(dt, n, klo, lo, khi, hi) -> BinRule:
     """Rules of ``n`` bins over a given range depend on no data: built once, shared.
 
-    The bounds' types are part of the key: ``np.float32(1)`` and ``1.0`` give edges
-    of different dtypes. The shared edges are read-only; callers hand out copies.
+    ``klo``/``khi`` are the bounds' :func:`_bound_key`. The shared edges are
+    read-only; callers hand out copies.
     """
     edges = np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi))
     edges.flags.writeable = False
-    return _rule(edges, edges.dtype, True)
+    rule = _rule(edges, edges.dtype, True)
+    exact = None if lo == hi else _exact_ends(dt, lo, hi, rule.cmp)
+    return rule if exact is None else BinRule(edges=rule.edges, cmp=rule.cmp, uniform=rule.uniform,
+                                              exact=exact)
+
+
+def _first(lo: int, hi: int, pred) -> int:
+    """Smallest integer ``v`` in ``[lo, hi]`` with ``pred(v)`` (false, then true); ``hi + 1`` if none."""
+    while lo <= hi:
+        m = (lo + hi) // 2
+        if pred(m):
+            hi = m - 1
+        else:
+            lo = m + 1
+    return lo
+
+
+def _int_from(e, dt) -> int:
+    """Smallest integer of ``dt`` whose float64 is ``>= e`` (one past ``dt``'s maximum if none)."""
+    info = np.iinfo(dt)
+    e = float(e)
+    return _first(int(info.min), int(info.max), lambda v: float(v) >= e)
+
+
+def _exact_ends(dt, lo, hi, cmp) -> tuple | None:
+    """:attr:`BinRule.exact` of data of dtype ``dt`` over the range ``(lo, hi)``.
+
+    NumPy keeps ``v`` iff ``v >= lo`` and ``v <= hi`` as NumPy compares them
+    (integer ends: exactly), found here by bisection with NumPy itself; the kernels
+    keep ``cmp[0] <= float64(v) <= cmp[-1]``. Only int64/uint64 data beyond 2**53
+    can tell them apart.
+    """
+    if dt not in (np.dtype(np.int64), np.dtype(np.uint64)) or cmp.dtype != np.float64:
+        return None
+    e0, en = float(cmp[0]), float(cmp[-1])
+    if max(abs(e0), abs(en)) < 2.0 ** 53:
+        return None
+    info = np.iinfo(dt)
+    dmin, dmax = int(info.min), int(info.max)
+    first = _first(dmin, dmax, lambda v: bool((np.array([v], dt) >= lo)[0]))
+    last = _first(dmin, dmax, lambda v: not (np.array([v], dt) <= hi)[0]) - 1
+    if (first, last) == (_int_from(e0, dt), _int_from(np.nextafter(en, np.inf), dt) - 1):
+        return None
+    if first > last:
+        first, last = dmax, dmin
+    return dt.type(first), dt.type(last)
 
 
 def positive_int(n, name: str) -> int:
@@ -225,11 +351,22 @@ def positive_int(n, name: str) -> int:
     return n
 
 
+def _scalar(v):
+    """A 0-d array bound (NumPy, CuPy, torch) as the NumPy scalar of its dtype, which
+    NumPy promotes and compares the same way; other bounds as they are."""
+    if isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__") or hasattr(v, "detach"):
+        a = to_host(v)
+        if a.ndim == 0:
+            return a[()]
+    return v
+
+
 def _check_range(r, name):
     try:
         lo, hi = r
     except (TypeError, ValueError):
         raise ValueError(f"{name}: expected a (min, max) pair, got {r!r}") from None
+    lo, hi = _scalar(lo), _scalar(hi)
     for v in (lo, hi):
         if isinstance(v, complex) or np.iscomplexobj(v):
             raise TypeError(f"{name}: bounds must be real numbers, got {r!r}")
@@ -251,28 +388,44 @@ def _rule(edges: np.ndarray, cmp_dtype, uniform: bool) -> BinRule:
     return BinRule(edges=edges, cmp=cmp, uniform=uniform)
 
 
-def histogram2d_rules(x, y, bins=10, range=None, minmax=None):
-    """The two rules of ``numpy.histogram2d(x, y, bins, range)`` (via ``histogramdd``).
+def histogramdd_rules(sample, bins=10, range=None, minmax=None) -> list[BinRule]:
+    """The rules of ``numpy.histogramdd(sample, bins, range)``, one per axis.
 
-    ``histogramdd`` stacks ``x`` and ``y`` into one array, so both axes see their
-    common dtype; its edges come from ``linspace`` without a dtype, and it bins
-    with ``searchsorted(edges, v, 'right')`` with the last edge closed: the same
-    rule as the 1-D one.
+    ``sample`` is the sequence of the ``D`` coordinate arrays (the columns of
+    NumPy's ``(N, D)`` sample). NumPy stacks them into one array, so every axis
+    sees their common dtype; its edges come from ``linspace`` without a dtype,
+    and it bins with ``searchsorted(edges, v, 'right')`` with the last edge
+    closed: the same rule as the 1-D one. ``bins`` is one count or edges array
+    for every axis, or a sequence of ``D`` of them; ``range`` a sequence of
+    ``D`` ``(min, max)`` pairs or None, each None taken from the data.
     """
-    dt = np.result_type(x.dtype, y.dtype)
+    d = len(sample)
+    dt = np.result_type(*(v.dtype for v in sample)) if d else np.dtype(np.float64)
     try:
         nb = len(bins)
     except TypeError:
-        bins = [bins, bins]
+        bins = [bins] * d
     else:
-        if nb == 1:
+        if nb != d:
             raise ValueError("The dimension of bins must be equal to the dimension of the sample x.")
-        if nb != 2:
-            bins = [np.asarray(bins)] * 2
-    ranges = [None, None] if range is None else list(range)
-    if len(ranges) != 2:
-        raise ValueError(f"range: expected [[xmin, xmax], [ymin, ymax]], got {range!r}")
-    return [_dd_rule(i, v, dt, b, r, minmax) for i, (v, b, r) in enumerate(zip((x, y), bins, ranges))]
+    ranges = [None] * d if range is None else list(range)
+    if len(ranges) != d:
+        raise ValueError("range argument must have one entry per dimension")
+    return [_dd_rule(i, v, dt, b, r, minmax) for i, (v, b, r) in enumerate(zip(sample, bins, ranges))]
+
+
+def histogram2d_rules(x, y, bins=10, range=None, minmax=None):
+    """The two rules of ``numpy.histogram2d(x, y, bins, range)``: :func:`histogramdd_rules` of ``(x, y)``.
+
+    As NumPy, ``bins`` of any length but 1 and 2 is one edges array shared by both axes.
+    """
+    try:
+        nb = len(bins)
+    except TypeError:
+        nb = 1
+    if nb not in (1, 2):
+        bins = [np.asarray(bins)] * 2
+    return histogramdd_rules([x, y], bins, range, minmax)
 
 
 def _dd_rule(i, v, dt, b, r, minmax) -> BinRule:
@@ -280,9 +433,15 @@ def _dd_rule(i, v, dt, b, r, minmax) -> BinRule:
         try:
             n = operator.index(b)
         except TypeError:
-            raise TypeError(f"`bins[{i}]` must be an integer, when a scalar") from None
-        if n < 1:
+            n = None
+        try:  # NumPy checks the sign first: 0.5 bins is a ValueError, 2.5 a TypeError
+            small = bool(b < 1)
+        except TypeError:
+            small = False
+        if small:
             raise ValueError(f"`bins[{i}]` must be positive, when an integer")
+        if n is None:
+            raise TypeError(f"`bins[{i}]` must be an integer, when a scalar")
         if r is not None:
             lo, hi = _check_range(r, f"range[{i}]")
         elif v.size == 0:
@@ -300,21 +459,34 @@ def _dd_rule(i, v, dt, b, r, minmax) -> BinRule:
         raise ValueError(f"`bins[{i}]` must be a scalar or 1d array")
     if edges.dtype.kind not in "iufb":
         raise TypeError(f"bins[{i}]: edges of dtype {edges.dtype} are not real numbers")
-    if edges.size < 1 or np.any(edges[:-1] > edges[1:]):
+    if not _increasing(edges):
         raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an array")
     return _rule(edges, np.result_type(dt, edges.dtype), False)
 
 
-def cell_rule(n: int, lo, hi, name: str) -> BinRule:
-    """Heatmap cells along one axis: ``linspace(lo, hi, n + 1)`` in float64, half-open.
+def index_rule(n: int) -> BinRule:
+    """Bins ``0 .. n-1`` of integer codes: code ``k`` lands in bin ``k``, a negative code in none.
 
-    Unlike a histogram's last bin, the last cell is open at ``hi``, so adjacent
-    heatmaps tile without double counting. Kernels implement that by using the
-    rule with ``hi`` replaced by the largest float64 below it as the closed end.
+    Counts cell numbers computed elsewhere (the flat cells of a D-dimensional
+    histogram) with any backend's 1-D histogram, weights and fixed point included.
+    """
+    edges = np.arange(n + 1, dtype=np.int64)
+    return BinRule(edges=edges, cmp=edges, uniform=True)
+
+
+def cell_rule(n: int, lo, hi, name: str, closed: bool = False) -> BinRule:
+    """Heatmap cells along one axis: ``linspace(lo, hi, n + 1)`` in float64.
+
+    With ``closed`` the last cell holds ``hi`` too (NumPy's rule, for ranges
+    taken from the data). Otherwise it is open at ``hi``, so adjacent heatmaps
+    tile without double counting: kernels implement that by using the rule with
+    ``hi`` replaced by the largest float64 below it as the closed end
+    (``cmp[-1]``), so both need the same kernel.
     """
     n = positive_int(n, name)
     lo, hi = float(lo), float(hi)
     edges = np.linspace(lo, hi, n + 1)
     cmp = edges.copy()
-    cmp[-1] = np.nextafter(hi, -np.inf)  # closed at the float just below hi == open at hi
+    if not closed:
+        cmp[-1] = np.nextafter(hi, -np.inf)  # closed at the float just below hi == open at hi
     return BinRule(edges=edges, cmp=cmp, uniform=True)
