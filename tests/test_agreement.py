@@ -75,3 +75,37 @@ def test_scan_and_bincount_agree(backend, n, rng):
         to_numpy(hotbin.cumsum(x, backend="cpu")).tobytes()
     assert to_numpy(hotbin.bincount(x, minlength=3, backend=backend)).tobytes() == \
         to_numpy(hotbin.bincount(x, minlength=3, backend="cpu")).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", SIZES + [cpu.SCAN_BLOCK - 1, cpu.SCAN_BLOCK + 1, 3 * cpu.SCAN_BLOCK + 7])
+def test_float_scans_agree_bitwise(backend, dtype, n, rng):
+    """Float scans follow one association order on every backend (issue #13): bitwise equal,
+    inclusive and exclusive, with NaN/inf and values of very different sizes."""
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)).astype(dtype)
+    x[rng.random(n) < 0.001] = np.inf
+    for exclusive in (False, True):
+        want = to_numpy(hotbin.cumsum(x, exclusive=exclusive, backend="cpu"))
+        got = to_numpy(hotbin.cumsum(x, exclusive=exclusive, backend=backend))
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    if n <= cpu.SCAN_BLOCK:  # one block: NumPy's sequential scan
+        assert want.tobytes() == np.concatenate([[0], np.cumsum(x)[:-1]]).astype(dtype).tobytes() or n == 0
+
+
+def test_float32_scan_of_millions_agrees(backend, rng):
+    """Hostile finding: wgpu's float32 cumsum left the cpu's from index ~16 (38.4 apart at 3e6)."""
+    x = rng.random(3_000_000).astype(np.float32)
+    assert to_numpy(hotbin.cumsum(x, backend=backend)).tobytes() == \
+        to_numpy(hotbin.cumsum(x, backend="cpu")).tobytes()
+
+
+@SETTINGS
+@given(data=st.data(), dtype=st.sampled_from([np.int32, np.uint8, np.float32, np.float64]))
+def test_scans_along_axes_agree(backend, data, dtype):
+    shape = tuple(data.draw(st.lists(st.integers(0, 40), min_size=1, max_size=3)))
+    axis = data.draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1)))
+    exclusive = data.draw(st.booleans())
+    x = (np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).standard_normal(shape) * 50).astype(dtype)
+    want = to_numpy(hotbin.cumsum(x, axis, exclusive=exclusive, backend="cpu"))
+    got = to_numpy(hotbin.cumsum(x, axis, exclusive=exclusive, backend=backend))
+    assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()

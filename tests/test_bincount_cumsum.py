@@ -73,3 +73,92 @@ def test_cumsum_shapes_and_edge_cases(backend, rng):
     np.testing.assert_array_equal(to_numpy(hotbin.cumsum(np.array([7], np.int32), exclusive=True, backend=backend)), [0])
     with pytest.raises(TypeError, match="a:"):
         hotbin.cumsum(np.array(["x"]), backend=backend)
+
+
+# --- cumsum as numpy.cumsum: axis, dtype, errors (issue #13) -----------------------
+
+def _block_order(a, axis, block):
+    """The documented float order (hotbin.backend.cpu.cumsum), one scalar add at a time."""
+    x = np.moveaxis(np.asarray(a), axis, -1)
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape[:-1]):
+        lane, zero = x[idx], x.dtype.type(-0.0)
+        offset = zero
+        for lo in range(0, lane.size, block):
+            run, total = offset, zero
+            for i in range(lo, min(lane.size, lo + block)):
+                run, total = run + lane[i], total + lane[i]
+                out[idx + (i,)] = run
+            offset = offset + total
+    return np.moveaxis(out, -1, axis)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.uint64, np.float16,
+                                   np.float32, np.float64, np.complex64, ">f2", ">i4", ">f8"])
+def test_cumsum_axis_matches_numpy_bitwise(backend, dtype, rng):
+    a = (rng.standard_normal((4, 5, 6)) * 40).astype(dtype)
+    for axis in (None, 0, 1, 2, -1, -3):
+        for x in (a, a[:, ::-2, 1:]):  # lanes shorter than a block are NumPy's sequential scan
+            want = np.cumsum(x, axis=axis)
+            got = to_numpy(hotbin.cumsum(x, axis, backend=backend))
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == want.tobytes(), (axis, x.strides)
+            ex = to_numpy(hotbin.cumsum(x, axis=axis, exclusive=True, backend=backend))
+            k = 0 if axis is None else axis
+            shifted = np.concatenate([np.zeros_like(np.take(want, [0], k)), np.delete(want, -1, k)], k)
+            assert ex.dtype == want.dtype and ex.tobytes() == shifted.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [None, np.float32, np.float64, np.int8, np.uint32, np.int64,
+                                   np.float16, np.complex128, bool])
+def test_cumsum_dtype_casts_as_numpy(backend, dtype):
+    for a in (np.array([[1.5, 2.5, -1.25], [200.0, 100.0, 7.0]]), np.array([[3, -4, 120], [9, 100, 100]], np.int8)):
+        for axis in (None, 1, 0):
+            want = np.cumsum(a, axis=axis, dtype=dtype)
+            got = to_numpy(hotbin.cumsum(a, axis=axis, dtype=dtype, backend=backend))
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (a.dtype, axis)
+
+
+def test_cumsum_errors_as_numpy(backend):
+    a = np.ones((2, 3), np.float32)
+    for axis in (2, -3):
+        with pytest.raises(np.exceptions.AxisError, match="axis"):
+            hotbin.cumsum(a, axis=axis, backend=backend)
+    for axis in ((0,), 1.0, True, "0"):
+        with pytest.raises(TypeError, match="axis"):
+            hotbin.cumsum(a, axis=axis, backend=backend)
+    for dtype in ("foo", "U8", object):
+        with pytest.raises(TypeError, match="dtype"):
+            hotbin.cumsum(a, dtype=dtype, backend=backend)
+    assert to_numpy(hotbin.cumsum(np.array(5, np.int8), axis=-1, backend=backend)).tolist() == [5]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.complex64, np.float32, np.int32, np.bool_])
+@pytest.mark.parametrize("shape,axis", [((0,), None), ((0,), 0), ((0, 3), 0), ((3, 0), 1), ((0, 3), None)])
+def test_cumsum_empty_keeps_numpy_shape(backend, dtype, shape, axis):
+    """Hostile finding: exclusive scans of empty float16/complex arrays returned [0]."""
+    want = np.cumsum(np.zeros(shape, dtype), axis=axis)
+    for exclusive in (False, True):
+        got = to_numpy(hotbin.cumsum(np.zeros(shape, dtype), axis, exclusive=exclusive, backend=backend))
+        assert got.shape == want.shape and got.dtype == want.dtype
+
+
+def test_cumsum_big_endian_float16(backend, rng):
+    """Hostile finding: big-endian float16 raised NotImplementedError."""
+    a = rng.standard_normal((3, 50)).astype(">f2")
+    for axis in (None, 1):
+        want = np.cumsum(a, axis=axis)
+        got = to_numpy(hotbin.cumsum(a, axis, backend=backend))
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_cumsum_block_order(backend, dtype, rng, monkeypatch):
+    """Lanes longer than a block follow the documented order exactly, on every backend."""
+    from hotbin.backend import cpu
+    monkeypatch.setattr(cpu, "SCAN_BLOCK", 64)
+    a = (rng.standard_normal((3, 301, 2)) * (10 if dtype == np.float16 else 1e4)).astype(dtype)
+    for axis in (None, 1, 0):
+        x = a.reshape(-1) if axis is None else a
+        want = _block_order(x, 0 if axis is None else axis, 64)
+        assert to_numpy(hotbin.cumsum(a, axis, backend=backend)).tobytes() == want.tobytes(), axis

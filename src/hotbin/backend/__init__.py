@@ -33,8 +33,10 @@ A backend module (``hotbin.backend.<name>``) provides:
 ``bincount(x, length, weights=None)``
     counts (int64) or float64 sums of the non-negative integers ``x < length``
     (validated by the caller).
-``cumsum(a, exclusive)``
-    prefix sums of the flattened values in NumPy's ``cumsum`` dtype.
+``cumsum(a, axis, od, exclusive)``
+    prefix sums along ``axis`` (None: of the flattened values) in the dtype ``od``
+    (resolved by the caller as NumPy's), in the association order of
+    :func:`hotbin.backend.cpu.cumsum`: bitwise the cpu backend's result.
 
 Backends are imported lazily: importing :mod:`hotbin` imports none of them.
 """

@@ -35,8 +35,13 @@ MIN_PER_THREAD = 1 << 15
 MAX_PARTIAL_BYTES = 1 << 28
 #: values of 8/16-bit integers are counted raw, then folded through a lookup table
 LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
-#: fixed block of the parallel scan: results do not depend on the thread count
-SCAN_BLOCK = 1 << 18
+#: values per block of every scan's fixed association order (:func:`cumsum`), on every
+#: backend: float results depend on neither the thread count nor the device; lanes up
+#: to this long equal NumPy's sequential scan. A GPU adds each block in one thread:
+#: benchmarks/scan_block_sweep.py, H200, 2^28 float32, hotbin.cumsum (2026-11-30):
+#: 256 / 1024 / 4096 / 16384 -> 5.41 / 3.10 / 4.08 / 14.3 ms (cpu backend on the
+#: device's 16 cores 58 ms at 1024; CUB's reassociating scan 0.70 ms)
+SCAN_BLOCK = 1 << 10
 
 _KERNEL_DATA = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.int32,
                                       np.uint32, np.int64, np.uint64, np.float32, np.float64)}
@@ -97,8 +102,8 @@ def _find(v, e, e0, en, nb, lo, scale, slack, uniform):
 
 @njit(inline="always")
 def _split(w, factor):
-    """fixedpoint.split for one weight: (hi, lo) int64 words."""
-    t = w * factor
+    """fixedpoint.split for one weight: (hi, lo) int64 words; ``factor`` = fixedpoint.factors."""
+    t = (w * factor[0]) * factor[1]
     hi = np.floor(t)
     return np.int64(hi), np.int64(np.rint((t - hi) * 4294967296.0))
 
@@ -283,26 +288,71 @@ def _sum(v, zero):
 
 
 @_Kernel
-def _block_sums(a, zero, block):
-    nblk = (a.size + block - 1) // block
-    sums = np.full(nblk, zero)
-    for b in prange(nblk):
-        sums[b] = _sum(a[b * block:min(a.size, (b + 1) * block)], zero)
-    return sums
+def _row_sums(a, zero, block, sums):
+    """``sums[o, b]``: block ``b`` of row ``a[o]`` added left to right from ``zero``."""
+    m = a.shape[1]
+    nblk = sums.shape[1]
+    for u in prange(sums.size):
+        o, b = u // nblk, u % nblk
+        sums[o, b] = _sum(a[o, b * block:min(m, (b + 1) * block)], zero)
 
 
 @_Kernel
-def _scan_blocks(a, offsets, exclusive, block, out):
-    nblk = offsets.size
-    for b in prange(nblk):
-        s = offsets[b]
-        for j in range(b * block, min(a.size, (b + 1) * block)):
-            if exclusive:
-                out[j] = s
-                s += a[j]
-            else:
-                s += a[j]
-                out[j] = s
+def _row_scan(a, offsets, block, exclusive, out):
+    """Rows of ``a`` scanned block by block from ``offsets[o, b]`` (exclusive: shifted by one).
+
+    ``out`` may be ``a`` itself only when not ``exclusive`` (a block writes past its end)."""
+    m = a.shape[1]
+    nblk = offsets.shape[1]
+    for u in prange(offsets.size):
+        o, b = u // nblk, u % nblk
+        s = offsets[o, b]
+        hi = min(m, (b + 1) * block)
+        if exclusive:
+            if b == 0:
+                out[o, 0] = 0
+            for i in range(b * block, hi):
+                s += a[o, i]
+                if i + 1 < m:
+                    out[o, i + 1] = s
+        else:
+            for i in range(b * block, hi):
+                s += a[o, i]
+                out[o, i] = s
+
+
+@_Kernel
+def _column_sums(a, zero, block, sums):
+    """``sums[o, b, k]``: block ``b`` of lane ``a[o, :, k]`` added in order from ``zero``,
+    all ``k`` at once (the inner loop walks memory in order)."""
+    m, inner = a.shape[1], a.shape[2]
+    nblk = sums.shape[1]
+    for u in prange(sums.shape[0] * nblk):
+        o, b = u // nblk, u % nblk
+        for k in range(inner):
+            sums[o, b, k] = zero
+        for i in range(b * block, min(m, (b + 1) * block)):
+            for k in range(inner):
+                sums[o, b, k] += a[o, i, k]
+
+
+@_Kernel
+def _column_scan(a, offsets, block, exclusive, out):
+    """Lanes ``a[o, :, k]`` scanned as :func:`_row_scan` scans rows, all ``k`` at once."""
+    m, inner = a.shape[1], a.shape[2]
+    nblk = offsets.shape[1]
+    for u in prange(offsets.shape[0] * nblk):
+        o, b = u // nblk, u % nblk
+        s = offsets[o, b].copy()
+        if exclusive and b == 0:
+            out[o, 0] = 0
+        for i in range(b * block, min(m, (b + 1) * block)):
+            for k in range(inner):
+                s[k] += a[o, i, k]
+            if not exclusive:
+                out[o, i, :] = s
+            elif i + 1 < m:
+                out[o, i + 1, :] = s
 
 
 # --- chunking: contiguous native-endian pieces, bounded memory -------------------
@@ -432,7 +482,7 @@ def _run(arrays, rx, ry, weights, scale):
     out2 = np.zeros((nparts, ncell + 1 if how == FIXED else 0), np.int64)
     drops = np.zeros(nparts, np.int64)
     total = None
-    factor = np.ldexp(1.0, scale - fixedpoint.SPLIT) if how == FIXED else 0.0
+    factor = fixedpoint.factors(scale) if how == FIXED else (0.0, 0.0)
     r1 = _rule_args(rx)
     r2 = _rule_args(ry) if two_d else r1
     ins = list(arrays) + ([] if weights is None else [weights])
@@ -479,24 +529,171 @@ def bincount(x, length, weights=None):
     return out.sum(axis=0)
 
 
-def cumsum(a, exclusive=False):
-    a = np.asarray(a)
-    od = np.cumsum(np.empty(0, a.dtype)).dtype  # NumPy's accumulator dtype
-    if a.dtype == np.float16 or od.kind not in "iuf":
-        res = np.cumsum(a)
-        if exclusive:
-            res = np.concatenate([np.zeros(1, od), res[:-1]])
-        return res
-    kd = _kernel_dtype(a.dtype)
-    flat = a.reshape(-1) if a.flags.c_contiguous and a.dtype == kd else np.ascontiguousarray(a, kd).reshape(-1)
-    out = np.empty(flat.size, od)
-    if flat.size == 0:
-        return out
-    zero = od.type(0)
-    sums = _block_sums(flat.size, flat, zero, SCAN_BLOCK)
-    offsets = np.empty_like(sums)
-    offsets[0] = 0
-    np.cumsum(sums[:-1], out=offsets[1:])
-    _scan_blocks(flat.size, flat, offsets, exclusive, SCAN_BLOCK, out)
+# --- scans: one association order for every backend -----------------------------
+
+def scan_layout(shape, axis):
+    """``(outer, m, inner)``: the scan along ``axis`` of a C-ordered array of ``shape`` as
+    the lanes ``[o, :, k]`` of that 3-D shape (``axis=None``: one lane, the flattened array)."""
+    if axis is None:
+        return 1, int(np.prod(shape, dtype=np.int64)), 1
+    return (int(np.prod(shape[:axis], dtype=np.int64)), int(shape[axis]),
+            int(np.prod(shape[axis + 1:], dtype=np.int64)))
+
+
+def scan_kind(od) -> str:
+    """How every backend scans into ``od``.
+
+    ``"int"``: exact two's-complement sums, wrapping as NumPy's (any order gives the same
+    result, so device backends use their own). ``"float"`` (float32, float64): the block
+    order of :func:`cumsum`, reproduced bit for bit by every backend. ``"numpy"`` (bool,
+    float16, complex): the same block order through NumPy's ``add.accumulate`` on the
+    host, which every backend delegates to.
+    """
+    od = np.dtype(od)
+    if od.kind in "iu":
+        return "int"
+    return "float" if od in (np.dtype(np.float32), np.dtype(np.float64)) else "numpy"
+
+
+def scan_zero(od):
+    """What a block's sum starts from: 0, or -0.0 for floats (``-0.0 + x`` is ``x``, sign included)."""
+    return od.type(0) if od.kind in "biu" else od.type(-0.0)
+
+
+def block_offsets(sums, carry=None):
+    """``(offsets, total)`` of blocks with sums ``(lanes..., nblk, inner...)`` on axis 1.
+
+    ``O[:, 0] = carry`` (default :func:`scan_zero`) and ``O[:, b + 1] = O[:, b] + S[:, b]``,
+    added in order on the host (NumPy's ``cumsum``): every backend's block offsets are
+    these. ``total`` is ``O[:, nblk]``, the carry of a scan continued after these blocks.
+    """
+    zero = scan_zero(sums.dtype)
+    run = np.empty((sums.shape[0], sums.shape[1] + 1) + sums.shape[2:], sums.dtype)
+    run[:, 0] = zero if carry is None else carry
+    run[:, 1:] = sums
+    np.cumsum(run, axis=1, out=run)
+    return run[:, :-1], run[:, -1]
+
+
+def shift_exclusive(inc, axis, xp=np):
+    """The exclusive scan from the inclusive ``inc``: shifted one place along ``axis``, 0 first."""
+    out = xp.empty_like(inc)
+    pre = (slice(None),) * axis
+    out[pre + (slice(1, None),)] = inc[pre + (slice(None, -1),)]
+    out[pre + (slice(0, 1),)] = 0
     return out
+
+
+def int_lanes(flat_scan, a, axis, od, exclusive, xp=np):
+    """Integer scans of ``a`` along ``axis`` from one scan of its lanes laid end to end.
+
+    ``flat_scan(x, wide)`` is the inclusive scan of the 1-D integers ``x`` in the 64-bit
+    ``wide``. Each lane then loses the sum of the lanes before it (and, exclusive, its own
+    values): exact, since two's-complement words are modular. For device backends with a
+    fast flat scan (``xp``: NumPy or CuPy).
+    """
+    lanes = xp.ascontiguousarray(xp.moveaxis(a, axis, -1))
+    wide = np.dtype(np.int64 if od.kind == "i" else np.uint64)
+    res = flat_scan(lanes.reshape(-1), wide).reshape(-1, a.shape[axis])
+    xs = lanes.reshape(res.shape).astype(wide)
+    res -= res[:, :1] - xs[:, :1]
+    if exclusive:
+        res -= xs
+    out = xp.empty(a.shape, od)
+    xp.moveaxis(out, axis, -1)[...] = res.reshape(lanes.shape)
+    return out
+
+
+def _lanes_view(a, shape, od):
+    """``a`` as the lanes ``shape`` without a copy, when the kernels read it directly (the
+    same dtype as ``od`` or one widened exactly by the kernel's own arithmetic), else None."""
+    widen = {(np.dtype(np.int32), np.dtype(np.int64)), (np.dtype(np.uint32), np.dtype(np.uint64)),
+             (np.dtype(np.float32), np.dtype(np.float64))}
+    if not a.dtype.isnative or not (a.dtype == od or (a.dtype, od) in widen):
+        return None
+    try:
+        return np.reshape(a, shape, copy=False)
+    except ValueError:
+        return None
+
+
+def _scan_lanes(src, dst, exclusive):
+    """Scan the lanes ``src[o, :, k]`` into ``dst`` (both ``(outer, m, inner)``) in block order."""
+    outer, m, inner = src.shape
+    nblk = -(-m // SCAN_BLOCK)
+    n = src.size if outer * nblk > 1 else 0  # one unit of work: the serial twin
+    zero = scan_zero(dst.dtype)
+    lanes = (outer, nblk) if inner == 1 else (outer, nblk, inner)
+    sums = np.zeros(lanes, dst.dtype)
+    if inner == 1:
+        src, dst = src[:, :, 0], dst[:, :, 0]
+    if nblk > 1:
+        (_row_sums if inner == 1 else _column_sums)(n, src, zero, SCAN_BLOCK, sums)
+    offsets = np.ascontiguousarray(block_offsets(sums)[0])
+    (_row_scan if inner == 1 else _column_scan)(n, src, offsets, SCAN_BLOCK, exclusive, dst)
+
+
+@_Kernel
+def _shift_lanes(out):
+    """The lanes ``out[o, :, k]`` shifted one place in place, 0 first (exclusive from inclusive)."""
+    for o in prange(out.shape[0]):
+        for i in range(out.shape[1] - 1, 0, -1):
+            out[o, i, :] = out[o, i - 1, :]
+        out[o, 0, :] = 0
+
+
+def _scan_numpy(a, axis, od, exclusive):
+    """:func:`cumsum`'s block order through NumPy's ``add.accumulate`` (bool, float16, complex)."""
+    out = np.empty(a.shape, od)
+    pre = (slice(None),) * axis
+    offset = None
+    for lo in range(0, a.shape[axis], SCAN_BLOCK):
+        src, dst = a[pre + (slice(lo, lo + SCAN_BLOCK),)], out[pre + (slice(lo, lo + SCAN_BLOCK),)]
+        np.add.accumulate(src, axis=axis, dtype=od, out=dst)  # the block's sums, in order
+        total = dst[pre + (slice(-1, None),)].copy()
+        if offset is not None:  # again from the offset: O_b + x[lo] + ...
+            dst[...] = src
+            head = dst[pre + (slice(0, 1),)]
+            np.add(offset, head, out=head)
+            np.add.accumulate(dst, axis=axis, out=dst)
+            total = np.add(offset, total)
+        offset = total
+    return shift_exclusive(out, axis) if exclusive else out
+
+
+def cumsum(a, axis, od, exclusive=False):
+    """Prefix sums of ``a`` along ``axis`` (None: the flattened array) in dtype ``od``.
+
+    The association order, the same bit for bit on every backend: values are cast to
+    ``od`` (as :func:`numpy.cumsum` casts them), and each lane (a 1-D slice along the
+    axis) is cut into blocks of :data:`SCAN_BLOCK` values. Block ``b``'s sum ``S_b`` adds
+    its values left to right from -0.0 (an exact zero: ``-0.0 + x`` is ``x``); the block
+    offsets are ``O_0 = -0.0`` and ``O_{b+1} = O_b + S_b``; a value ``i`` of block ``b``
+    starting at ``lo`` gets ``(((O_b + x[lo]) + x[lo+1]) + ... ) + x[i]``. So lanes up to
+    ``SCAN_BLOCK`` long are NumPy's sequential scan bit for bit, and the result depends on
+    neither the thread count nor the device. Integer scans are exact (wrapping as
+    NumPy's). ``exclusive``: the inclusive scan shifted one place along the axis, 0 first.
+    Memory: the output, plus the input cast into it when the kernels cannot read the
+    input in place.
+    """
+    a = np.asarray(a)
+    od = np.dtype(od)
+    shape = (a.size,) if axis is None else a.shape
+    if a.size == 0:
+        return np.empty(shape, od)
+    if scan_kind(od) == "numpy":
+        return _scan_numpy(a.reshape(shape), 0 if axis is None else axis, od, exclusive)
+    out = np.empty(shape, od)
+    lanes = scan_layout(a.shape, axis)
+    dst = out.reshape(lanes)
+    src = _lanes_view(a, lanes, od)
+    if src is None:  # cast into the output and scan it in place
+        out.reshape(a.shape)[...] = a
+        src = dst
+    _scan_lanes(src, dst, exclusive and src is not dst)
+    if exclusive and src is dst:
+        _shift_lanes(dst.size if lanes[0] > 1 else 0, dst)
+    return out
+
+
 from .cpu_luma import luma_histogram  # noqa: E402,F401

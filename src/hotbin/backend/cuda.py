@@ -94,6 +94,9 @@ SCAN_BLOCK = 256
 #: float32 2^28, input GB/s (gpu_suite "scan/sweep", runs 2-3): 2 / 4 / 8 / 16 vectors:
 #: 300 / 911 / 1421 / 1494; int32 -> int64: 707 / 866 / 997 / 1010
 SCAN_NVEC = 16
+#: threads per block of the float scans' lane kernels (one thread per lane block; scan.cu
+#: sizes its tiles for LANE_THREADS / 32 = LANE_WARPS warps)
+LANE_THREADS = 128
 
 #: benchmarks and tests may force choices: Policy fields ({"layout": "windows",
 #: "unroll": 4, ...}), "lut": False (8/16-bit ints through the rule, not the value
@@ -290,10 +293,11 @@ def ci_name_expressions() -> dict[str, list[str]]:
     for t in (u8, u16):
         h.append(f"hist_count<{t}, {t}, {_BIN_RAW_FULL}, 0, 2>")
     h.append("fold_lut")
-    for t, a in (("int", i64), (f, f), (d, d), (u8, i64), (u16, "unsigned long long"), (i64, i64)):
+    for t, a in (("int", i64), (u8, i64), (u16, "unsigned long long"), (i64, i64)):
         for ex in ("false", "true"):
             for nvec in (8, SCAN_NVEC):
                 out["scan.cu"].append(f"scan_lookback<{t}, {a}, {SCAN_BLOCK}, {nvec}, {ex}>")
+    out["scan.cu"] += [f"lane_{k}<{t}>" for k in ("sums", "scan") for t in (f, d)]
     return out
 
 
@@ -371,7 +375,17 @@ def _rule_args(rule: BinRule, cp, stage: bool):
 
 
 def _rule_binner(rule: BinRule) -> int:
-    return _BIN_RULE if rule.uniform and rule.nbins >= 1 else _BIN_SEARCH
+    """Guess-and-correct (BIN_RULE) or bisection (BIN_SEARCH).
+
+    The guess is computed in float32 for float32 edges: its floor trick
+    (``round_down_guess``) holds below 2**22 bins only, and a float32 scale must
+    not overflow; beyond, a guess could be millions of bins off and the
+    correction O(bins), so those rules are searched (O(log bins)).
+    """
+    f32 = rule.kernel_cmp.dtype == np.float32
+    with np.errstate(over="ignore"):
+        ok = not f32 or (rule.nbins < 1 << 22 and np.isfinite(np.float32(rule.scale)))
+    return _BIN_RULE if rule.uniform and rule.nbins >= 1 and ok else _BIN_SEARCH
 
 
 def _raw_args(dtype, cp):
@@ -470,8 +484,11 @@ def _count_slots(nslots: int, dev_id: int) -> int:
     return w * -(-nslots // w)
 
 
-def _sum(x, w, rule: BinRule | None, nslots: int, acc: str, out, factor=0.0):
-    """Weighted sums of w by bin (rule) or value (rule None) into out (see hist_sum)."""
+def _sum(x, w, rule: BinRule | None, nslots: int, acc: str, out, factor=(0.0, 0.0)):
+    """Weighted sums of w by bin (rule) or value (rule None) into out (see hist_sum).
+
+    ``factor``: the fixed-point factor as two powers of two (:func:`hotbin.fixedpoint.factors`).
+    """
     cp = _cupy()
     n = x.size
     if n == 0 or nslots == 0:
@@ -496,7 +513,7 @@ def _sum(x, w, rule: BinRule | None, nslots: int, acc: str, out, factor=0.0):
         xs, ws = x[s:s + step], w[s:s + step]
         _launch(kern, grid, pol.block,
                 (xs, ws, np.int64(xs.size), *args, np.uint64(0), np.uint32(nslots),
-                 np.float64(factor), out), smem)
+                 np.float64(factor[0]), np.float64(factor[1]), out), smem)
         if acc == "fixed":
             _fold_words(out, nslots)
 
@@ -568,7 +585,7 @@ def _staged_counts(a, kdt, rule: BinRule | None, nslots: int):
     return stage.staged([a], count)
 
 
-def _staged_sums(a, w, kdt, rule: BinRule | None, nslots: int, acc: str, factor=0.0):
+def _staged_sums(a, w, kdt, rule: BinRule | None, nslots: int, acc: str, factor=(0.0, 0.0)):
     """Sums of the weights ``w`` by bin or value (see :func:`_sum`), a slab at a time:
     float64 (acc "f64"), int64 ("i64") or fixed-point words ``(2, nslots)`` ("fixed")."""
     cp = _cupy()
@@ -592,8 +609,7 @@ def histogram(a, rule: BinRule, weights=None, scale=None):
         if weights is None:
             return _staged_counts(a, kdt, rule, nb)
         if scale is not None:
-            return _staged_sums(a, weights, kdt, rule, nb, "fixed",
-                                float(np.ldexp(1.0, scale - fixedpoint.SPLIT)))
+            return _staged_sums(a, weights, kdt, rule, nb, "fixed", fixedpoint.factors(scale))
         return _staged_sums(a, weights, kdt, rule, nb, "f64" if weights.dtype.kind == "f" else "i64")
 
 
@@ -673,37 +689,109 @@ def bincount(x, length, weights=None):
         return _staged_sums(x, weights, kdt, None, length, "f64")
 
 
-def cumsum(a, exclusive=False):
-    """Prefix sums in NumPy's dtype; host input comes back on the host, slab by slab.
+def cumsum(a, axis, od, exclusive=False):
+    """Prefix sums as :func:`hotbin.backend.cpu.cumsum` computes them (the same values).
 
-    Slabs are whole scan tiles and each continues from the previous slab's total
-    (the kernel's ``init``), so a staged float scan is bitwise the one-pass scan.
+    Integers: the look-back scan (exact in any order); along an axis of device data, one
+    scan of the lanes laid end to end (:func:`hotbin.backend.cpu.int_lanes`). float32 and
+    float64: the shared block order (scan.cu ``lane_sums``/``lane_scan``). Host input
+    comes back on the host, slab by slab for one lane (slabs of whole blocks, each
+    continued from the previous slab's total: bitwise the one-pass scan). Host data along
+    an axis that does not fit one slab, and bool/float16/complex results, are the cpu
+    backend's.
     """
+    from . import cpu
     cp = _cupy()
     a = asarray(a)
-    od = np.cumsum(np.empty(0, a.dtype)).dtype  # NumPy's accumulator dtype
-    if a.dtype == np.float16 or od.kind not in "iuf":
-        from . import cpu  # NumPy's own sequential rounding
-        return cpu.cumsum(to_host(a), exclusive)
-    kdt = _kernel_dtype(a.dtype)
-    flat = a.reshape(-1)
-    n = flat.size
+    od = np.dtype(od)
+    kind = cpu.scan_kind(od)
+    lanes = axis is not None and a.ndim > 1
+    if lanes and not isinstance(a, cp.ndarray) and a.nbytes > stage.stage_bytes():
+        kind = "host"
+    if a.size == 0 or kind in ("numpy", "host") or (kind == "int" and a.dtype.kind not in "biu"):
+        return cpu.cumsum(to_host(a), axis, od, exclusive)
+    if lanes:
+        a = cp.asarray(a)
     with stage.device(a), stage.out_of_memory():
-        if isinstance(flat, cp.ndarray) and flat.flags.c_contiguous and flat.dtype == kdt:
-            return _scan(flat, od, exclusive, od.type(0))[0]
-        out = (cp if isinstance(flat, cp.ndarray) else np).empty(n, od)
-        carry = [od.type(0)]
+        if kind == "float":
+            return _float_cumsum(a, axis, od, exclusive)
+        if lanes:
+            return cpu.int_lanes(lambda x, wide: _int_cumsum(x, wide, False), a, axis, od, exclusive, cp)
+        res = _int_cumsum(a.reshape(-1), np.dtype(np.int64 if od.kind == "i" else np.uint64), exclusive)
+        return res if res.dtype == od else res.astype(od)
 
-        def scan(x):
-            return _scan(_flat(x, kdt), od, exclusive, carry[0])
 
-        def add(total, part, region):
-            res, last = part
-            out[region[0]] = res if isinstance(out, cp.ndarray) else res.get()
-            carry[0] = _descriptor_value(last, od)
-            return out
+def _int_cumsum(flat, wide, exclusive):
+    """Flat integer prefix sums in NumPy's 64-bit accumulator dtype ``wide`` (look-back scan)."""
+    cp = _cupy()
+    kdt = _kernel_dtype(flat.dtype)
+    acc = np.cumsum(np.empty(0, kdt)).dtype  # the instantiated accumulator: same words as wide
+    if isinstance(flat, cp.ndarray) and flat.flags.c_contiguous and flat.dtype == kdt:
+        return _scan(flat, acc, exclusive, acc.type(0))[0].view(wide)
+    out = (cp if isinstance(flat, cp.ndarray) else np).empty(flat.size, acc)
+    carry = [acc.type(0)]
 
-        return stage.staged([flat], scan, add, ready=lambda x: False, align=_scan_tile(kdt)[1]) if n else out
+    def scan(x):
+        return _scan(_flat(x, kdt), acc, exclusive, carry[0])
+
+    def add(total, part, region):
+        res, last = part
+        out[region[0]] = res if isinstance(out, cp.ndarray) else res.get()
+        carry[0] = _descriptor_value(last, acc)
+        return out
+
+    return stage.staged([flat], scan, add, ready=lambda x: False, align=_scan_tile(kdt)[1]).view(wide)
+
+
+def _float_cumsum(a, axis, od, exclusive):
+    """float32/float64 scans in the shared block order: device data in one pass, one host
+    lane in slabs of whole blocks (each from the previous slab's total)."""
+    from . import cpu
+    cp = _cupy()
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    outer, m, inner = cpu.scan_layout(a.shape, axis)
+    if isinstance(a, cp.ndarray):
+        res = _lane_scan(cp.ascontiguousarray(a, od).reshape(outer, m, inner))[0].reshape(a.shape)
+        return cpu.shift_exclusive(res, axis, cp) if exclusive else res
+    out = np.empty(m, od)  # host data, one lane
+    carry = [None]
+
+    def scan(x):
+        return _lane_scan(cp.ascontiguousarray(x, od).reshape(1, -1, 1), carry[0], True)
+
+    def add(total, part, region):
+        out[region[0]] = part[0].reshape(-1).get()
+        carry[0] = part[1]
+        return out
+
+    stage.staged([a.reshape(-1)], scan, add, ready=lambda x: False, align=cpu.SCAN_BLOCK)
+    return cpu.shift_exclusive(out, 0) if exclusive else out
+
+
+def _lane_scan(x, carry=None, total=False):
+    """``(inclusive scan, the lanes' totals after it when total)`` of the lanes of the
+    contiguous float ``x`` ``(outer, m, inner)`` from ``carry`` (scan.cu lane_sums/lane_scan:
+    one thread per lane block; the offsets are chained on the host)."""
+    from . import cpu
+    cp = _cupy()
+    outer, m, inner = x.shape
+    block = cpu.SCAN_BLOCK
+    nblk = -(-m // block)
+    units = outer * nblk * inner
+    ct = _CTYPE[x.dtype]
+    grid = max(1, min(-(-units // LANE_THREADS), 1 << 16))
+    args = (np.int64(m), np.int64(inner), np.int64(nblk), np.int64(block), np.int64(units))
+    sums = np.full((outer, nblk, inner), -0.0, x.dtype)
+    if nblk > 1 or total:
+        d = cp.empty(units, x.dtype)
+        _launch(_kernel("scan.cu", f"lane_sums<{ct}>"), grid, LANE_THREADS, (x,) + args + (d,))
+        sums = d.get().reshape(sums.shape)
+    offsets, after = cpu.block_offsets(sums, carry)
+    out = cp.empty_like(x)
+    _launch(_kernel("scan.cu", f"lane_scan<{ct}>"), grid, LANE_THREADS,
+            (x,) + args + (cp.asarray(np.ascontiguousarray(offsets)), out))
+    return out, after
 
 
 def _scan_tile(kdt):

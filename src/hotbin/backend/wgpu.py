@@ -17,7 +17,7 @@ What runs on the device, and what is exact
 * ``bincount`` without weights (int64/uint64 input narrowed to 32 bits: the caller has
   checked ``0 <= x < length``).
 * ``cumsum`` of integers (64-bit two's-complement sums: exact, wrapping as NumPy) and
-  float32 (fixed block order: reproducible, equal to NumPy's sequential sum to rounding).
+  float32 (the block order every backend shares: bitwise the cpu backend's result).
 * ``luma_histogram`` of uint8 RGB/RGBA batches (exact integer Rec. 709 levels).
 
 Delegated to the cpu backend, bit for bit the cpu backend's answer: float64 and 64-bit
@@ -49,7 +49,7 @@ import threading
 import numpy as np
 
 from .. import fixedpoint
-from ..binning import BinRule
+from ..binning import MAX_SLACK, BinRule
 from . import to_host
 
 NAME = "wgpu"
@@ -82,6 +82,8 @@ LUMA_COPIES = 4
 CACHE_SLOTS = 2048
 #: values per invocation in scan.wgsl (a block is WG * SCAN_ITEMS values)
 SCAN_ITEMS = 8
+#: invocations per workgroup of scan_lanes.wgsl (one per lane block: few, long-running)
+SCAN_LANES_WG = {"gpu": 64, "cpu": 4}
 #: use the adapter's 64-bit atomics for global counters where present (else split counters)
 ATOMIC64 = True
 #: upper bound on the bytes of one chunk (one storage binding); the adapter's binding
@@ -186,7 +188,7 @@ class _Gpu:
     # kernels ----------------------------------------------------------------------
     #: bindings of each kernel file: 0 uniform params, 1..3 read-only storage, 4 output
     _BINDINGS = {"hist": (0, 1, 2, 3, 4), "hist_u8": (0, 2, 4), "luma": (0, 2, 4),
-                 "scan": (0, 2, 3, 4)}
+                 "scan": (0, 2, 3, 4), "scan_lanes": (0, 2, 3, 4)}
     #: files prepended to a kernel's own source (shared WGSL functions); "out" is the
     #: 64-bit counter file of this device (out_atomic64 or out_split)
     _PRELUDE = {"hist": ("rule", "out"), "hist_u8": ("out",), "luma": ("out",)}
@@ -407,20 +409,84 @@ def bincount(x, length, weights=None):
     return histogram(x, BinRule(edges=edges, cmp=edges, uniform=True))
 
 
-def cumsum(a, exclusive=False):
+def cumsum(a, axis, od, exclusive=False):
+    """Prefix sums as :func:`hotbin.backend.cpu.cumsum` computes them, bit for bit.
+
+    Integers: 64-bit two's-complement words (scan.wgsl: exact, wrapping as NumPy); along
+    an axis, the lanes are scanned end to end as one array and each lane then loses the
+    sum before it (exact: the words are modular). float32: the shared block order
+    (scan_lanes.wgsl). The rest (float64, bool, float16, complex, integers from floats)
+    is the cpu backend's.
+    """
     a = np.asarray(a)
-    od = np.cumsum(np.empty(0, a.dtype)).dtype
+    od = np.dtype(od)
+    kind = _cpu().scan_kind(od)
+    if a.size and kind == "int" and a.dtype.kind in "biu":
+        return _int_cumsum(a, axis, od, exclusive)
+    if a.size and od == np.float32 and a.dtype.kind in "biuf":
+        return _float_cumsum(a, axis, exclusive)
+    return _cpu().cumsum(a, axis, od, exclusive)
+
+
+def _int_cumsum(a, axis, od, exclusive):
+    if axis is not None and a.ndim > 1:
+        return _cpu().int_lanes(lambda x, wide: _int_cumsum(x, None, wide, False), a, axis, od, exclusive)
     x = _native(a).reshape(-1)
-    if x.dtype.kind in "iub" and x.dtype.itemsize <= 4:
+    if x.dtype.itemsize <= 4:
         elem = 1 if x.dtype.kind == "i" else 0
         x = x.astype(np.int32 if elem else np.uint32, copy=False)
-    elif x.dtype.kind in "iu" and x.dtype.itemsize == 8:
-        elem = 2
-    elif x.dtype == np.float32 and od == np.float32:
-        elem = 3
     else:
-        return _cpu().cumsum(a, exclusive)
-    return _scan(x, elem, od, bool(exclusive))
+        elem = 2
+    res = _scan(x, elem, np.dtype(np.int64 if od.kind == "i" else np.uint64), exclusive)
+    return res if res.dtype == od else res.astype(od)
+
+
+def _float_cumsum(a, axis, exclusive):
+    """float32 scans in the shared block order: whole lanes per chunk, or one long lane in
+    chunks of whole blocks continued from the previous chunk's total (the same offsets)."""
+    cpu, g = _cpu(), _gpu()
+    x = _native(a).astype(np.float32, copy=False)
+    res = np.empty(x.shape if axis is not None else (x.size,), np.float32)
+    outer, m, inner = cpu.scan_layout(x.shape, axis)
+    src, dst = x.reshape(outer, m, inner), res.reshape(outer, m, inner)
+    cap = g.binding // 4  # values per binding
+    if m * inner <= cap:
+        rows = cap // (m * inner)
+        for o in range(0, outer, rows):
+            _lanes_device(g, src[o:o + rows], dst[o:o + rows])
+    elif outer == inner == 1 and cpu.SCAN_BLOCK <= cap:
+        step = cap // cpu.SCAN_BLOCK * cpu.SCAN_BLOCK
+        carry = None
+        for s in range(0, m, step):
+            carry = _lanes_device(g, src[:, s:s + step], dst[:, s:s + step], carry, True)
+    else:  # a lane's block wider than a binding: the same bits on the host
+        return cpu.cumsum(a, axis, np.float32, exclusive)
+    return cpu.shift_exclusive(res, 0 if axis is None else axis) if exclusive else res
+
+
+def _lanes_device(g, src, dst, carry=None, total=False):
+    """Scan the lanes of ``src`` ``(outer, m, inner)`` float32 into ``dst`` from ``carry``
+    (scan_lanes.wgsl); returns the lanes' totals (the next carry) when ``total``."""
+    block = _cpu().SCAN_BLOCK
+    outer, m, inner = src.shape
+    nblk = -(-m // block)
+    units = outer * nblk * inner
+    wg = SCAN_LANES_WG[g.kind]
+    consts = dict(WG=wg, BLOCK=block)
+    head = np.array([m, inner, nblk, units], np.uint32).tobytes()
+    groups = (max(1, min(-(-units // wg), g.max_groups)),)
+    buf, out = g.with_data(src), g.storage(src.size * 4)
+    sums = np.full((outer, nblk, inner), -0.0, np.float32)
+    if nblk > 1 or total:
+        sbuf = g.storage(units * 4)
+        g.run("scan_lanes", g.pipeline("scan_lanes", "lane_sums", **consts), head,
+              {2: buf, 3: g.storage(16), 4: sbuf}, groups)
+        sums = g.read(sbuf, units * 4).view(np.float32).reshape(sums.shape)
+    offsets, after = _cpu().block_offsets(sums, carry)
+    g.run("scan_lanes", g.pipeline("scan_lanes", "lane_scan", **consts), head,
+          {2: buf, 3: g.with_data(np.ascontiguousarray(offsets)), 4: out}, groups)
+    dst[...] = g.read(out, src.size * 4).view(np.float32).reshape(src.shape)
+    return after
 
 
 def luma_histogram(img) -> np.ndarray:
@@ -520,8 +586,25 @@ def _axis(rule: BinRule, kind: int):
     lo = _key_to_f32(th[0]) if kind == 2 else np.float32(0)  # ints guess from key offsets
     with np.errstate(over="ignore"):
         scale = np.float32(rule.scale)
-    uniform = rule.uniform and np.isfinite(scale) and np.isfinite(lo)
+    uniform = (rule.uniform and np.isfinite(scale) and np.isfinite(lo)
+               and _guess_slack(th, kind, lo, scale) <= MAX_SLACK)
     return th, (float(lo), float(scale), nsearch, khi, int(uniform))
+
+
+def _guess_slack(th, kind, lo, scale) -> float:
+    """How far (in bins) rule.wgsl's float32 guess can land from the bin: ``max |t(th[i]) - i|``
+    over each bin's lowest key. ``t`` is monotone, so a value of bin ``i`` is guessed within
+    this plus one bin of ``i``; the shader then steps bin by bin, so a rule whose guess is
+    worse than :data:`hotbin.binning.MAX_SLACK` (an integer key offset times a large scale,
+    float32 rounding) is searched instead: never O(bins) per value.
+    """
+    with np.errstate(all="ignore"):
+        if kind == 2:
+            bits = np.where(th >> np.uint32(31), th ^ np.uint32(0x80000000), ~th).astype(np.uint32)
+            t = (bits.view(np.float32) - np.float32(lo)) * np.float32(scale)
+        else:
+            t = (th - th[0]).astype(np.float32) * np.float32(scale)
+        return float(np.max(np.abs(t.astype(np.float64) - np.arange(th.size))))
 
 
 def _key_to_f32(k) -> np.float32:
@@ -633,7 +716,7 @@ def _hist_cells(dims, data, kinds, axes, ncell, ny) -> np.ndarray:
 
 
 def _scan(x: np.ndarray, elem: int, od: np.dtype, exclusive: bool) -> np.ndarray:
-    """Prefix sums of flat ``x`` (u32/i32/64-bit words/f32 by ``elem``) in dtype ``od``."""
+    """Prefix sums of flat integers ``x`` (u32/i32/64-bit words by ``elem``) in the 64-bit ``od``."""
     g = _gpu()
     n = x.size
     res = np.empty(n, od)
@@ -641,16 +724,13 @@ def _scan(x: np.ndarray, elem: int, od: np.dtype, exclusive: bool) -> np.ndarray
         return res
     block = WG * SCAN_ITEMS
     step = max(block, g.binding // max(x.itemsize, od.itemsize) // block * block)
-    words = 1 if elem == 3 else 2
     src = g.storage(min(n, step) * x.itemsize)
     dst = g.storage(min(n, step) * od.itemsize)
     carry = np.zeros(1, od)
     for s in range(0, n, step):
         chunk = x[s:s + step]
         g.upload(src, chunk)
-        c = np.zeros(2, np.uint32)
-        c[:words] = carry.view(np.uint32)
-        _scan_device(g, src, chunk.size, elem, exclusive, c, dst)
+        _scan_device(g, src, chunk.size, elem, exclusive, carry.view(np.uint32), dst)
         part = g.read(dst, chunk.size * od.itemsize).view(od)
         res[s:s + chunk.size] = part
         carry = part[-1:] + chunk[-1:].astype(od) if exclusive else part[-1:].copy()
@@ -661,16 +741,15 @@ def _scan_device(g, src, n, elem, exclusive, carry, dst):
     """Scan ``n`` values of ``src`` into ``dst`` on the device (reduce, scan totals, scan)."""
     block = WG * SCAN_ITEMS
     nblk = -(-n // block)
-    words = 1 if elem == 3 else 2
     consts = dict(WG=WG, ITEMS=SCAN_ITEMS)
     groups = (max(1, min(nblk, g.workgroups, g.max_groups)),)
-    offs = g.storage(nblk * words * 4)
+    offs = g.storage(nblk * 8)
     if nblk > 1:
-        sums = g.storage(nblk * words * 4)
+        sums = g.storage(nblk * 8)
         head = np.array([n, nblk, 0, 0, 0, 0, 0, 0], np.uint32).tobytes()
         g.run("scan", g.pipeline("scan", "reduce_blocks", ELEM=elem, **consts), head,
               {2: src, 3: offs, 4: sums}, groups)
-        _scan_device(g, sums, nblk, 3 if elem == 3 else 2, True, np.zeros(2, np.uint32), offs)
+        _scan_device(g, sums, nblk, 2, True, np.zeros(2, np.uint32), offs)
     head = np.array([n, nblk, int(exclusive), 0, carry[0], carry[1], 0, 0], np.uint32).tobytes()
     g.run("scan", g.pipeline("scan", "scan_blocks", ELEM=elem, **consts), head,
           {2: src, 3: offs, 4: dst}, groups)

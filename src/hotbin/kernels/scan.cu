@@ -7,19 +7,12 @@
 // published value and its status share one 8- or 16-byte word written by a
 // single store, so no memory fence is needed.
 //
-// Determinism: a tile's inclusive prefix is defined as excl + agg, and the
-// look-back adds the predecessors' aggregates to the nearest inclusive prefix in
-// increasing tile order. That is the same chain of roundings whichever
-// predecessor happened to be finished, so float scans are bitwise reproducible
-// run to run (they agree with NumPy's sequential sum to rounding). Integer scans
-// are exact.
+// scan_lookback serves integer scans (exact in any order). Float scans follow the
+// association order every backend shares (hotbin.backend.cpu.cumsum): lane_sums and
+// lane_scan at the end of this file.
 #include "hist_common.cuh"
 
 #define FULL_MASK 0xffffffffu
-
-template <class A> struct IsFloat { enum { value = 0 }; };
-template <> struct IsFloat<float> { enum { value = 1 }; };
-template <> struct IsFloat<double> { enum { value = 1 }; };
 
 // A tile descriptor: value and status (0 none, 1 aggregate, 2 inclusive) in one word.
 template <class A, int SIZE = sizeof(A)> struct Desc;
@@ -63,7 +56,7 @@ template <class A> struct Desc<A, 8> {
 
 // The exclusive prefix of tile `tile` (> 0), computed by one whole warp.
 template <class A>
-__device__ A look_back(i64 tile, const u64* aggd, const u64* incd, unsigned lane, A* s_lb) {
+__device__ A look_back(i64 tile, const u64* aggd, const u64* incd, unsigned lane) {
     typedef Desc<A> D;
     const int W = D::WORDS;
     i64 pos = tile, jinc;
@@ -93,17 +86,9 @@ __device__ A look_back(i64 tile, const u64* aggd, const u64* incd, unsigned lane
         i64 t = s + (i64)lane;
         A a = (A)0;
         if (t < tile) D::load(aggd + t * W, a);
-        int cnt = (int)((tile - s) < 32 ? (tile - s) : 32);
-        if (IsFloat<A>::value) {  // one dependent add per tile, operands from shared memory
-            s_lb[lane] = a;
-            __syncwarp();
-            for (int k = 0; k < cnt; ++k) val = val + s_lb[k];
-            __syncwarp();
-        } else {  // integers: any order is exact
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) a = a + __shfl_xor_sync(FULL_MASK, a, o);
-            val = val + a;
-        }
+        for (int o = 16; o > 0; o >>= 1) a = a + __shfl_xor_sync(FULL_MASK, a, o);  // any order is exact
+        val = val + a;
     }
     return val;
 }
@@ -124,7 +109,6 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u6
     __shared__ i64 s_tile;
     __shared__ A s_warp[WARPS];
     __shared__ A s_excl;
-    __shared__ A s_lb[32];
     unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
 
     if (threadIdx.x == 0) s_tile = (i64)atomicAdd(tile_counter, 1u);
@@ -181,7 +165,7 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u6
             if (lane == 0) D::store(incd, init + tile_agg, 2u);
         } else {
             if (lane == 0) D::store(aggd + tile * D::WORDS, tile_agg, 1u);
-            excl = look_back<A>(tile, aggd, incd, lane, s_lb);
+            excl = look_back<A>(tile, aggd, incd, lane);
             if (lane == 0) D::store(incd + tile * D::WORDS, excl + tile_agg, 2u);
         }
         if (lane < (unsigned)WARPS) s_warp[lane] = lane == 0 ? (A)0 : wex;
@@ -221,5 +205,110 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u6
                 if (i0 + k < n) out[i0 + k] = o[k];
         }
         running = running + __shfl_sync(FULL_MASK, inc, 31);
+    }
+}
+
+// Float scans in the association order every backend shares (hotbin.backend.cpu.cumsum).
+// The data are the lanes [o, :, k] of a C-ordered (outer, m, inner) array of A, each cut
+// into blocks of `block` values; one thread owns one unit u = (o * nblk + b) * inner + k
+// and adds its block left to right (plain adds, never reassociated; -ftz=false keeps
+// subnormals), so the chain of roundings is the cpu backend's:
+//   lane_sums: sums[u] = ((-0.0 + x[lo]) + x[lo + 1]) + ...
+//   (the host chains the sums into offsets, left to right, as NumPy's cumsum)
+//   lane_scan: out[i] = (((offs[u] + x[lo]) + x[lo + 1]) + ...) + x[i]   (inclusive)
+template <class A>
+__device__ __forceinline__ const A* lane_block(const A* x, i64 u, i64 m, i64 inner, i64 nblk,
+                                               i64 block, i64& cnt) {
+    i64 k = u % inner, b = (u / inner) % nblk, o = u / inner / nblk;
+    i64 lo = b * block;
+    cnt = m - lo < block ? m - lo : block;
+    return x + (o * m + lo) * inner + k;
+}
+
+// Lanes along the last axis (inner == 1) have contiguous blocks: read value by value, each
+// load of a warp would touch 32 lines (150 GB/s on the H200). A warp instead owns 32
+// consecutive units and moves their blocks one 128-byte line (W values) at a time through a
+// transposed tile in shared memory: loads and stores are whole lines, and each thread still
+// adds its own block's values one by one, left to right (the same adds as the loops below).
+#define LANE_WARPS 4  // warps per thread block: hotbin.backend.cuda.LANE_THREADS / 32
+template <class A, bool SCAN>
+__device__ __forceinline__ void lane_tiles(const A* __restrict__ x, i64 m, i64 nblk, i64 block,
+                                           i64 units, const A* __restrict__ offs,
+                                           A* __restrict__ res) {
+    constexpr int W = 128 / sizeof(A);
+    __shared__ A tiles[LANE_WARPS][32][W + 1];
+    A (*tile)[W + 1] = tiles[threadIdx.x >> 5];
+    const int lane = threadIdx.x & 31;
+    const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
+    for (i64 u0 = ((i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32; u0 < units;
+         u0 += warps * 32) {
+        const i64 u = u0 + lane;
+        i64 cnt = 0, base = 0;
+        if (u < units) {
+            const i64 b = u % nblk, lo = b * block;
+            base = (u / nblk) * m + lo;
+            cnt = m - lo < block ? m - lo : block;
+        }
+        i64 lim = cnt;  // the warp's longest block
+        for (int o = 16; o; o >>= 1) lim = max(lim, __shfl_xor_sync(FULL_MASK, lim, o));
+        A s = SCAN ? (u < units ? offs[u] : (A)0) : (A)-0.0;
+        for (i64 c = 0; c < lim; c += W) {
+            for (int e = lane; e < 32 * W; e += 32) {  // line j / W of unit j, value k
+                const int j = e / W, k = e % W;
+                const i64 cj = __shfl_sync(FULL_MASK, cnt, j), bj = __shfl_sync(FULL_MASK, base, j);
+                if (c + k < cj) tile[j][k] = x[bj + c + k];
+            }
+            __syncwarp();
+            const i64 take = cnt - c < W ? cnt - c : W;
+            for (int k = 0; k < take; ++k) {
+                s = s + tile[lane][k];
+                if (SCAN) tile[lane][k] = s;
+            }
+            __syncwarp();
+            if (SCAN) {
+                for (int e = lane; e < 32 * W; e += 32) {
+                    const int j = e / W, k = e % W;
+                    const i64 cj = __shfl_sync(FULL_MASK, cnt, j), bj = __shfl_sync(FULL_MASK, base, j);
+                    if (c + k < cj) res[bj + c + k] = tile[j][k];
+                }
+                __syncwarp();
+            }
+        }
+        if (!SCAN && u < units) res[u] = s;
+    }
+}
+
+template <class A>
+__global__ void lane_sums(const A* __restrict__ x, i64 m, i64 inner, i64 nblk, i64 block,
+                          i64 units, A* __restrict__ sums) {
+    if (inner == 1) {
+        lane_tiles<A, false>(x, m, nblk, block, units, nullptr, sums);
+        return;
+    }
+    for (i64 u = (i64)blockIdx.x * blockDim.x + threadIdx.x; u < units; u += (i64)gridDim.x * blockDim.x) {
+        i64 cnt;
+        const A* p = lane_block(x, u, m, inner, nblk, block, cnt);
+        A s = (A)-0.0;
+        for (i64 i = 0; i < cnt; ++i) s = s + p[i * inner];
+        sums[u] = s;
+    }
+}
+
+template <class A>
+__global__ void lane_scan(const A* __restrict__ x, i64 m, i64 inner, i64 nblk, i64 block,
+                          i64 units, const A* __restrict__ offs, A* __restrict__ out) {
+    if (inner == 1) {
+        lane_tiles<A, true>(x, m, nblk, block, units, offs, out);
+        return;
+    }
+    for (i64 u = (i64)blockIdx.x * blockDim.x + threadIdx.x; u < units; u += (i64)gridDim.x * blockDim.x) {
+        i64 cnt;
+        const A* p = lane_block(x, u, m, inner, nblk, block, cnt);
+        A* q = out + (p - x);
+        A s = offs[u];
+        for (i64 i = 0; i < cnt; ++i) {
+            s = s + p[i * inner];
+            q[i * inner] = s;
+        }
     }
 }

@@ -3,22 +3,22 @@
 //   reduce_blocks: total of each block of BLOCK = WG * ITEMS values -> sums
 //   (the host scans the block totals with the same two kernels, exclusive, recursively)
 //   scan_blocks:   each block scanned in place, starting from carry + its block offset
-// Integers are summed as 64-bit two's-complement words (vec2<u32>: lo, hi), so every integer
-// scan is exact and wraps exactly as NumPy's int64/uint64 cumsum. float32 sums are f32 in a
-// fixed order (block size and chunking fixed), so results are reproducible.
+// Integers only: summed as 64-bit two's-complement words (vec2<u32>: lo, hi), so every
+// scan is exact and wraps exactly as NumPy's int64/uint64 cumsum. (float32 scans follow the
+// block order every backend shares: scan_lanes.wgsl.)
 // Inside a block: each invocation sums ITEMS consecutive values serially, then the invocation
 // totals are scanned Hillis-Steele (two barriers per step).
 
 override WG: u32 = 256u;
 override ITEMS: u32 = 8u;
-override ELEM: u32 = 1u;   // input: 0 u32, 1 i32 (sign-extended), 2 64-bit words, 3 f32
+override ELEM: u32 = 1u;   // input: 0 u32, 1 i32 (sign-extended), 2 64-bit words
 
 struct Params {
     n: u32,          // values
     nblk: u32,       // blocks
     exclusive: u32,
     _pad: u32,
-    carry: vec2<u32>,  // added to every output (f32 in .x for ELEM 3)
+    carry: vec2<u32>,  // added to every output
     _pad1: vec2<u32>,
 }
 
@@ -30,9 +30,6 @@ struct Params {
 var<workgroup> part: array<vec2<u32>, WG>;
 
 fn add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    if (ELEM == 3u) {
-        return vec2<u32>(bitcast<u32>(bitcast<f32>(a.x) + bitcast<f32>(b.x)), 0u);
-    }
     let lo = a.x + b.x;
     return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
 }
@@ -52,9 +49,6 @@ fn load(i: u32) -> vec2<u32> {
 }
 
 fn load_off(b: u32) -> vec2<u32> {
-    if (ELEM == 3u) {
-        return vec2<u32>(offs[b], 0u);
-    }
     return vec2<u32>(offs[2u * b], offs[2u * b + 1u]);
 }
 
@@ -62,12 +56,8 @@ fn store(i: u32, v: vec2<u32>) {
     if (i >= P.n) {
         return;
     }
-    if (ELEM == 3u) {
-        dst[i] = v.x;
-    } else {
-        dst[2u * i] = v.x;
-        dst[2u * i + 1u] = v.y;
-    }
+    dst[2u * i] = v.x;
+    dst[2u * i + 1u] = v.y;
 }
 
 // The sum of this invocation's ITEMS consecutive elements from base.
@@ -93,12 +83,8 @@ fn reduce_blocks(@builtin(local_invocation_index) lid: u32,
             workgroupBarrier();
         }
         if (lid == 0u) {
-            if (ELEM == 3u) {
-                dst[blk] = part[0].x;
-            } else {
-                dst[2u * blk] = part[0].x;
-                dst[2u * blk + 1u] = part[0].y;
-            }
+            dst[2u * blk] = part[0].x;
+            dst[2u * blk + 1u] = part[0].y;
         }
         workgroupBarrier();
     }
