@@ -9,7 +9,8 @@ import pytest
 
 import hotbin
 from hotbin import png
-from hotbin.heatmap import Heatmap, data_range
+from hotbin.heatmap import Heatmap
+from hotbin.ranges import data_range
 from hotbin.shade import FLOOR, colormap, normalize, shade
 
 from conftest import to_numpy
@@ -513,7 +514,7 @@ def test_clip_ranges_are_exact_percentiles(backend, rng):
 
 
 def test_percentile_selection_in_passes_equals_numpy(rng):
-    from hotbin.heatmap import percentile_ranges
+    from hotbin.ranges import percentile_ranges
 
     a = rng.normal(size=300_000) * 10.0 ** rng.integers(-8, 8, 300_000)
     a[:30_000] = np.round(a[:30_000], 1)  # many ties
@@ -611,9 +612,9 @@ def test_huge_grids_are_refused_before_allocating(w, h):
 
 
 def test_grid_larger_than_memory_is_refused(monkeypatch):
-    hm_mod = importlib.import_module("hotbin.heatmap")  # hotbin.heatmap is also the function
+    from hotbin import ranges
 
-    monkeypatch.setattr(hm_mod, "_available_memory", lambda: 1 << 20)
+    monkeypatch.setattr(ranges, "_available_memory", lambda: 1 << 20)
     with pytest.raises(ValueError, match="width, height.*memory"):
         hotbin.heatmap(np.array([0.5]), np.array([0.5]), width=1000, height=1000)
     hotbin.heatmap(np.array([0.5]), np.array([0.5]), width=100, height=100)  # 160 kB fits

@@ -11,7 +11,7 @@ Arguments follow NumPy's positional order (``density`` before ``weights``), so
 ``from hotbin import histogram`` replaces ``from numpy import histogram``.
 Inputs whose dtype no kernel takes but NumPy histograms (object weights such as
 ``Decimal``, datetime64/timedelta64 values, long double values, ranges or edges)
-get NumPy's own result (:func:`_numpy_only`).
+get NumPy's own result (:func:`hotbin.numpy_compat.numpy_only`).
 """
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ from . import backend as _backends
 from . import distributed as _dask
 from . import fixedpoint
 from .binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules, index_rule
+from .numpy_compat import no_edges, numpy_only, numpy_result
+from .sums import weighted
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "cumsum",
            "backends"]
 
 # Rows of a D >= 3 sample turned into cell numbers at a time on the host (D + 2 int64 temporaries each).
 _CODE_CHUNK = 1 << 20
-# Long double (where wider than float64): NumPy compares in it, no kernel does.
-_LONG = {np.dtype(np.longdouble), np.dtype(np.clongdouble)} - {np.dtype(np.float64), np.dtype(np.complex128)}
 
 
 def backends() -> list[str]:
@@ -51,40 +51,6 @@ def _weights(be, weights, shape, name="weights"):
     if tuple(w.shape) != tuple(shape):
         raise ValueError("weights should have the same shape as a.")
     return w.astype(np.int64) if w.dtype == np.bool_ else w
-
-
-def _dtypes(v):
-    """The NumPy dtypes ``v`` holds: its own, or its elements' for a ragged list; none for GPU arrays."""
-    if v is None or isinstance(v, (str, bytes)):
-        return
-    dt = getattr(v, "dtype", None)
-    if dt is not None:
-        if isinstance(dt, np.dtype):  # NumPy and CuPy arrays (torch dtypes are not NumPy's)
-            yield dt
-        return
-    try:
-        yield np.asarray(v).dtype
-    except (TypeError, ValueError):  # ragged bins or ranges, lists of GPU arrays
-        if isinstance(v, (list, tuple)):
-            for e in v:
-                yield from _dtypes(e)
-
-
-def _numpy_only(values, weights, *bounds) -> bool:
-    """True when NumPy must compute the result: an input no hotbin kernel takes but NumPy does.
-
-    That is datetime64/timedelta64 ``values`` or ``bounds`` (range, edges), object
-    ``weights`` (``Decimal``, ``Fraction``: NumPy sums the objects), and long double
-    anywhere. Other dtypes are hotbin's (and its errors: object values are refused).
-    """
-    def exotic(v, kinds):
-        return any(dt.kind in kinds or dt in _LONG for dt in _dtypes(v))
-    return exotic(values, "mM") or exotic(weights, "O") or any(exotic(b, "mM") for b in bounds)
-
-
-def _no_edges(bins) -> bool:
-    """``bins`` an empty edges sequence: NumPy answers with no bins and no edges."""
-    return not isinstance(bins, str) and np.ndim(bins) == 1 and np.size(bins) == 0
 
 
 def _values(be, a, weights):
@@ -106,82 +72,6 @@ def _points(be, x, y, weights):
     if xa.shape[0] != ya.shape[0]:
         raise ValueError("x and y must have the same length.")
     return xa, ya, _weights(be, weights, xa.shape)
-
-
-def _scale(be, w, deterministic):
-    """Fixed-point exponent for deterministic float sums; None when sums are exact already."""
-    if not deterministic or w is None or w.dtype.kind != "f":
-        return None
-    return fixedpoint.scale_for(be.max_abs(w), int(w.size))
-
-
-def _weighted(compute, be, w, deterministic):
-    """Run ``compute(weights, scale)``; complex weights are two real runs.
-
-    The one place that runs weighted sums (histogram, histogram2d, histogramdd;
-    heatmap may call it too). With a fixed-point scale the backend returns
-    integer words, turned into float64 here by the one combine rule. Integer
-    weights are summed in int64 and never wrap (:func:`_exact_int_sums`).
-    """
-    if w is not None and w.dtype.kind == "c":
-        return (_weighted(compute, be, w.real, deterministic)
-                + 1j * _weighted(compute, be, w.imag, deterministic))
-    if w is not None and w.dtype.kind in "iu" and not _int_sums_fit(be, w):
-        return _exact_int_sums(compute, w)
-    s = _scale(be, w, deterministic)
-    out = compute(w, s)
-    return out if s is None else fixedpoint.combine(_backends.to_host(out), s)
-
-
-_I64 = 1 << 63
-
-
-def _int_sums_fit(be, w) -> bool:
-    """Whether int64 sums of the integer weights ``w`` cannot wrap: ``max|w| * n < 2**63``.
-
-    Decided from the dtype alone when it can be (int32 weights and fewer than 2**31
-    of them: no pass over the weights), else from their exact minimum and maximum.
-    """
-    n = int(w.size)
-    info = np.iinfo(w.dtype)
-    if max(-int(info.min), int(info.max)) * n < _I64:
-        return True
-    lo, hi = be.minmax(w)
-    return max(-int(lo), int(hi)) * n < _I64
-
-
-def _exact_int_sums(compute, w):
-    """Exact int64 sums of integer weights whose int64 partial sums could wrap.
-
-    Each weight is cut into ``k``-bit pieces (``w = sum_j p_j * 2**(k*j)``, the top
-    piece signed), small enough that ``n`` of them sum in int64 without wrapping;
-    each piece is summed by ``compute`` (one int64 array of ``n`` pieces at a time)
-    and the pieces' sums are combined in Python integers.
-
-    Raises
-    ------
-    OverflowError
-        Naming the bin whose exact sum does not fit in int64 (the result dtype
-        of integer weights, uint64 weights included).
-    """
-    n = int(w.size)
-    k = min(32, 62 - n.bit_length())  # n pieces below 2**k sum below 2**62
-    npieces = -(-64 // k)
-    total = 0
-    for j in builtins.range(npieces):
-        p = w >> (k * j) if j else w & ((1 << k) - 1)
-        if 0 < j < npieces - 1:
-            p &= (1 << k) - 1
-        p = p.view(np.int64) if p.dtype == np.uint64 else p.astype(np.int64, copy=False)
-        part = _backends.to_host(compute(p, None))
-        total = total + part.astype(object) * (1 << (k * j))
-    bad = np.flatnonzero((total < -_I64) | (total >= _I64))
-    if bad.size:
-        b = np.unravel_index(bad[0], total.shape)
-        b = b[0] if len(b) == 1 else tuple(int(i) for i in b)
-        raise OverflowError(f"weights: the sum of bin {b} is {total.flat[bad[0]]}, which does not "
-                            "fit in int64 (the sums of integer weights)")
-    return total.astype(np.int64)
 
 
 def _hist1d(be, x, rule, w, s):
@@ -250,8 +140,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     uint8 with NumPy's RuntimeWarning. Datetime values, object (``Decimal``)
     weights and long double values or ranges give :func:`numpy.histogram`'s result.
     """
-    if axis is None and (_numpy_only(a, weights, range, bins) or _no_edges(bins)):
-        return _numpy(np.histogram, a, bins, range, density, weights)
+    if axis is None and (numpy_only(a, weights, range, bins) or no_edges(bins)):
+        return numpy_result(np.histogram, a, bins, range, density, weights)
     if _dask.is_dask(a, weights):
         return _dask.histogram(a, bins, range, weights=weights, density=density, backend=backend,
                                deterministic=deterministic)
@@ -263,7 +153,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
             raise ValueError("weights: not supported with axis (one histogram per slice counts only)")
     rule = histogram_rule(x, bins, range, minmax=be.minmax, weights=w)
     if axis is None:
-        hist = _weighted(lambda ww, s: _hist1d(be, x, rule, ww, s), be, w, deterministic)
+        hist = weighted(lambda ww, s: _hist1d(be, x, rule, ww, s), be, w, deterministic)
     else:
         hist = _per_slice(be, x, rule, axis)
     hist = be.to_output(hist, like=a)
@@ -373,8 +263,8 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None, *, backen
     :func:`histogramdd` of ``(x, y)``: same edges, closure (half-open cells, the
     last row and column closed), NaN and out-of-range rules as NumPy.
     """
-    if _numpy_only((x, y), weights, range, bins):
-        return _numpy(np.histogram2d, x, y, bins, range, density, weights, counts=True)
+    if numpy_only((x, y), weights, range, bins):
+        return numpy_result(np.histogram2d, x, y, bins, range, density, weights, counts=True)
     if _dask.is_dask(x, y, weights):
         return _dask.histogram2d(x, y, bins, range, weights=weights, density=density, backend=backend,
                                  deterministic=deterministic)
@@ -430,8 +320,8 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, back
     chunk by chunk for that step. Dask input is not supported here
     (:func:`histogram` and :func:`histogram2d` take it).
     """
-    if _numpy_only(sample, weights, range, bins):
-        return _numpy(np.histogramdd, sample, bins, range, density, weights, counts=True)
+    if numpy_only(sample, weights, range, bins):
+        return numpy_result(np.histogramdd, sample, bins, range, density, weights, counts=True)
     parts = sample if isinstance(sample, (list, tuple)) else (sample,)
     if _dask.is_dask(weights, *parts):
         raise TypeError("sample: dask input is not supported by histogramdd; "
@@ -466,28 +356,12 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None, *, backend=None):
     edges : array
         NumPy's edges, same values and dtype, as the same kind of array as ``a``.
     """
-    if _numpy_only(a, weights, range, bins):
-        return _numpy(np.histogram_bin_edges, a, bins, range, weights)
+    if numpy_only(a, weights, range, bins):
+        return numpy_result(np.histogram_bin_edges, a, bins, range, weights)
     be = _backends.select(backend, a, weights)
     x, w = _values(be, a, weights)
     return be.to_output(histogram_rule(x, bins, range, minmax=be.minmax, weights=w).edges.copy(),
                         like=a)
-
-
-def _numpy(fn, *args, counts=False):
-    """NumPy's own ``fn(*args)``, for :func:`_numpy_only` inputs.
-
-    NumPy's IndexError for empty edges becomes a ValueError naming ``bins``. With
-    ``counts`` (2-D and D-dimensional histograms, whose last two arguments are
-    ``density, weights``) unweighted counts come back int64, as hotbin's.
-    """
-    try:
-        out = fn(*args)
-    except IndexError as exc:
-        raise ValueError(f"bins: NumPy cannot bin with these edges ({exc})") from exc
-    if counts and args[-1] is None and not args[-2]:  # no weights, no density
-        out = (out[0].astype(np.int64), *out[1:])
-    return out
 
 
 def _columns(be, sample):
@@ -527,7 +401,7 @@ def _grid(be, cols, rules, w, density, deterministic, like):
         run = lambda ww, s: be.histogram2d(cols[0], cols[1], *rules, ww, s)[0]  # noqa: E731
     else:
         run = lambda ww, s: _coded(be, cols, rules, ww, s)  # noqa: E731
-    H = be.to_output(_weighted(run, be, w, deterministic), like=like)
+    H = be.to_output(weighted(run, be, w, deterministic), like=like)
     H = H.reshape(tuple(r.nbins for r in rules))
     if density:
         total = H.sum()
@@ -665,7 +539,7 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, backend=None)
     Integer scans are exact and wrap as NumPy's. Float scans follow one fixed
     association order on every backend, so every backend returns the same bits:
     lanes along the axis are cut into blocks of ``hotbin.backend.cpu.SCAN_BLOCK``
-    (1024) values, each block is summed left to right, the block totals are chained
+    (2048) values, each block is summed left to right, the block totals are chained
     left to right into offsets, and each block is scanned left to right from its
     offset (see :func:`hotbin.backend.cpu.cumsum`). Lanes up to a block long are
     therefore NumPy's sequential result bit for bit; longer ones agree with it to

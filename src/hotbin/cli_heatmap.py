@@ -70,7 +70,7 @@ def register(sub):
 
 
 def run(args) -> int:
-    from .heatmap import check_cells, check_clip
+    from .ranges import check_cells, check_clip
     from .shade import blur, colormap
 
     t0 = time.perf_counter()
@@ -154,7 +154,8 @@ def _interval(r, closed):
 
 
 def _from_files(args, files, progress):
-    from .heatmap import Heatmap, data_range, heatmap, percentile_ranges
+    from .heatmap import Heatmap, heatmap
+    from .ranges import data_range, percentile_ranges
 
     columns = [c for c in (args.x, args.y, args.weight) if c]
     reader = _Files([_reader(f, columns, args.chunk_rows) for f in files])

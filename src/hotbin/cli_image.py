@@ -174,7 +174,7 @@ def read_image(path) -> np.ndarray:
             with Image.open(path) as im:
                 if _pillow_truncates(im):
                     return _read_deep_tiff(path, im)
-                from .images import pillow_pixels
+                from .pillow import pillow_pixels
 
                 return pillow_pixels(im)
     except UserError:

@@ -42,6 +42,7 @@ import numpy as np
 from . import backend as _backends
 from . import fixedpoint
 from .binning import cell_rule, check_data, histogram2d_rules, histogram_rule
+from .ranges import check_cells, check_clip, check_closed, data_range, given_range, percentile_ranges
 
 __all__ = ["is_dask", "histogram", "histogram2d", "bincount", "heatmap", "luminance_histogram"]
 
@@ -497,7 +498,7 @@ def _heatmap_block(x, y, w=None, *, rules, scale, backend):
 
 
 def _percentile_pass(arrays, split_every):
-    """``run_pass`` of :func:`hotbin.heatmap.percentile_ranges` over dask arrays: a tree on the workers."""
+    """``run_pass`` of :func:`hotbin.ranges.percentile_ranges` over dask arrays: a tree on the workers."""
     import dask
 
     blocks = list(zip(*(a.to_delayed().ravel() for a in arrays)))
@@ -517,9 +518,9 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
 
     Same cells (closed ranges from the data), half-open rule for given ranges,
     ``dropped`` accounting, ``points`` and dtypes as in memory. Missing ranges
-    cost one pass (the finite extent, :func:`hotbin.heatmap.data_range`); with
+    cost one pass (the finite extent, :func:`hotbin.ranges.data_range`); with
     ``clip`` they cost two to four passes of an exact radix selection instead
-    (:func:`hotbin.heatmap.percentile_ranges`: the same percentiles as in
+    (:func:`hotbin.ranges.percentile_ranges`: the same percentiles as in
     memory). ``deterministic=True`` sums float weights in fixed point with the
     global scale: bitwise identical to the in-memory heatmap under any chunking.
     Float sums carry the point counts in float64 (exact below 2**53 points).
@@ -531,11 +532,11 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
         raise ValueError(f"x, y: expected 1-D arrays, got shapes {xa.shape} and {ya.shape}")
     ya = _align(xa, ya, "y")
     w = _weights(weights, xa, kinds="biuf")
-    width, height = hm.check_cells(width, height, weighted=w is not None)
-    given = [hm._given_range(r, f"{a}_range") if r is not None else None
+    width, height = check_cells(width, height, weighted=w is not None)
+    given = [given_range(r, f"{a}_range") if r is not None else None
              for a, r in (("x", x_range), ("y", y_range))]
-    xc, yc = hm.check_closed(closed, given)
-    q = hm.check_clip(clip)
+    xc, yc = check_closed(closed, given)
+    q = check_clip(clip)
     name = _backend_name(backend, xa, ya, w)
     todo = [i for i, r in enumerate(given) if r is None]
     if todo:
@@ -543,13 +544,13 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
 
         arrays = [(xa, ya)[i] for i in todo]
         if q is not None:
-            found = hm.percentile_ranges(_percentile_pass(arrays, split_every), len(arrays), q)
+            found = percentile_ranges(_percentile_pass(arrays, split_every), len(arrays), q)
         else:
             lazy = [_tree(functools.partial(_block_finite_extent, backend=name, ndim=1), [a], (2,),
                           np.float64, _merge_extent, split_every) for a in arrays]
             found = [None if lo > hi else (lo, hi) for lo, hi in dask.compute(*lazy)]
         for i, ext in zip(todo, found):
-            given[i] = (0.0, 1.0) if ext is None else hm.data_range(*ext, "xy"[i])
+            given[i] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[i])
     xr, yr = given
     rules = (cell_rule(height, *yr, "height", yc), cell_rule(width, *xr, "width", xc))
     ncell = width * height

@@ -26,81 +26,16 @@ per chunk, tree-merged by the same rule) and give the same object, computed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from . import backend as _backends
 from . import fixedpoint, histfill
+from .axis import Axis, Traits, same_edges
 from .histfill import Fixed
 
 __all__ = ["Histogram", "Axis", "Traits", "hist", "hist2d"]
 
 _PLOT_HINT = 'plotting needs matplotlib: pip install "hotbin[plot]"'
-
-
-@dataclass(frozen=True)
-class Traits:
-    """UHI axis traits: hotbin axes are plain intervals."""
-
-    circular: bool = False
-    discrete: bool = False
-
-
-class Axis:
-    """One axis: its edges (NumPy's, value and dtype), a label, UHI's sequence of ``(lo, hi)``."""
-
-    def __init__(self, edges, label: str | None = None):
-        edges = np.asarray(edges)
-        if edges.ndim != 1 or edges.size < 2:
-            raise ValueError(f"edges: expected at least two edges in a 1-D array, got shape {edges.shape}")
-        self._edges = edges
-        self.label = label
-
-    @property
-    def edges(self) -> np.ndarray:
-        return self._edges.copy()
-
-    @property
-    def centers(self) -> np.ndarray:
-        e = self._edges.astype(np.float64)
-        return (e[:-1] + e[1:]) / 2
-
-    @property
-    def widths(self) -> np.ndarray:
-        return np.diff(self._edges.astype(np.float64))
-
-    @property
-    def traits(self) -> Traits:
-        return Traits()
-
-    def __len__(self) -> int:
-        return self._edges.size - 1
-
-    def __getitem__(self, index: int) -> tuple[float, float]:
-        n = len(self)
-        i = int(index)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"bin {index} out of range for an axis of {n} bins")
-        return float(self._edges[i]), float(self._edges[i + 1])
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Axis) and _same_edges(self._edges, other._edges)
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        lab = f", label={self.label!r}" if self.label else ""
-        return f"Axis({len(self)} bins from {self._edges[0]} to {self._edges[-1]}{lab})"
-
-
-def _same_edges(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
 
 
 def _same(a, b) -> bool:
@@ -324,7 +259,7 @@ class Histogram:
         if self.ndim != other.ndim:
             raise ValueError(f"cannot add a {other.ndim}-D histogram to a {self.ndim}-D one")
         for i, (a, b) in enumerate(zip(self._axes, other._axes)):
-            if not _same_edges(a._edges, b._edges):
+            if not same_edges(a._edges, b._edges):
                 raise ValueError(f"cannot add histograms with different edges on axis {i}: "
                                  f"{len(a)} bins [{a._edges[0]}, {a._edges[-1]}] ({a._edges.dtype}) vs "
                                  f"{len(b)} bins [{b._edges[0]}, {b._edges[-1]}] ({b._edges.dtype})")

@@ -41,9 +41,9 @@ A 3-D array is always one image with channels last; a batch of gray images is
 ``(N, H, W, 1)`` (``a[..., None]``, a view). Pixels may be uint8, uint16 or float
 (any byte order and layout); anything else is a ``TypeError``, any other shape or
 channel count a ``ValueError``, each naming the argument. A Pillow image is taken as
-its pixels in a luma-ready mode (see :func:`pillow_pixels`): palette ("P", "PA") and
-other modes are converted to RGB(A) first, never counted as palette indices; the
-results are then NumPy arrays.
+its pixels in a luma-ready mode (see :func:`hotbin.pillow.pillow_pixels`): palette
+("P", "PA") and other modes are converted to RGB(A) first, never counted as palette
+indices; the results are then NumPy arrays.
 
 Histogram bins
 --------------
@@ -57,7 +57,6 @@ processed on their GPU and the results come back as the same kind of array.
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +65,7 @@ from . import backend as _backends
 from . import distributed as _dask
 from .api import cumsum
 from .binning import histogram_rule, positive_int
+from .pillow import is_pillow, pillow_pixels
 
 __all__ = ["luminance", "luminance_histogram", "equalize", "channel_histograms", "percentiles"]
 
@@ -131,50 +131,8 @@ def _parse(a, name="image") -> _Image:
     raise ValueError(f"{name}: expected {_MEANING}, got shape {shape}")
 
 
-def _is_pillow(obj) -> bool:
-    pil = sys.modules.get("PIL.Image")  # not imported: obj cannot be a Pillow image
-    return pil is not None and isinstance(obj, pil.Image)
-
-
-def pillow_pixels(im, name="image") -> np.ndarray:
-    """The pixels of a Pillow image, in a mode the luma rule reads.
-
-    Parameters
-    ----------
-    im : PIL.Image.Image
-    name : str
-        The argument's name, for error messages.
-
-    Returns
-    -------
-    ndarray
-        "L", "LA", "RGB", "RGBA" as they are (uint8); "1" as "L" (0 and 255);
-        "I;16*" as uint16; "I" as uint16 when every value is in 0..65535 (else
-        ``ValueError``); "F" as float32; "La" as "LA"; every other mode ("P", "PA",
-        "RGBX", "RGBa", "CMYK", "YCbCr", ...) converted to RGB, or to RGBA when it has
-        alpha or a transparency entry. Palette images are so counted by their
-        colours, never by their palette indices.
-    """
-    mode = im.mode
-    if mode in ("L", "LA", "RGB", "RGBA"):
-        return np.asarray(im)
-    if mode in ("1", "La"):
-        return np.asarray(im.convert("L" if mode == "1" else "LA"))
-    if mode.startswith("I;16"):
-        return np.asarray(im).astype(np.uint16)
-    if mode == "I":
-        a = np.asarray(im)
-        if a.size and (a.min() < 0 or a.max() > 65535):
-            raise ValueError(f"{name}: 32-bit integer pixels outside 0..65535 (Pillow mode I)")
-        return a.astype(np.uint16)
-    if mode == "F":
-        return np.asarray(im).astype(np.float32)
-    has_alpha = "A" in mode or "a" in mode or "transparency" in im.info
-    return np.asarray(im.convert("RGBA" if has_alpha else "RGB"))
-
-
 def _load(image, backend):
-    if _is_pillow(image):
+    if is_pillow(image):
         image = pillow_pixels(image)
     be = _backends.select(backend, image)
     return be, _parse(be.asarray(image))
@@ -441,10 +399,10 @@ def equalize(image, *, backend=None):
     * Alpha is copied unchanged. Batches equalize each image by its own histogram.
     * Float images are quantized by the luma rule and come back on the 16-bit
       grid: ``new_level / 65280``, in the image's dtype (top level 65280).
-    * A Pillow image is equalized as its pixels (:func:`pillow_pixels`) and comes
+    * A Pillow image is equalized as its pixels (:func:`~hotbin.pillow.pillow_pixels`) and comes
       back as a NumPy array.
     """
-    if _is_pillow(image):
+    if is_pillow(image):
         image = pillow_pixels(image)
     be, img = _load(image, backend)
     src = be.asarray(image)

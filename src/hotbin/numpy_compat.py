@@ -1,0 +1,65 @@
+"""Inputs that NumPy bins and no hotbin kernel takes: telling them apart and NumPy's answer.
+
+:func:`numpy_only` says when a histogram must be NumPy's own (datetime64 and
+timedelta64 values or bounds, object weights, long double anywhere),
+:func:`no_edges` when ``bins`` is an empty edges sequence, and
+:func:`numpy_result` calls NumPy for those inputs with hotbin's dtypes and errors.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["numpy_only", "no_edges", "numpy_result"]
+
+# Long double (where wider than float64): NumPy compares in it, no kernel does.
+_LONG = {np.dtype(np.longdouble), np.dtype(np.clongdouble)} - {np.dtype(np.float64), np.dtype(np.complex128)}
+
+
+def _dtypes(v):
+    """The NumPy dtypes ``v`` holds: its own, or its elements' for a ragged list; none for GPU arrays."""
+    if v is None or isinstance(v, (str, bytes)):
+        return
+    dt = getattr(v, "dtype", None)
+    if dt is not None:
+        if isinstance(dt, np.dtype):  # NumPy and CuPy arrays (torch dtypes are not NumPy's)
+            yield dt
+        return
+    try:
+        yield np.asarray(v).dtype
+    except (TypeError, ValueError):  # ragged bins or ranges, lists of GPU arrays
+        if isinstance(v, (list, tuple)):
+            for e in v:
+                yield from _dtypes(e)
+
+
+def numpy_only(values, weights, *bounds) -> bool:
+    """True when NumPy must compute the result: an input no hotbin kernel takes but NumPy does.
+
+    That is datetime64/timedelta64 ``values`` or ``bounds`` (range, edges), object
+    ``weights`` (``Decimal``, ``Fraction``: NumPy sums the objects), and long double
+    anywhere. Other dtypes are hotbin's (and its errors: object values are refused).
+    """
+    def exotic(v, kinds):
+        return any(dt.kind in kinds or dt in _LONG for dt in _dtypes(v))
+    return exotic(values, "mM") or exotic(weights, "O") or any(exotic(b, "mM") for b in bounds)
+
+
+def no_edges(bins) -> bool:
+    """``bins`` an empty edges sequence: NumPy answers with no bins and no edges."""
+    return not isinstance(bins, str) and np.ndim(bins) == 1 and np.size(bins) == 0
+
+
+def numpy_result(fn, *args, counts=False):
+    """NumPy's own ``fn(*args)``, for :func:`numpy_only` inputs.
+
+    NumPy's IndexError for empty edges becomes a ValueError naming ``bins``. With
+    ``counts`` (2-D and D-dimensional histograms, whose last two arguments are
+    ``density, weights``) unweighted counts come back int64, as hotbin's.
+    """
+    try:
+        out = fn(*args)
+    except IndexError as exc:
+        raise ValueError(f"bins: NumPy cannot bin with these edges ({exc})") from exc
+    if counts and args[-1] is None and not args[-2]:  # no weights, no density
+        out = (out[0].astype(np.int64), *out[1:])
+    return out
