@@ -16,6 +16,20 @@ from cuda_timing import timeit
 
 import hotbin
 from hotbin.backend import cpu
+from hotbin.backend import cuda as cb
+
+
+def kernel_ms(x, block):
+    """CUDA-event times of the two lane kernels alone (no host chaining, no transfers)."""
+    n = x.size
+    nblk = -(-n // block)
+    grid = max(1, min(-(-nblk // cb.LANE_THREADS), 1 << 16))
+    args = (np.int64(n), np.int64(1), np.int64(nblk), np.int64(block), np.int64(nblk))
+    sums, offs, out = cp.empty(nblk, x.dtype), cp.zeros(nblk, x.dtype), cp.empty_like(x)
+    ct = cb._CTYPE[x.dtype]
+    k_sums, k_scan = cb._kernel("scan.cu", f"lane_sums<{ct}>"), cb._kernel("scan.cu", f"lane_scan<{ct}>")
+    return (timeit(lambda: cb._launch(k_sums, grid, cb.LANE_THREADS, (x,) + args + (sums,)), reps=10),
+            timeit(lambda: cb._launch(k_scan, grid, cb.LANE_THREADS, (x,) + args + (offs, out)), reps=10))
 
 n = 1 << 28
 x = (cp.arange(n, dtype=cp.uint32) * np.uint32(2654435761) >> np.uint32(8)).astype(cp.float32) * np.float32(2.0 ** -24)
@@ -28,5 +42,7 @@ for block in [int(b) for b in (sys.argv[1:] or (64, 128, 256, 512, 1024, 4096))]
     cpu_ms = (time.perf_counter() - t0) * 1e3
     ok = np.array_equal(got.get(), ref)
     ms = timeit(lambda: hotbin.cumsum(x), reps=10)
-    print(f"SCAN_BLOCK={block:5d}  cuda {ms:7.3f} ms ({x.nbytes / ms / 1e6:6.0f} GB/s)  "
-          f"cpu(16 cores) {cpu_ms:7.1f} ms  bitwise={'yes' if ok else 'NO'}")
+    k1, k2 = kernel_ms(x, block)
+    print(f"SCAN_BLOCK={block:5d}  cuda {ms:7.3f} ms ({x.nbytes / ms / 1e6:6.0f} GB/s; kernels "
+          f"lane_sums {k1:.3f} + lane_scan {k2:.3f} ms)  cpu(16 cores) {cpu_ms:7.1f} ms  "
+          f"bitwise={'yes' if ok else 'NO'}")

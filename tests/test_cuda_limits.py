@@ -5,6 +5,8 @@ runs on test-sized data and must equal the one-shot result bit for bit; the
 out-of-memory tests fill the device for real. The size tests need ~40 GiB of GPU
 memory and skip on smaller devices.
 """
+import gc
+
 import numpy as np
 import pytest
 
@@ -151,6 +153,11 @@ def full_device():
     pool = cp.get_default_memory_pool()
 
     def fill(leave):
+        # Tables cached by earlier calls would be evicted, and their blocks reused, once a
+        # call adds its own: start from no cached tables so that the device is really full.
+        cb._value_table.cache_clear()
+        cb._device_table.cache_clear()
+        gc.collect()
         pool.free_all_blocks()
         pool.set_limit(size=pool.total_bytes() + max(1, leave))  # 0 would mean no limit
 

@@ -6,6 +6,7 @@ to hotbin's documented differences: int64 counts, sums that never wrap). Where
 NumPy refuses, hotbin must refuse with a ValueError or TypeError. The CLI must
 answer 0, or 1 with one line on stderr. Findings are kept as ``@example``s.
 """
+import os
 import warnings
 
 import numpy as np
@@ -17,7 +18,10 @@ import hotbin
 from hotbin.backend import to_host
 from hotbin.cli import main
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+# CI replays the same examples every run (derandomize); HOTBIN_FUZZ_EXAMPLES=5000 explores afresh.
+_EXPLORE = int(os.environ.get("HOTBIN_FUZZ_EXAMPLES", "0"))
+SETTINGS = settings(max_examples=_EXPLORE or 150, derandomize=not _EXPLORE, deadline=None,
+                    suppress_health_check=list(HealthCheck))
 
 arrays = st.one_of(
     st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=20).map(np.array),
@@ -65,29 +69,40 @@ def _same(got, want):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
 
 
-def _refused_by_design(data, weights=None):
-    """hotbin's documented refusals where NumPy answers (DESIGN.md §4): object values
-    (and None, which NumPy turns into one) are a TypeError; weights of another shape
-    than the values are a ValueError even when both are empty."""
+def _nan_edges(bins) -> bool:
+    try:
+        e = np.asarray(bins, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return e.ndim >= 1 and bool(np.isnan(e).any())
+
+
+def _refused_by_design(data, weights=None, bins=None):
+    """hotbin's documented refusals where NumPy answers (DESIGN.md §4, issue #13): object
+    and complex values (and None, which NumPy turns into an object array) are a
+    TypeError, and so are strings; weights of another shape than the values, and NaN among explicit edges,
+    are a ValueError (NumPy lets both through when there is no data to count)."""
     arrays = [np.asarray(d) for d in data]
-    if any(a.dtype == object for a in arrays):
+    if any(a.dtype.kind in "OcUSV" for a in arrays):
         return TypeError
     if weights is not None and any(np.shape(weights) != a.shape for a in arrays):
+        return ValueError
+    if bins is not None and not isinstance(bins, str) and _nan_edges(bins):
         return ValueError
     return None
 
 
-def _agree(hot, ref, data=(), weights=None):
+def _agree(hot, ref, data=(), weights=None, bins=None):
     """``hot()`` answers as ``ref()`` (NumPy) does, or refuses clearly where NumPy refuses
-    (or where hotbin refuses by design: :func:`_refused_by_design` of ``data``, ``weights``)."""
+    (or where hotbin refuses by design: :func:`_refused_by_design`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NumPy warns on density of nothing; so may hotbin
         want, refused = _numpy(ref)
-        if refused is not None:
-            with pytest.raises(CLEAR):
+        if refused is not None:  # refused clearly, or as NumPy (inputs hotbin hands to NumPy)
+            with pytest.raises(CLEAR + (type(refused),)):
                 hot()
             return
-        by_design = _refused_by_design(data, weights)
+        by_design = _refused_by_design(data, weights, bins)
         if by_design is not None:
             try:
                 got = hot()
@@ -101,16 +116,20 @@ def _agree(hot, ref, data=(), weights=None):
 @SETTINGS
 @given(a=arrays, b=bins, r=ranges, w=arrays, density=st.booleans())
 @example(a=None, b=0, r=None, w=None, density=False)  # finding: an AttributeError (fixed)
+@example(a=np.array([0j]), b=1, r=None, w=np.array([0.]), density=False)  # complex: refused by design
+@example(a=np.array([]), b=[np.nan], r=None, w=None, density=False)  # NaN edge: refused by design
+@example(a=np.array([]), b=1, r=None, w=np.array([], object), density=True)  # NumPy's own error
 def test_histogram_arguments(a, b, r, w, density):
     _agree(lambda: hotbin.histogram(a, b, r, density, w),
-           lambda: np.histogram(a, b, r, density, w), [a], w)
+           lambda: np.histogram(a, b, r, density, w), [a], w, b)
 
 
 @SETTINGS
 @given(x=arrays, y=arrays, b=bins, w=arrays)
+@example(x=np.zeros(2), y=np.array(["", ""]), b=[0.0, 0.0, 0.0], w=np.zeros(2))  # strings: refused
 def test_2d_arguments(x, y, b, w):
     _agree(lambda: hotbin.histogram2d(x, y, b, weights=w),
-           lambda: np.histogram2d(x, y, b, weights=w), [x, y], w)
+           lambda: np.histogram2d(x, y, b, weights=w), [x, y], w, b)
 
 
 @SETTINGS

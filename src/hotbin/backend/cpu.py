@@ -38,10 +38,10 @@ LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 #: values per block of every scan's fixed association order (:func:`cumsum`), on every
 #: backend: float results depend on neither the thread count nor the device; lanes up
 #: to this long equal NumPy's sequential scan. A GPU adds each block in one thread:
-#: benchmarks/scan_block_sweep.py, H200, 2^28 float32, hotbin.cumsum (2026-11-30):
-#: 256 / 1024 / 4096 / 16384 -> 5.41 / 3.10 / 4.08 / 14.3 ms (cpu backend on the
-#: device's 16 cores 58 ms at 1024; CUB's reassociating scan 0.70 ms)
-SCAN_BLOCK = 1 << 10
+#: benchmarks/scan_block_sweep.py, H200, 2^28 float32, hotbin.cumsum (2026-11-30, tiled
+#: lane kernels): 512 / 1024 / 2048 / 4096 -> 4.09 / 3.40 / 2.81 / 4.12 ms (kernels
+#: 1.62 / 2.01 / 2.04 / 3.68 ms; shorter blocks cost host chaining, longer ones threads)
+SCAN_BLOCK = 1 << 11
 
 _KERNEL_DATA = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.int32,
                                       np.uint32, np.int64, np.uint64, np.float32, np.float64)}

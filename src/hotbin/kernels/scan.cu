@@ -235,13 +235,14 @@ template <class A, bool SCAN>
 __device__ __forceinline__ void lane_tiles(const A* __restrict__ x, i64 m, i64 nblk, i64 block,
                                            i64 units, const A* __restrict__ offs,
                                            A* __restrict__ res) {
-    constexpr int W = 128 / sizeof(A);
+    constexpr int W = 128 / sizeof(A);   // values per line
+    constexpr int R = 32 / W;            // units whose lines one warp-wide access covers
     __shared__ A tiles[LANE_WARPS][32][W + 1];
-    A (*tile)[W + 1] = tiles[threadIdx.x >> 5];
-    const int lane = threadIdx.x & 31;
+    __shared__ i64 starts[LANE_WARPS][32], counts[LANE_WARPS][32];
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    A (*tile)[W + 1] = tiles[w];
     const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
-    for (i64 u0 = ((i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32; u0 < units;
-         u0 += warps * 32) {
+    for (i64 u0 = ((i64)blockIdx.x * (blockDim.x >> 5) + w) * 32; u0 < units; u0 += warps * 32) {
         const i64 u = u0 + lane;
         i64 cnt = 0, base = 0;
         if (u < units) {
@@ -249,32 +250,40 @@ __device__ __forceinline__ void lane_tiles(const A* __restrict__ x, i64 m, i64 n
             base = (u / nblk) * m + lo;
             cnt = m - lo < block ? m - lo : block;
         }
+        starts[w][lane] = base;
+        counts[w][lane] = cnt;
         i64 lim = cnt;  // the warp's longest block
         for (int o = 16; o; o >>= 1) lim = max(lim, __shfl_xor_sync(FULL_MASK, lim, o));
+        __syncwarp();
         A s = SCAN ? (u < units ? offs[u] : (A)0) : (A)-0.0;
+        const int k = lane % W, r = lane / W;
         for (i64 c = 0; c < lim; c += W) {
-            for (int e = lane; e < 32 * W; e += 32) {  // line j / W of unit j, value k
-                const int j = e / W, k = e % W;
-                const i64 cj = __shfl_sync(FULL_MASK, cnt, j), bj = __shfl_sync(FULL_MASK, base, j);
-                if (c + k < cj) tile[j][k] = x[bj + c + k];
-            }
+#pragma unroll
+            for (int j = r; j < 32; j += R)  // line c / W of unit j: lane k of it
+                if (c + k < counts[w][j]) tile[j][k] = x[starts[w][j] + c + k];
             __syncwarp();
-            const i64 take = cnt - c < W ? cnt - c : W;
-            for (int k = 0; k < take; ++k) {
-                s = s + tile[lane][k];
-                if (SCAN) tile[lane][k] = s;
+            if (cnt - c >= W) {  // a whole line: unrolled, so the shared loads overlap
+#pragma unroll
+                for (int q = 0; q < W; ++q) {
+                    s = s + tile[lane][q];
+                    if (SCAN) tile[lane][q] = s;
+                }
+            } else {
+                for (int q = 0; q < cnt - c; ++q) {
+                    s = s + tile[lane][q];
+                    if (SCAN) tile[lane][q] = s;
+                }
             }
             __syncwarp();
             if (SCAN) {
-                for (int e = lane; e < 32 * W; e += 32) {
-                    const int j = e / W, k = e % W;
-                    const i64 cj = __shfl_sync(FULL_MASK, cnt, j), bj = __shfl_sync(FULL_MASK, base, j);
-                    if (c + k < cj) res[bj + c + k] = tile[j][k];
-                }
+#pragma unroll
+                for (int j = r; j < 32; j += R)
+                    if (c + k < counts[w][j]) res[starts[w][j] + c + k] = tile[j][k];
                 __syncwarp();
             }
         }
         if (!SCAN && u < units) res[u] = s;
+        __syncwarp();  // starts/counts are rewritten by the next round
     }
 }
 

@@ -9,7 +9,7 @@
 // additive identity, so the first block is NumPy's sequential scan bit for bit.
 
 override WG: u32 = 64u;
-override BLOCK: u32 = 1024u;  // set from hotbin.backend.cpu.SCAN_BLOCK
+override BLOCK: u32 = 2048u;  // set from hotbin.backend.cpu.SCAN_BLOCK
 // Loops step UNROLL values at a time: lavapipe (llvmpipe) ends a loop after 65535 iterations
 // in all (per invocation, nested loops included), so a block is at most 65535 * UNROLL values.
 const UNROLL: u32 = 16u;
