@@ -72,6 +72,18 @@ def anchors_1d(a, bins, rng_):
     return out
 
 
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="smaller inputs, fewer repeats")
@@ -125,7 +137,7 @@ def main(argv=None):
         row(work, "hotbin cpu", ours, x.nbytes)
         row(work, "numpy.cumsum", timeit(lambda: np.cumsum(x), repeat), x.nbytes, ours)
 
-    head = (f"CPU suite, {datetime.date.today()}, {platform.processor() or platform.machine()}, "
+    head = (f"CPU suite, {datetime.date.today()}, {cpu_model()}, "
             f"{os.cpu_count()} cores, numba threads {numba.get_num_threads()}, numpy {np.__version__}; "
             f"measured parallel read bandwidth {bw / 1e9:.1f} GB/s")
     lines = [head, "", "| work | implementation | time (ms) | GB/s of input | hotbin speed-up |",

@@ -485,7 +485,10 @@ def cell_rule(n: int, lo, hi, name: str, closed: bool = False) -> BinRule:
     """
     n = positive_int(n, name)
     lo, hi = float(lo), float(hi)
-    edges = np.linspace(lo, hi, n + 1)
+    with np.errstate(over="ignore"):  # n * step may round past the largest float; linspace sets hi
+        edges = np.linspace(lo, hi, n + 1)
+    if not np.isfinite(edges).all():
+        raise ValueError(f"{name}: [{lo}, {hi}] is too wide to divide into {n} cells")
     cmp = edges.copy()
     if not closed:
         cmp[-1] = np.nextafter(hi, -np.inf)  # closed at the float just below hi == open at hi
