@@ -234,3 +234,28 @@ def test_heatmap_int_weights_never_wrap(backend):
     with pytest.raises(OverflowError, match=r"bin \(0, 0\)"):
         hotbin.heatmap(x[:2], x[:2], w[:2], width=2, height=2, x_range=(0, 1), y_range=(0, 1),
                        backend=backend)
+
+
+# --- the same promises on the Dask path --------------------------------------------------------
+
+def test_dask_integer_range_and_weights_are_exact():
+    """Dask blocks fix the integer range's end bins and sum integer weights exactly, and the
+    tree merges integer partial sums without wrapping (they used to wrap to -2**63). A block
+    whose own sum does not fit in int64 raises OverflowError, as a whole array would."""
+    da = pytest.importorskip("dask.array")
+    a = np.array([START - 1, START, START + 1, END - 1, END, END + 1] * 3, np.int64)
+    w = np.arange(1, a.size + 1, dtype=np.int64) * 7
+    h = hotbin.histogram(da.from_array(a, chunks=4), 10, (START, END),
+                         weights=da.from_array(w, chunks=4))[0].compute()
+    np.testing.assert_array_equal(h, np.histogram(a, 10, (START, END), weights=w)[0])
+
+    x = np.array([0.1, 0.1, 0.1, 0.9, 0.9])
+    big = np.array([2**62, 2**62, -(2**62), 2**63 - 1, 0], np.int64)  # fits; partials wrap
+    got = hotbin.histogram(da.from_array(x, chunks=1), 2, (0, 1), weights=da.from_array(big, chunks=1))[0]
+    assert got.compute().tolist() == [2**62, 2**63 - 1]
+    H = hotbin.histogram2d(da.from_array(x, chunks=1), da.from_array(x, chunks=1), 2, [(0, 1), (0, 1)],
+                           weights=da.from_array(big, chunks=1))[0]
+    assert H.compute().tolist() == [[2**62, 0], [0, 2**63 - 1]]
+    over = da.from_array(np.array([2**62, 2**62], np.int64), chunks=1)  # each block fits, the total not
+    with pytest.raises(OverflowError, match="bin 1"):
+        hotbin.histogram(da.from_array(np.array([0.6, 0.6]), chunks=1), 2, (0, 1), weights=over)[0].compute()

@@ -26,7 +26,8 @@ import numpy as np
 from . import backend as _backends
 from . import distributed as _dask
 from . import fixedpoint
-from .binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules, index_rule
+from .binning import (check_data, exact_counts, histogram2d_rules, histogram_rule, histogramdd_rules,
+                      index_rule)
 from .numpy_compat import no_edges, numpy_only, numpy_result
 from .sums import weighted
 
@@ -76,21 +77,7 @@ def _points(be, x, y, weights):
 
 def _hist1d(be, x, rule, w, s):
     """``be.histogram(x, rule, w, s)``, made exact for rules with :attr:`BinRule.exact`."""
-    return _exact(rule, be.histogram(x, rule, w, s), lambda sub: be.histogram(x, sub, w, s))
-
-
-def _exact(rule, out, run):
-    """``out`` (bins on the last axis) with the bins fixed that the kernels' float64
-    range test gets wrong under ``rule``: ``run(sub)`` counts under the integer rule of
-    :attr:`BinRule.exact_bins` (one more pass over the data, only for such rules)."""
-    fix = rule.exact_bins
-    if fix is None:
-        return out
-    pairs, sub = fix
-    part = None if sub is None else run(sub)
-    for b, k in pairs:
-        out[..., b] = 0 if k is None else part[..., k]
-    return out
+    return exact_counts(rule, be.histogram(x, rule, w, s), lambda sub: be.histogram(x, sub, w, s))
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=None,
@@ -177,7 +164,7 @@ def _per_slice(be, x, rule, axis):
     memmap is never copied whole.
     """
     rows = _moveaxis(x, axis)
-    parts = [_exact(rule, _rows(be, v, rule), lambda sub: _rows(be, v, sub))
+    parts = [exact_counts(rule, _rows(be, v, rule), lambda sub: _rows(be, v, sub))
              for v in _slabs(rows, SLAB_BYTES)]
     if len(parts) == 1:
         out = parts[0]

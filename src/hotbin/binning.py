@@ -33,8 +33,8 @@ import numpy as np
 
 from .backend import to_host
 
-__all__ = ["BinRule", "histogram_rule", "histogram2d_rules", "histogramdd_rules", "index_rule", "cell_rule",
-           "check_data", "positive_int"]
+__all__ = ["BinRule", "exact_counts", "histogram_rule", "histogram2d_rules", "histogramdd_rules",
+           "index_rule", "cell_rule", "check_data", "positive_int"]
 
 # Comparison dtypes that kernels implement. Narrower types are widened exactly.
 _KERNEL_CMP = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64)}
@@ -198,6 +198,24 @@ class BinRule:
             out &= (v >= self.exact[0]) & (v <= self.exact[1])
         i[~out] = -1
         return i
+
+
+def exact_counts(rule: BinRule, out, run):
+    """``out`` (bins on the last axis) with the bins fixed that the kernels' float64
+    range test gets wrong under ``rule``: ``run(sub)`` counts under the integer rule of
+    :attr:`BinRule.exact_bins` (one more pass over the data, only for such rules).
+
+    Linear in the data, so partial counts of pieces (threads, Dask blocks) fixed this
+    way add up to the fixed count of the whole.
+    """
+    fix = rule.exact_bins
+    if fix is None:
+        return out
+    pairs, sub = fix
+    part = None if sub is None else run(sub)
+    for b, k in pairs:
+        out[..., b] = 0 if k is None else part[..., k]
+    return out
 
 
 def check_data(a: np.ndarray, name: str = "a") -> np.ndarray:

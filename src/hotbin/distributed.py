@@ -41,7 +41,8 @@ import numpy as np
 
 from . import backend as _backends
 from . import fixedpoint
-from .binning import cell_rule, check_data, histogram2d_rules, histogram_rule
+from .sums import fits_int64, weighted
+from .binning import cell_rule, check_data, exact_counts, histogram2d_rules, histogram_rule
 from .ranges import check_cells, check_clip, check_closed, data_range, given_range, percentile_ranges
 
 __all__ = ["is_dask", "histogram", "histogram2d", "bincount", "heatmap", "luminance_histogram"]
@@ -159,6 +160,13 @@ def _keep(x, axis=None, keepdims=True):
 
 def _sum(x, axis=None, keepdims=False):
     return x.sum(axis=axis, keepdims=keepdims)
+
+
+def _sum_exact(x, axis=None, keepdims=False):
+    """Integer sums merged exactly (Python integers, on the host): int64, or an
+    OverflowError naming the bin whose total does not fit, never a wrapped sum."""
+    total = np.asarray(_backends.to_host(x)).astype(object).sum(axis=axis, keepdims=keepdims)
+    return fits_int64(np.asarray(total))
 
 
 def _merge_words(x, axis=None, keepdims=False):
@@ -298,6 +306,12 @@ def _sum_dtype(w):
     return np.dtype(np.int64) if w is None or w.dtype.kind in "biu" else np.dtype(np.float64)
 
 
+def _sum_merge(w):
+    """How partial sums of weights ``w`` merge: integer weights exactly (their int64 sums
+    could wrap), everything else by addition."""
+    return _sum_exact if w is not None and w.dtype.kind in "iu" else _sum
+
+
 # --- histogram --------------------------------------------------------------------------------
 
 def _hist_block(x, w=None, *, rule, scale, backend, ndim):
@@ -308,7 +322,11 @@ def _hist_block(x, w=None, *, rule, scale, backend, ndim):
         wa = be.asarray(w)
         if tuple(wa.shape) != tuple(xa.shape):
             raise ValueError("weights should have the same shape as a.")
-    return _block(be.histogram(xa, rule, wa, scale), ndim)
+    def count(ww, s):  # exact integer ranges, as in memory
+        return exact_counts(rule, be.histogram(xa, rule, ww, s), lambda sub: be.histogram(xa, sub, ww, s))
+
+    # integer weights: a block's sums exact or an OverflowError, as in memory
+    return _block(count(wa, scale) if scale is not None else weighted(count, be, wa, False), ndim)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=None,
@@ -324,7 +342,9 @@ def histogram(a, bins=10, range=None, weights=None, density=False, *, backend=No
     ``deterministic=True``: float weights summed in fixed point with the scale of
     the global ``max |w|`` and count (one more pass now): bitwise identical to the
     in-memory result for any chunking. ``split_every``: partials merged per tree
-    node (dask's default when None).
+    node (dask's default when None). Integer weights never wrap: each block's sums
+    are exact (an ``OverflowError`` naming the bin if one does not fit in int64)
+    and the tree merges them exactly (the same error if a total does not fit).
     """
     rule, _, w, name, run = _histogram_plan(a, bins, range, weights, backend, split_every)
     hist = _weighted(run, w, name, deterministic, split_every)
@@ -347,7 +367,8 @@ def _histogram_plan(a, bins, range, weights, backend, split_every):
         fn = functools.partial(_hist_block, rule=rule, scale=s, backend=name, ndim=x.ndim)
         if s is not None:
             return _tree(fn, [x, ww], (2, nb), np.int64, _merge_words, split_every)
-        return _tree(fn, [x] if ww is None else [x, ww], (nb,), _sum_dtype(ww), _sum, split_every)
+        return _tree(fn, [x] if ww is None else [x, ww], (nb,), _sum_dtype(ww), _sum_merge(ww),
+                     split_every)
 
     return rule, x, w, name, run
 
@@ -364,7 +385,10 @@ def _hist2d_block(x, y, w=None, *, rules, scale, backend):
         wa = be.asarray(w)
         if tuple(wa.shape) != tuple(xa.shape):
             raise ValueError("weights should have the same shape as a.")
-    return _block(be.histogram2d(xa, ya, *rules, wa, scale)[0], 1)
+    def count(ww, s):
+        return be.histogram2d(xa, ya, *rules, ww, s)[0]
+
+    return _block(count(wa, scale) if scale is not None else weighted(count, be, wa, False), 1)
 
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=False, *, backend=None,
@@ -400,7 +424,7 @@ def _histogram2d_plan(x, y, bins, range, weights, backend, split_every):
         arrays = [xa, ya] if ww is None else [xa, ya, ww]
         if s is not None:
             return _tree(fn, arrays, (2, *shape), np.int64, _merge_words, split_every)
-        return _tree(fn, arrays, shape, _sum_dtype(ww), _sum, split_every)
+        return _tree(fn, arrays, shape, _sum_dtype(ww), _sum_merge(ww), split_every)
 
     return rx, ry, w, name, run
 

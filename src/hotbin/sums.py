@@ -13,7 +13,7 @@ import numpy as np
 from . import backend as _backends
 from . import fixedpoint
 
-__all__ = ["weighted"]
+__all__ = ["weighted", "fits_int64"]
 
 
 def _scale(be, w, deterministic):
@@ -83,6 +83,12 @@ def _exact_int_sums(compute, w):
         p = p.view(np.int64) if p.dtype == np.uint64 else p.astype(np.int64, copy=False)
         part = _backends.to_host(compute(p, None))
         total = total + part.astype(object) * (1 << (k * j))
+    return fits_int64(total)
+
+
+def fits_int64(total: np.ndarray) -> np.ndarray:
+    """Exact integer sums (an object array of Python ints) as int64, or an OverflowError
+    naming the first bin whose sum does not fit."""
     bad = np.flatnonzero((total < -_I64) | (total >= _I64))
     if bad.size:
         b = np.unravel_index(bad[0], total.shape)
