@@ -259,3 +259,15 @@ def test_dask_integer_range_and_weights_are_exact():
     over = da.from_array(np.array([2**62, 2**62], np.int64), chunks=1)  # each block fits, the total not
     with pytest.raises(OverflowError, match="bin 1"):
         hotbin.histogram(da.from_array(np.array([0.6, 0.6]), chunks=1), 2, (0, 1), weights=over)[0].compute()
+
+
+def test_dask_heatmap_int_weights_never_wrap():
+    da = pytest.importorskip("dask.array")
+    x = np.array([0.1, 0.1, 0.1, 0.9])
+    w = np.array([2**62, 2**62, -(2**62), 5], np.int64)  # the block sums fit; int64 partials wrap
+    hm = hotbin.heatmap(da.from_array(x, chunks=1), da.from_array(x, chunks=1), da.from_array(w, chunks=1),
+                        width=2, height=2, x_range=(0, 1), y_range=(0, 1))
+    assert np.asarray(hm.counts).tolist() == [[2.0**62, 0], [0, 5]]
+    with pytest.raises(OverflowError, match="bin 0"):
+        hotbin.heatmap(da.from_array(x[:2], chunks=1), da.from_array(x[:2], chunks=1),
+                       da.from_array(w[:2], chunks=1), width=2, height=2, x_range=(0, 1), y_range=(0, 1))

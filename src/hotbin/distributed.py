@@ -509,7 +509,10 @@ def _heatmap_block(x, y, w=None, *, rules, scale, backend):
     wa = be.asarray(w)
     if wa.shape != xa.shape:
         raise ValueError(f"weights: expected one weight per point ({xa.shape[0]}), got {wa.shape[0]}")
-    grid, _ = be.histogram2d(ya, xa, *rules, wa, scale)
+    if scale is None:  # integer weights: exact, or an OverflowError naming the cell
+        grid = weighted(lambda ww, s: be.histogram2d(ya, xa, *rules, ww, s)[0], be, wa, False)
+    else:
+        grid, _ = be.histogram2d(ya, xa, *rules, wa, scale)
     if scale is None:
         xp = _xp(grid)
         tail = xp.asarray([kept, xa.shape[0]], grid.dtype)
@@ -586,7 +589,7 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
         words = _tree(fn, arrays, (2, nout + 2), np.int64, _merge_words, split_every).compute()
         grid, packed = fixedpoint.combine(words[:, :ncell], s), words[0]
     else:
-        packed = _tree(fn, arrays, (nout + 2,), _sum_dtype(w), _sum, split_every).compute()
+        packed = _tree(fn, arrays, (nout + 2,), _sum_dtype(w), _sum_merge(w), split_every).compute()
         grid = packed[:ncell]
     kept, n = packed[nout:]
     points = None
