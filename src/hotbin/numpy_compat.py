@@ -52,10 +52,15 @@ def no_edges(bins) -> bool:
 def numpy_result(fn, *args, counts=False):
     """NumPy's own ``fn(*args)``, for :func:`numpy_only` inputs.
 
-    NumPy's IndexError for empty edges becomes a ValueError naming ``bins``. With
+    The last argument is always the weights: bool weights are handed over as int64,
+    since hotbin sums them as integers (NumPy would add in bool and fail). NumPy's
+    IndexError for empty edges becomes a ValueError naming ``bins``. With
     ``counts`` (2-D and D-dimensional histograms, whose last two arguments are
     ``density, weights``) unweighted counts come back int64, as hotbin's.
     """
+    w = args[-1]
+    if isinstance(w, np.ndarray) and w.dtype == np.bool_:
+        args = (*args[:-1], w.astype(np.int64))
     try:
         out = fn(*args)
     except IndexError as exc:
