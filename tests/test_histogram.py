@@ -376,7 +376,7 @@ def test_histogramdd_edges_chunks_and_determinism(backend, monkeypatch, rng):
     H = check_dd(backend, s, 4, [(0, 1)] * 3)
     assert H.sum() == len(s) - 3 and H[-1, -1, -1] >= 1
     ref = to_numpy(hotbin.histogramdd(s, 4, [(0, 1)] * 3, weights=w, deterministic=True, backend=backend)[0])
-    monkeypatch.setattr(hotbin.api, "_CODE_CHUNK", 7)
+    monkeypatch.setattr(hotbin.grid, "CODE_CHUNK", 7)
     check_dd(backend, s, [4, e, 3], [(0, 1), None, (-1, 2)])
     p = rng.permutation(len(s))
     got = to_numpy(hotbin.histogramdd(s[p], 4, [(0, 1)] * 3, weights=w[p], deterministic=True,

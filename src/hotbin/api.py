@@ -15,9 +15,6 @@ get NumPy's own result (:func:`hotbin.numpy_compat.numpy_only`).
 """
 from __future__ import annotations
 
-import builtins
-import importlib
-import math
 import operator
 import warnings
 
@@ -25,18 +22,14 @@ import numpy as np
 
 from . import backend as _backends
 from . import distributed as _dask
-from . import fixedpoint
-from .binning import (check_data, exact_counts, histogram2d_rules, histogram_rule, histogramdd_rules,
-                      index_rule)
+from .binning import check_data, exact_counts, histogram2d_rules, histogram_rule, histogramdd_rules
+from .batch import check_axis, per_slice
+from .grid import columns, grid
 from .numpy_compat import no_edges, numpy_only, numpy_result
 from .sums import weighted
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "cumsum",
            "backends"]
-
-# Rows of a D >= 3 sample turned into cell numbers at a time on the host (D + 2 int64 temporaries each).
-_CODE_CHUNK = 1 << 20
-
 
 def backends() -> list[str]:
     """Names of the backends usable on this machine (``"cpu"`` always first)."""
@@ -135,84 +128,20 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     be = _backends.select(backend, a, weights)
     x, w = _values(be, a, weights)
     if axis is not None:
-        axis = _axis(axis, x.ndim)
+        axis = check_axis(axis, x.ndim)
         if w is not None:
             raise ValueError("weights: not supported with axis (one histogram per slice counts only)")
     rule = histogram_rule(x, bins, range, minmax=be.minmax, weights=w)
     if axis is None:
         hist = weighted(lambda ww, s: _hist1d(be, x, rule, ww, s), be, w, deterministic)
     else:
-        hist = _per_slice(be, x, rule, axis)
+        hist = per_slice(be, x, rule, axis)
     hist = be.to_output(hist, like=a)
     edges = be.to_output(rule.edges.copy(), like=a)
     if density:
         widths = be.to_output(np.diff(rule.edges).astype(float), like=a)
         hist = hist / widths / (hist.sum() if axis is None else hist.sum(axis=-1, keepdims=True))
     return hist, edges
-
-
-#: input bytes per backend call of a batch (``axis=``): slices are gathered (and
-#: copied, when strided) a slab at a time, so memory stays bounded
-SLAB_BYTES = 1 << 23
-
-
-def _per_slice(be, x, rule, axis):
-    """One histogram per 1-D slice of ``x`` along ``axis`` (validated): shape ``(..., nbins)``.
-
-    The slices go to the backend a slab of :data:`SLAB_BYTES` at a time (a slice
-    longer than that alone, as a strided 1-D view), so a transposed input or a
-    memmap is never copied whole.
-    """
-    rows = _moveaxis(x, axis)
-    parts = [exact_counts(rule, _rows(be, v, rule), lambda sub: _rows(be, v, sub))
-             for v in _slabs(rows, SLAB_BYTES)]
-    if len(parts) == 1:
-        out = parts[0]
-    else:
-        xp = np if isinstance(parts[0], np.ndarray) else importlib.import_module("cupy")
-        out = xp.concatenate(parts)
-    return out.reshape(tuple(rows.shape[:-1]) + (rule.nbins,))
-
-
-def _slabs(rows, limit):
-    """Views of ``rows`` (slices on the last axis) covering them in C order: each of at
-    most ``limit`` bytes, or a single slice."""
-    if rows.ndim == 1 or rows.nbytes <= limit:
-        yield rows
-    elif rows[0].nbytes <= limit:
-        k = limit // max(rows[0].nbytes, 1)
-        for i in builtins.range(0, rows.shape[0], k):
-            yield rows[i:i + k]
-    else:
-        for i in builtins.range(rows.shape[0]):
-            yield from _slabs(rows[i], limit)
-
-
-def _rows(be, v, rule):
-    """``(slices, nbins)`` counts of the slices of the view ``v`` (see :func:`_slabs`)."""
-    if v.ndim == 1:
-        return be.histogram(v, rule).reshape(1, rule.nbins)
-    v = v.reshape(math.prod(v.shape[:-1]), v.shape[-1])
-    if hasattr(be, "histogram_rows"):
-        return be.histogram_rows(v, rule)
-    if v.shape[0] == 0:
-        return np.zeros((0, rule.nbins), np.int64)
-    return np.stack([_backends.to_host(be.histogram(r, rule)) for r in v])
-
-
-def _axis(axis, ndim):
-    try:
-        k = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"axis: expected an integer, got {axis!r}") from None
-    if not -ndim <= k < ndim:
-        raise ValueError(f"axis: {axis} is out of bounds for an array of {ndim} dimensions")
-    return k % ndim
-
-
-def _moveaxis(x, axis):
-    """``x`` with ``axis`` last (a transposed view: NumPy and CuPy arrays alike)."""
-    return x.transpose([k for k in builtins.range(x.ndim) if k != axis] + [axis])
 
 
 def histogram2d(x, y, bins=10, range=None, density=None, weights=None, *, backend=None,
@@ -258,7 +187,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None, *, backen
     be = _backends.select(backend, x, y, weights)
     xa, ya, w = _points(be, x, y, weights)
     rules = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
-    H = _grid(be, [xa, ya], rules, w, density, deterministic, like=x)
+    H = grid(be, [xa, ya], rules, w, density, deterministic, like=x)
     return (H, *(be.to_output(r.edges, like=x) for r in rules))
 
 
@@ -314,10 +243,10 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, back
         raise TypeError("sample: dask input is not supported by histogramdd; "
                         "use hotbin.histogram or hotbin.histogram2d")
     be = _backends.select(backend, weights, *parts)
-    cols = _columns(be, sample)
+    cols = columns(be, sample)
     w = _weights(be, weights, cols[0].shape)
     rules = histogramdd_rules(cols, bins, range, minmax=be.minmax)
-    H = _grid(be, cols, rules, w, density, deterministic, like=parts[0])
+    H = grid(be, cols, rules, w, density, deterministic, like=parts[0])
     return H, [be.to_output(r.edges, like=parts[0]) for r in rules]
 
 
@@ -349,88 +278,6 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None, *, backend=None):
     x, w = _values(be, a, weights)
     return be.to_output(histogram_rule(x, bins, range, minmax=be.minmax, weights=w).edges.copy(),
                         like=a)
-
-
-def _columns(be, sample):
-    """The D coordinate arrays (backend arrays, 1-D, one length) of a histogramdd ``sample``.
-
-    As NumPy: a 2-D array's columns; a sequence of 1-D arrays; else one dimension.
-    """
-    shape = getattr(sample, "shape", None)
-    if shape is not None and len(shape) == 2:
-        s = be.asarray(sample)
-        cols = [s[:, i] for i in builtins.range(s.shape[1])]
-    elif isinstance(sample, (list, tuple)) and sample and all(np.ndim(c) == 1 for c in sample):
-        cols = [be.asarray(c) for c in sample]
-        if len({c.shape[0] for c in cols}) > 1:
-            raise ValueError("sample: the coordinate arrays must have the same length")
-    else:
-        s = be.asarray(sample)
-        if s.ndim > 1:
-            raise ValueError(f"sample: expected an (N, D) array or D 1-D arrays, got {s.ndim} dimensions")
-        cols = [s.reshape(-1)]
-    if not cols:
-        raise ValueError("sample: needs at least one dimension (D >= 1)")
-    return [check_data(c, f"sample[{i}]") for i, c in enumerate(cols)]
-
-
-def _grid(be, cols, rules, w, density, deterministic, like):
-    """The histogram of the points ``cols`` under one rule per axis, as ``like``'s array type.
-
-    Counts (or sums) from the backend's 1-D or 2-D kernel, or :func:`_coded` for
-    D >= 3; ``density`` divides by each axis's widths in turn, then by the total,
-    in NumPy's order (so the same floats).
-    """
-    d = len(cols)
-    if d == 1:
-        run = lambda ww, s: be.histogram(cols[0], rules[0], ww, s)  # noqa: E731
-    elif d == 2:
-        run = lambda ww, s: be.histogram2d(cols[0], cols[1], *rules, ww, s)[0]  # noqa: E731
-    else:
-        run = lambda ww, s: _coded(be, cols, rules, ww, s)  # noqa: E731
-    H = be.to_output(weighted(run, be, w, deterministic), like=like)
-    H = H.reshape(tuple(r.nbins for r in rules))
-    if density:
-        total = H.sum()
-        for i, r in enumerate(rules):
-            shape = [1] * d
-            shape[i] = r.nbins
-            H = H / be.to_output(np.diff(r.edges).reshape(shape), like=like)
-        H /= total
-    return H
-
-
-def _coded(be, cols, rules, w, scale):
-    """Counts (sums, fixed-point words) of D >= 3 axes over the flat C-order cells.
-
-    Each axis's bin comes from :meth:`BinRule.index` on the host, ``_CODE_CHUNK``
-    points at a time; a point outside any axis gets code -1. The codes are counted
-    by the backend's 1-D histogram under :func:`hotbin.binning.index_rule`, and the
-    chunks' partials added (fixed-point words merged exactly).
-    """
-    cells = math.prod(r.nbins for r in rules)
-    if cells > np.iinfo(np.intp).max:
-        raise ValueError(f"bins: {cells} cells are more than an array can hold")
-    rule = index_rule(cells)
-    n = int(cols[0].shape[0])
-    out = None
-    for lo in builtins.range(0, max(n, 1), _CODE_CHUNK):
-        hi = min(lo + _CODE_CHUNK, n)
-        code = np.zeros(hi - lo, np.int64)
-        outside = np.zeros(hi - lo, bool)
-        for c, r in zip(cols, rules):
-            i = r.index(_backends.to_host(c[lo:hi]))
-            outside |= i < 0
-            code = code * r.nbins + i
-        code[outside] = -1
-        part = be.histogram(be.asarray(code), rule, None if w is None else w[lo:hi], scale)
-        if out is None:
-            out = part
-        elif scale is None:
-            out = out + part
-        else:
-            out = fixedpoint.merge(np.stack([_backends.to_host(out), _backends.to_host(part)]))
-    return out
 
 
 def bincount(x, weights=None, minlength=0, *, backend=None):
