@@ -16,12 +16,12 @@ get NumPy's own result (:func:`hotbin.numpy_compat.numpy_only`).
 from __future__ import annotations
 
 import operator
-import warnings
 
 import numpy as np
 
 from . import backend as _backends
 from . import distributed as _dask
+from . import validate
 from .binning import check_data, exact_counts, histogram2d_rules, histogram_rule, histogramdd_rules
 from .batch import check_axis, per_slice
 from .grid import columns, grid
@@ -34,38 +34,6 @@ __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bi
 def backends() -> list[str]:
     """Names of the backends usable on this machine (``"cpu"`` always first)."""
     return _backends.available()
-
-
-def _weights(be, weights, shape, name="weights"):
-    if weights is None:
-        return None
-    w = be.asarray(weights)
-    if w.dtype.kind not in "biufc":
-        raise TypeError(f"{name}: expected real or complex numbers, got dtype {w.dtype}")
-    if tuple(w.shape) != tuple(shape):
-        raise ValueError("weights should have the same shape as a.")
-    return w.astype(np.int64) if w.dtype == np.bool_ else w
-
-
-def _values(be, a, weights):
-    """Values and weights of a 1-D histogram, checked as NumPy's; bool warns as NumPy does."""
-    x = be.asarray(a)
-    if x.dtype == np.bool_:
-        warnings.warn(f"Converting input from {x.dtype} to {np.uint8} for compatibility.",
-                      RuntimeWarning, stacklevel=3)
-    x = check_data(x, "a")
-    return x, _weights(be, weights, x.shape)
-
-
-def _points(be, x, y, weights):
-    """Coordinates and weights of a 2-D histogram, validated as NumPy's histogram2d does."""
-    xa = check_data(be.asarray(x), "x")
-    ya = check_data(be.asarray(y), "y")
-    if xa.ndim != 1 or ya.ndim != 1:
-        raise ValueError("x and y must be 1-D arrays")
-    if xa.shape[0] != ya.shape[0]:
-        raise ValueError("x and y must have the same length.")
-    return xa, ya, _weights(be, weights, xa.shape)
 
 
 def _hist1d(be, x, rule, w, s):
@@ -126,7 +94,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
         return _dask.histogram(a, bins, range, weights=weights, density=density, backend=backend,
                                deterministic=deterministic)
     be = _backends.select(backend, a, weights)
-    x, w = _values(be, a, weights)
+    x, w = validate.values(be, a, weights)
     if axis is not None:
         axis = check_axis(axis, x.ndim)
         if w is not None:
@@ -185,7 +153,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None, *, backen
         return _dask.histogram2d(x, y, bins, range, weights=weights, density=density, backend=backend,
                                  deterministic=deterministic)
     be = _backends.select(backend, x, y, weights)
-    xa, ya, w = _points(be, x, y, weights)
+    xa, ya, w = validate.points(be, x, y, weights)
     rules = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
     H = grid(be, [xa, ya], rules, w, density, deterministic, like=x)
     return (H, *(be.to_output(r.edges, like=x) for r in rules))
@@ -244,7 +212,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, back
                         "use hotbin.histogram or hotbin.histogram2d")
     be = _backends.select(backend, weights, *parts)
     cols = columns(be, sample)
-    w = _weights(be, weights, cols[0].shape)
+    w = validate.check_weights(be, weights, cols[0].shape)
     rules = histogramdd_rules(cols, bins, range, minmax=be.minmax)
     H = grid(be, cols, rules, w, density, deterministic, like=parts[0])
     return H, [be.to_output(r.edges, like=parts[0]) for r in rules]
@@ -275,7 +243,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None, *, backend=None):
     if numpy_only(a, weights, range, bins):
         return numpy_result(np.histogram_bin_edges, a, bins, range, weights)
     be = _backends.select(backend, a, weights)
-    x, w = _values(be, a, weights)
+    x, w = validate.values(be, a, weights)
     return be.to_output(histogram_rule(x, bins, range, minmax=be.minmax, weights=w).edges.copy(),
                         like=a)
 

@@ -70,7 +70,7 @@ def register(sub):
 
 
 def run(args) -> int:
-    from .ranges import check_cells, check_clip
+    from .ranges import check_cells, check_clip, interval
     from .shade import blur, colormap
 
     t0 = time.perf_counter()
@@ -99,8 +99,8 @@ def run(args) -> int:
     if args.background in ("none", "transparent"):
         args.background = None
     hm.to_png(args.output, how=args.how, cmap=args.cmap, smooth=args.smooth, background=args.background)
-    print(f"ranges: x {_interval(hm.x_range, hm.x_closed)}, y {_interval(hm.y_range, hm.y_closed)}; "
-          f"{hm.dropped:,} of {n:,} points outside (dropped)", file=sys.stderr)
+    xr, yr = interval(hm.x_range, hm.x_closed, ".10g"), interval(hm.y_range, hm.y_closed, ".10g")
+    print(f"ranges: x {xr}, y {yr}; {hm.dropped:,} of {n:,} points outside (dropped)", file=sys.stderr)
     print(f"wrote {args.output}: {hm.width}x{hm.height} cells, {n:,} points of {what}, "
           f"{hm.dropped:,} outside, {time.perf_counter() - t0:.1f} s")
     return 0
@@ -147,10 +147,6 @@ class _Files:
         for i, r in enumerate(self.readers):
             for cols, done in r:
                 yield cols, (i + (done or 0.0)) / k
-
-
-def _interval(r, closed):
-    return f"[{r[0]:.10g}, {r[1]:.10g}{']' if closed else ')'}"
 
 
 def _from_files(args, files, progress):

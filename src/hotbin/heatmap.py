@@ -21,12 +21,12 @@ from . import backend as _backends
 from . import distributed as _dask
 from . import png
 from .binning import cell_rule, check_data
-from .ranges import (MAX_CELLS, auto_extent, check_cells, check_clip, check_closed, data_range,
-                     given_range, percentile_range, percentile_ranges)
+from .ranges import (auto_extent, check_cells, check_clip, check_closed, data_range, given_range,
+                     interval, percentile_range)
 from .sums import weighted
 
 # data_range, check_cells, percentile_ranges and MAX_CELLS are hotbin.ranges', re-exported
-__all__ = ["Heatmap", "heatmap", "data_range", "check_cells", "percentile_ranges", "MAX_CELLS"]
+__all__ = ["Heatmap", "heatmap", "data_range"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,8 +89,8 @@ class Heatmap:
     def __repr__(self) -> str:
         kind = "sums" if self.counts.dtype.kind == "f" else "counts"
         return (f"Heatmap({self.width}x{self.height} {kind}, "
-                f"x_range={_interval(self.x_range, self.x_closed)}, "
-                f"y_range={_interval(self.y_range, self.y_closed)}, dropped={self.dropped})")
+                f"x_range={interval(self.x_range, self.x_closed)}, "
+                f"y_range={interval(self.y_range, self.y_closed)}, dropped={self.dropped})")
 
     def __add__(self, other: Heatmap) -> Heatmap:
         """Merge two partial heatmaps of the same cells (e.g. two chunks of one data set).
@@ -112,8 +112,8 @@ class Heatmap:
                        self.x_closed, self.y_closed, points)
 
     def _cells(self) -> str:
-        return (f"{self.width}x{self.height} over {_interval(self.x_range, self.x_closed)} x "
-                f"{_interval(self.y_range, self.y_closed)}")
+        return (f"{self.width}x{self.height} over {interval(self.x_range, self.x_closed)} x "
+                f"{interval(self.y_range, self.y_closed)}")
 
     def shade(self, how="eq_hist", cmap="inferno", smooth=0.0, span=None, background=None):
         """RGBA image ``(height, width, 4)`` uint8 of the counts; see :func:`hotbin.shade.shade`.
@@ -151,10 +151,6 @@ class Heatmap:
             coords={"y": (ye[:-1] + ye[1:]) / 2, "x": (xe[:-1] + xe[1:]) / 2},
             attrs={"x_range": self.x_range, "y_range": self.y_range, "x_closed": self.x_closed,
                    "y_closed": self.y_closed, "dropped": self.dropped})
-
-
-def _interval(r, closed) -> str:
-    return f"[{r[0]!r}, {r[1]!r}{']' if closed else ')'}"
 
 
 def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=None, clip=None,

@@ -31,8 +31,7 @@ import numpy as np
 
 from . import backend as _backends
 from . import distributed, fixedpoint
-from .api import _points
-from .api import _weights as _check_weights
+from . import validate
 from .binning import BinRule, check_data, histogram2d_rules, histogram_rule
 
 
@@ -195,11 +194,11 @@ def source(data, weights, bins, range, backend, rules=None):
     be = _backends.select(backend, *data, weights)
     if len(data) == 1:
         x = check_data(be.asarray(data[0]), "a")
-        w = _check_weights(be, weights, x.shape)
+        w = validate.check_weights(be, weights, x.shape)
         found = [histogram_rule(x, bins, range, minmax=be.minmax, weights=w)]
         arrays = [x]
     else:
-        *arrays, w = _points(be, *data, weights)
+        *arrays, w = validate.points(be, *data, weights)
         found = histogram2d_rules(*arrays, bins, range, minmax=be.minmax)
     if rules is not None:  # the histogram's own rules keep their fast guess
         found = [r if r.cmp.dtype == f.cmp.dtype else f for r, f in zip(rules, found)]

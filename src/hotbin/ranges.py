@@ -272,3 +272,8 @@ def given_range(r, name) -> tuple[float, float]:
     if not math.isfinite(hi - lo):
         raise ValueError(f"{name}: [{lo}, {hi}] is too wide to divide into cells")
     return lo, hi
+
+
+def interval(r, closed, spec="") -> str:
+    """``[lo, hi)`` or ``[lo, hi]`` (``closed``), the bounds formatted with ``spec``."""
+    return f"[{format(r[0], spec)}, {format(r[1], spec)}{']' if closed else ')'}"
