@@ -14,7 +14,6 @@ only numpy and numba.
 """
 from __future__ import annotations
 
-import glob
 import os
 import sys
 import time
@@ -22,14 +21,13 @@ import time
 import numpy as np
 
 from .cli import UserError
+from .datafiles import PARQUET_EXT, Files, data_files, need, reader
 
 #: rows per chunk when streaming a file (two float64 columns: 16 MiB)
 CHUNK_ROWS = 1 << 20
 #: points in the --demo data set
 DEMO_POINTS = 4_000_000
-_PARQUET_EXT = (".parquet", ".pq", ".parq")
-_DATA_EXT = _PARQUET_EXT + (".csv", ".tsv", ".tab", ".csv.gz", ".tsv.gz", ".csv.bz2", ".csv.zst", ".csv.xz")
-_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zip": "zip", ".xz": "xz", ".zst": "zstd"}
+
 
 
 def register(sub):
@@ -93,7 +91,7 @@ def run(args) -> int:
             raise UserError("give an INPUT file (CSV or Parquet), or --demo")
         if not (args.x and args.y):
             raise UserError("name the coordinate columns with --x COL --y COL")
-        files = _files(args.input)
+        files = data_files(args.input)
         hm, n = _on_cluster(args, files) if args.scheduler else _from_files(args, files, progress)
         what = os.path.basename(files[0]) if len(files) == 1 else f"{len(files)} files"
     if args.background in ("none", "transparent"):
@@ -116,45 +114,12 @@ def _pair(text):
     return lo, hi
 
 
-# --- files -----------------------------------------------------------------------
-
-def _files(spec):
-    """The data files INPUT names: a file, a directory's data files, or a glob's matches (sorted)."""
-    if os.path.isdir(spec):
-        found = sorted(os.path.join(spec, f) for f in os.listdir(spec)
-                       if f.lower().endswith(_DATA_EXT) and os.path.isfile(os.path.join(spec, f)))
-        if not found:
-            raise UserError(f"{spec}: a directory without CSV or Parquet files")
-        return found
-    if glob.has_magic(spec):
-        found = sorted(f for f in glob.glob(spec) if os.path.isfile(f))
-        if not found:
-            raise UserError(f"{spec}: no file matches")
-        return found
-    if not os.path.exists(spec):
-        raise UserError(f"{spec}: no such file")
-    return [spec]
-
-
-class _Files:
-    """Chunks of several files in turn; progress counts whole files plus the current one's share."""
-
-    def __init__(self, readers):
-        self.readers = readers
-
-    def __iter__(self):
-        k = len(self.readers)
-        for i, r in enumerate(self.readers):
-            for cols, done in r:
-                yield cols, (i + (done or 0.0)) / k
-
-
 def _from_files(args, files, progress):
     from .heatmap import Heatmap, heatmap
     from .ranges import data_range, percentile_ranges
 
     columns = [c for c in (args.x, args.y, args.weight) if c]
-    reader = _Files([_reader(f, columns, args.chunk_rows) for f in files])
+    chunks = Files([reader(f, columns, args.chunk_rows) for f in files])
     ranges = [args.x_range, args.y_range]
     closed = tuple(r is None for r in ranges)  # ranges from the data are closed, as in memory
     auto = [k for k, r in enumerate(ranges) if r is None]
@@ -164,14 +129,14 @@ def _from_files(args, files, progress):
         def run_pass(fn, merge):  # merged chunk by chunk: memory stays bounded
             passes[0] += 1
             acc = merge([])
-            for cols, done in progress.over(reader, f"finding the percentiles (pass {passes[0]})"):
+            for cols, done in progress.over(chunks, f"finding the percentiles (pass {passes[0]})"):
                 acc = merge([acc, fn(*(cols[k] for k in auto))])
             return acc
 
         found = percentile_ranges(run_pass, len(auto), args.clip)
     elif auto:
         lo, hi = np.full(2, np.inf), np.full(2, -np.inf)
-        for cols, done in progress.over(reader, "finding the extent"):
+        for cols, done in progress.over(chunks, "finding the extent"):
             for k in auto:
                 f = cols[k][np.isfinite(cols[k])]
                 if f.size:
@@ -181,7 +146,7 @@ def _from_files(args, files, progress):
         ranges[k] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[k])
     x_range, y_range = ranges
     total, n = None, 0
-    for cols, done in progress.over(reader, "counting"):
+    for cols, done in progress.over(chunks, "counting"):
         part = heatmap(cols[0], cols[1], cols[2] if args.weight else None, width=args.width,
                        height=args.height, x_range=x_range, y_range=y_range, closed=closed,
                        backend=args.backend)
@@ -197,12 +162,12 @@ def _from_files(args, files, progress):
 
 def _on_cluster(args, files):
     """The same heatmap by Dask: partitions of the files, partial heatmaps on the workers."""
-    dd = _need("dask", "--scheduler", module="dask.dataframe")
-    distributed = _need("distributed", "--scheduler")
+    dd = need("dask", "--scheduler", module="dask.dataframe")
+    distributed = need("distributed", "--scheduler")
     from .heatmap import heatmap
 
     columns = list(dict.fromkeys(c for c in (args.x, args.y, args.weight) if c))
-    parquet = [f.lower().endswith(_PARQUET_EXT) for f in files]
+    parquet = [f.lower().endswith(PARQUET_EXT) for f in files]
     if any(parquet) and not all(parquet):
         raise UserError("--scheduler: give either CSV or Parquet files, not both")
     try:
@@ -228,77 +193,6 @@ def _on_cluster(args, files):
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-class _Reader:
-    """Iterable over chunks of float64 columns; every iteration reads the file anew."""
-
-    def __init__(self, path, columns, chunk_rows, kind):
-        self.path, self.columns, self.chunk_rows, self.kind = path, columns, chunk_rows, kind
-        self.size = os.path.getsize(path)
-
-    def __iter__(self):
-        try:
-            yield from (self._parquet() if self.kind == "parquet" else self._csv())
-        except UserError:
-            raise
-        except Exception as exc:  # the reading library's errors: unreadable or malformed file
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise UserError(f"{self.path}: cannot read as {self.kind}: {first}") from None
-
-    def _check(self, names):
-        missing = [c for c in self.columns if c not in names]
-        if missing:
-            have = ", ".join(map(str, names[:20])) + (", ..." if len(names) > 20 else "")
-            raise UserError(f"{self.path}: no column {missing[0]!r} (columns: {have})")
-
-    def _csv(self):
-        pd = _need("pandas", "reading CSV files")
-        lower = self.path.lower()
-        sep = "\t" if lower.endswith((".tsv", ".tsv.gz", ".tab")) else ","
-        compression = next((c for ext, c in _COMPRESSION.items() if lower.endswith(ext)), None)
-        header = pd.read_csv(self.path, sep=sep, nrows=0, compression=compression)
-        self._check([str(c) for c in header.columns])
-        with open(self.path, "rb") as f:  # f.tell(): bytes read so far, for the progress bar
-            for df in pd.read_csv(f, sep=sep, usecols=list(dict.fromkeys(self.columns)),
-                                  chunksize=self.chunk_rows, compression=compression):
-                yield [_floats(df[c], c) for c in self.columns], f.tell() / max(self.size, 1)
-
-    def _parquet(self):
-        pq = _need("pyarrow", "reading Parquet files", module="pyarrow.parquet")
-        f = pq.ParquetFile(self.path)
-        self._check(list(f.schema_arrow.names))
-        rows = max(f.metadata.num_rows, 1)
-        seen = 0
-        for batch in f.iter_batches(batch_size=self.chunk_rows, columns=list(dict.fromkeys(self.columns))):
-            seen += batch.num_rows
-            yield [_floats(batch.column(c).to_numpy(zero_copy_only=False), c)
-                   for c in self.columns], seen / rows
-
-
-def _floats(col, name):
-    try:
-        a = np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan) if hasattr(col, "to_numpy")
-                       else col, np.float64)
-    except (TypeError, ValueError):
-        raise UserError(f"column {name!r} holds values that are not numbers") from None
-    return a
-
-
-def _reader(path, columns, chunk_rows):
-    with open(path, "rb") as f:  # also raises for an unreadable file
-        magic = f.read(4)
-    kind = "parquet" if path.lower().endswith(_PARQUET_EXT) or magic == b"PAR1" else "csv"
-    return _Reader(path, columns, chunk_rows, kind)
-
-
-def _need(package, what, module=None):
-    import importlib
-
-    try:
-        return importlib.import_module(module or package)
-    except ModuleNotFoundError:
-        raise UserError(f"{what} needs {package}: pip install {package}") from None
 
 
 class _Progress:
