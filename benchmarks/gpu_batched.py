@@ -7,7 +7,7 @@ rows of 4 KiB (short records), uint8 into 256 bins; and 4096 float32 rows of 163
 into 64 bins (the rule path). Data: uniform bytes (hashed counter) and a dark/narrow case.
 Anchors in the same process: CuPy (``cupy.bincount`` of ``row * bins + value`` — one pass,
 global atomics) and torch (``torch.bincount`` of the same offsets). Every result is checked
-against the CuPy anchor. ``--sweep`` times the layouts of ``cuda.OVERRIDE`` that decided
+against the CuPy anchor. ``--sweep`` times the layouts of ``hotbin.backend.cuda.tuning.forced`` that decided
 ``ROWS_POLICY`` in backend/cuda.py. GB/s of input, medians of CUDA-event timings.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ import cupy as cp
 import hotbin
 from gpu_suite import hash_u32
 from hotbin.backend import cuda as cb
+from hotbin.backend.cuda import tuning
 
 VARIANTS = [
     ("lanes 512 (one-shot policy)", {"layout": "lanes", "block": 512, "unroll": 4}),
@@ -101,20 +102,14 @@ def main():
         if args.sweep:
             res = []
             for name, ov in VARIANTS:
-                old = dict(cb.OVERRIDE)
-                cb.OVERRIDE.clear()
-                cb.OVERRIDE.update(ov)
-                try:
+                with tuning.forced(**ov):
                     g2, _ = hotbin.histogram(a, bins, rng, axis=-1)
                     assert cp.array_equal(g2, ref), f"{name}: wrong counts"
                     res.append(f"{name} {gb / timeit(lambda: hotbin.histogram(a, bins, rng, axis=-1), reps=9):.0f}")
-                finally:
-                    cb.OVERRIDE.clear()
-                    cb.OVERRIDE.update(old)
             sweep_lines.append(f"- {shape} {data}: " + ", ".join(res))
             print(sweep_lines[-1], flush=True)
     if sweep_lines:
-        lines += ["", "Layouts (GB/s, `cuda.OVERRIDE`):", ""] + sweep_lines
+        lines += ["", "Layouts (GB/s, `cuda.tuning.forced`):", ""] + sweep_lines
     text = "\n".join(lines)
     print(text)
     if args.out:

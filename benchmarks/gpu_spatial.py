@@ -30,8 +30,8 @@ from cuda_timing import timeit
 
 import cupy as cp
 
-from hotbin import binning, fixedpoint
-from hotbin.backend import cuda_spatial as cs
+from hotbin import binning, fixedpoint, reductions
+from hotbin.backend.cuda import luma as cl, runtime, spatial as cs, tuning
 
 
 HERE = Path(__file__).resolve().parent
@@ -44,8 +44,8 @@ KERNELS = ("sample_tiles", "plan_tiles", "scatter_codes", "fill_offsets", "accum
 
 
 def profile(fn):
-    """Milliseconds per kernel of one ``fn()`` (events around each launch of cuda_spatial)."""
-    rec, orig = [], cs._launch
+    """Milliseconds per kernel of one ``fn()`` (events around each launch of cuda.spatial)."""
+    rec, orig = [], cs.launch
 
     def timed(kern, grid, block, args, smem=0):
         a, b = cp.cuda.Event(), cp.cuda.Event()
@@ -56,11 +56,11 @@ def profile(fn):
         rec.append((next((k for k in KERNELS if k in name), name), a, b))
 
     fn()
-    cs._launch = timed
+    cs.launch = timed
     try:
         fn()
     finally:
-        cs._launch = orig
+        cs.launch = orig
     cp.cuda.Device().synchronize()
     out = {}
     for name, a, b in rec:
@@ -119,29 +119,25 @@ def bench_spatial(log2n, results, rows):
         xs, ys = x, y
         res = {}
         ours, kept = cs.histogram2d(xs, ys, rx, ry)
-        plan = cs._plan(n, 1024 * 1024, "count")
+        info = runtime.device_info(cp.cuda.Device().id)
+        plan = tuning.spatial_plan(n, 1024 * 1024, "count", info, tuning.current())
+        prefetch = tuning.table(info).scatter_prefetch
         res["hotbin"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry)) / 1e6
         prof = profile(lambda: cs.histogram2d(xs, ys, rx, ry))
         results[f"passes_ms_hot{int(hot * 100)}"] = prof
         print("   passes (ms): " + "  ".join(f"{k}={v:.3f}" for k, v in prof.items()), flush=True)
-        cs.OVERRIDE["prefetch"] = not cs.SCATTER_PREFETCH
-        try:
+        with tuning.forced(prefetch=not prefetch):
             other = cs.histogram2d(xs, ys, rx, ry)[0]
             assert bool(cp.all(other == ours))
-            res[f"hotbin scatter prefetch={not cs.SCATTER_PREFETCH}"] = n / timeit(
+            res[f"hotbin scatter prefetch={not prefetch}"] = n / timeit(
                 lambda: cs.histogram2d(xs, ys, rx, ry), reps=5) / 1e6
             prof = profile(lambda: cs.histogram2d(xs, ys, rx, ry))
-            results[f"passes_ms_hot{int(hot * 100)}_prefetch={not cs.SCATTER_PREFETCH}"] = prof
+            results[f"passes_ms_hot{int(hot * 100)}_prefetch={not prefetch}"] = prof
             print("   other scatter (ms): " + "  ".join(f"{k}={v:.3f}" for k, v in prof.items()), flush=True)
             del other
-        finally:
-            cs.OVERRIDE.clear()
-        cs.OVERRIDE["strategy"] = "direct"
-        try:
+        with tuning.forced(strategy="direct"):
             direct, kept_d = cs.histogram2d(xs, ys, rx, ry)
             res["hotbin direct"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry), reps=3, warm=1) / 1e6
-        finally:
-            cs.OVERRIDE.clear()
         assert kept == kept_d == n, (kept, kept_d, n)
         assert bool(cp.all(ours == direct)) and int(ours.sum()) == n
         del direct
@@ -157,8 +153,9 @@ def bench_spatial(log2n, results, rows):
                 lambda: cp.histogram2d(xc, yc, bins=1024, range=[[0, 1], [0, 1]]), reps=3, warm=1) / 1e6
         if hot in (0.0, 1.0):
             w = cp.random.default_rng(3).standard_normal(n, dtype=cp.float64)
-            res["hotbin float64 weights"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry, w), reps=3) / 1e6
-            s = fixedpoint.scale_for(float(cp.abs(w).max()), n)
+            f64 = reductions.SUM_F64
+            res["hotbin float64 weights"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry, w, f64), reps=3) / 1e6
+            s = reductions.fixed(fixedpoint.scale_for(float(cp.abs(w).max()), n))
             a1 = cs.histogram2d(xs, ys, rx, ry, w, s)[0]
             res["hotbin fixed-point words"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry, w, s),
                                                          reps=3) / 1e6
@@ -202,8 +199,8 @@ def bench_luma(results, lrows):
             raw = (raw // 128).astype(cp.uint8)  # 0/1 noise: a nearly constant dark photo
         for label, shp in shapes.items():
             img = raw.reshape(shp)
-            ours = cs.luma_histogram(img)
-            res = {"hotbin": img.nbytes / timeit(lambda: cs.luma_histogram(img)) / 1e6}
+            ours = cl.luma_histogram(img)
+            res = {"hotbin": img.nbytes / timeit(lambda: cl.luma_histogram(img)) / 1e6}
             assert int(ours.sum()) == npx
             if dist == "uniform" and label.startswith("one"):
                 ref = luma_cupy(img[0])
@@ -238,17 +235,17 @@ def smoke():
     for shape in ((64, 48), (300, 250)):
         rx, ry = binning.cell_rule(shape[0], 0, 1, "w"), binning.cell_rule(shape[1], 0, 1, "h")
         for strat, pre in (("private", True), ("tiled", True), ("tiled", False), ("direct", True)):
-            cs.OVERRIDE.update(strategy=strat, prefetch=pre)
-            c, k = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry)
-            f, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray(w))
-            i, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray((w * 100).astype(np.int64)))
-            q, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray(w), s)
+            with tuning.forced(strategy=strat, prefetch=pre):
+                xd, yd = cp.asarray(x), cp.asarray(y)
+                c, k = cs.histogram2d(xd, yd, rx, ry)
+                f, _ = cs.histogram2d(xd, yd, rx, ry, cp.asarray(w), reductions.SUM_F64)
+                i, _ = cs.histogram2d(xd, yd, rx, ry, cp.asarray((w * 100).astype(np.int64)), reductions.SUM_I64)
+                q, _ = cs.histogram2d(xd, yd, rx, ry, cp.asarray(w), reductions.fixed(s))
             print(shape, strat, k, int(c.sum()), float(f.sum()), int(i.sum()),
                   float(fixedpoint.combine(q.get(), s).sum()), flush=True)
-    cs.OVERRIDE.clear()
     for c in (3, 4):
         img = rng.integers(0, 256, (3, 33, 65, c), dtype=np.uint8)
-        print("luma", c, cs.luma_histogram(cp.asarray(img)).sum(axis=1).tolist(), flush=True)
+        print("luma", c, cl.luma_histogram(cp.asarray(img)).sum(axis=1).tolist(), flush=True)
     cp.cuda.Device().synchronize()
     print("smoke ok")
 

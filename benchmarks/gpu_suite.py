@@ -26,6 +26,7 @@ from cuda_timing import timeit
 
 import hotbin
 from hotbin.backend import cuda as cb
+from hotbin.backend.cuda import tuning
 from hotbin.binning import histogram_rule
 
 ROWS: list[dict] = []
@@ -167,14 +168,10 @@ def hist_group(name, gen, n, bins, rng_, cub, cub_fn, level_t, anchors_n, sweep,
             print(" " * 40 + "  ".join(f"{k}={gbs(x.nbytes, v):.0f} GB/s" for k, v in a.items()))
         if sweep:
             for label, ov in variants:
-                cb.OVERRIDE.clear()
-                cb.OVERRIDE.update(ov)
-                try:
+                with tuning.forced(**ov):
                     got = cb.histogram(x, rule)
                     ok = bool(cp.array_equal(got, ref))
                     ms = timeit(lambda: cb.histogram(x, rule), reps=10)
-                finally:
-                    cb.OVERRIDE.clear()
                 row(name + "/sweep", f"{dist} {label}{'' if ok else ' WRONG'}", x.nbytes, ours=ms)
         del x
 
@@ -212,12 +209,9 @@ def scan_group(n, cub, anchors_n):
         r = row("scan", f"{name} 2^{int(np.log2(n))}", x.nbytes, **t)
         r["out_bytes"] = got.nbytes
         for nvec in (4, 16):
-            cb.OVERRIDE["scan_nvec"] = nvec
-            try:
+            with tuning.forced(scan_nvec=nvec):
                 ok = bool(cp.array_equal(hotbin.cumsum(x), got)) if name == "int32" else True
                 ms = timeit(lambda: hotbin.cumsum(x))
-            finally:
-                cb.OVERRIDE.clear()
             row("scan/sweep", f"{name} nvec={nvec}{'' if ok else ' WRONG'}", x.nbytes, ours=ms)
 
 

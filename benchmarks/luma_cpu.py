@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 import hotbin
-from hotbin import images
+from hotbin import luma
 from hotbin.backend import cpu
 
 
@@ -71,7 +71,7 @@ class _PlanePath:
 
 
 def hotbin_plane_path(img):
-    return images._level_counts(_PlanePath, images._parse(img))
+    return luma.level_counts(_PlanePath, luma.parse(img))
 
 
 def _one_thread(fn):

@@ -1,10 +1,13 @@
-"""Small runs of the kernels changed for issue #13, for compute-sanitizer on the GPU machine.
+"""Small runs of the kernels changed for issues #13 and #14, for compute-sanitizer on the GPU machine.
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py
 
 Float scans in the shared block order (scan.cu lane_sums/lane_scan, flat and along an
 axis), fixed-point sums with the two-factor scale (hist1d.cu, spatial.cu), a
-binary-search rule and a closed heatmap edge; each checked against the cpu backend.
+binary-search rule and a closed heatmap edge; issue #14: spatial.cu on hist_common.cuh's rule
+and fixed-point split and scan_common.cuh's block scans (float32 and integer coordinates, integer
+weights, every strategy), the luma kernel with its thread count as a template argument; each
+checked against the cpu backend.
 """
 import cupy as cp
 import numpy as np
@@ -31,4 +34,21 @@ assert np.array_equal(tiny, hotbin.histogram(v * 1e-309, 10**5, (0, 1e-308), bac
 whole = np.arange(101.0)
 hm = hotbin.heatmap(cp.asarray(whole), cp.asarray(whole), width=100, height=100)  # closed top edge
 assert np.array_equal(hm.counts.get(), np.histogram2d(whole, whole, 100)[0].T.astype(np.int64))
+print("sanitize_kernels: all checks passed")
+
+from hotbin.backend.cuda import tuning  # noqa: E402
+
+x32 = (rng.normal(size=50000) * 3).astype(np.float32)
+y32 = rng.integers(-40, 40, 50000).astype(np.int32)
+wi = rng.integers(-5, 6, 50000)
+for strategy in ("direct", "private", "tiled"):
+    with tuning.forced(strategy=strategy):
+        for w in (None, wi):
+            got = hotbin.heatmap(cp.asarray(x32), cp.asarray(y32), None if w is None else cp.asarray(w),
+                                 width=300, height=70)
+            ref = hotbin.heatmap(x32, y32, w, width=300, height=70, backend="cpu")
+            assert np.array_equal(cp.asnumpy(got.counts), ref.counts), (strategy, w is None)
+img = rng.integers(0, 256, (2, 300, 257, 4), dtype=np.uint8)
+assert np.array_equal(hotbin.luminance_histogram(cp.asarray(img)).get(),
+                      hotbin.luminance_histogram(img, backend="cpu"))
 print("sanitize_kernels: all checks passed")

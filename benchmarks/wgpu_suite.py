@@ -17,7 +17,7 @@ bytes read once. Two wgpu figures:
   call    one resident histogram as the backend computes it: dispatch, read the 2 KiB of
           counts back, fold into bins (what ``histogram`` does once the data is uploaded)
 ``--sweep`` times every (mode, workgroup size, copies, unroll, workgroups) of the tuning space and
-reports the best, to justify the table in ``hotbin/backend/wgpu.py``.
+reports the best, to justify the table in ``hotbin/backend/wgpu/tuning.py``.
 """
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ import time
 import numpy as np
 
 from hotbin.backend import wgpu as W
+from hotbin.backend.wgpu import device as D, hist as H, tuning
 from hotbin.binning import histogram_rule
+from hotbin.kernel_rule import fold_values, value_table
 
 #: ANCHORS.md, 2026-11-30, H200: best CUDA 256-bin uint8 figures (simple shared-atomic
 #: kernel with 16-byte loads, upper end), used only when the cuda backend cannot run here.
@@ -85,8 +87,8 @@ def median_ms(g, encode, reps):
 
 def check(g, buf, n16, want, **cfg):
     out = g.storage(256 * 8)
-    W._launch_u8(g, buf, n16, out, **cfg)
-    got = W._words64(g.read(out))
+    H.launch_u8(g, buf, n16, out, **cfg)
+    got = D.words64(g.read(out))
     if not np.array_equal(got, want):
         raise AssertionError(f"wrong counts with {cfg}")
 
@@ -111,7 +113,9 @@ def cuda_runner():
         kernel = call
         try:  # the counting launch alone (a private helper: its signature may change)
             out = cp.zeros(256, cp.uint64)
-            kernel = events(lambda: cb._count(x, None, 256, out), reps)
+            from hotbin.backend.cuda import hist1d, tuning
+
+            kernel = events(lambda: hist1d.count(x, None, 256, out, tuning.current()), reps)
         except Exception as exc:
             print(f"cuda kernel-only timing unavailable ({exc}); using the call time")
         x = None  # free the device copy
@@ -130,7 +134,7 @@ def main():
     ap.add_argument("--out", default=None, help="directory for wgpu_suite.json / .md")
     args = ap.parse_args()
     INNER = args.inner
-    g = W._gpu()
+    g = D.gpu()
     cpu_adapter = g.kind == "cpu"
     mib = args.mib or (64 if cpu_adapter else 1024)
     nbytes = mib << 20
@@ -162,12 +166,12 @@ def main():
         buf = g.with_data(host)
         out = g.storage(256 * 8)
         check(g, buf, n16, want)
-        kernel = median_ms(g, lambda enc: W._launch_u8(g, buf, n16, out, encoder=enc), args.reps)
+        kernel = median_ms(g, lambda enc: H.launch_u8(g, buf, n16, out, encoder=enc), args.reps)
 
         def call():
             o = g.storage(256 * 8)
-            W._launch_u8(g, buf, n16, o)
-            return W._fold(W._words64(g.read(o)), rule.index(np.arange(256, dtype=np.uint8)), 256)
+            H.launch_u8(g, buf, n16, o)
+            return fold_values(D.words64(g.read(o)), value_table(rule, np.uint8), 256)
 
         assert np.array_equal(call(), want)
         ts = []
@@ -180,7 +184,7 @@ def main():
         if args.sweep:
             for cfg in space:
                 check(g, buf, n16, want, **cfg)
-                ms = median_ms(g, lambda enc: W._launch_u8(g, buf, n16, out, encoder=enc, **cfg),
+                ms = median_ms(g, lambda enc: H.launch_u8(g, buf, n16, out, encoder=enc, **cfg),
                                max(3, args.reps // 3))
                 sweep.append({"input": name, **cfg, "ms": ms, "GBps": nbytes / ms / 1e6})
                 if best is None or ms < best[1]:
@@ -214,7 +218,7 @@ def main():
     upload_GBps = nbytes / (time.perf_counter() - t0) / 1e9
 
     lines = [f"# wgpu_suite: {g.name}", "", f"{date}; {mib} MiB uint8, 256 bins; "
-             f"tuning {W.U8[g.kind]}, workgroups={g.workgroups}", ""]
+             f"tuning {tuning.U8[g.kind]}, workgroups={g.workgroups}", ""]
     if cuda is not None:
         lines += [f"cuda backend in the same process: {cuda[0]}", "",
                   "| input | wgpu kernel GB/s | wgpu call GB/s | cuda kernel GB/s | cuda call GB/s "

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hotbin
+from hotbin import scan_order
 from hotbin.backend import cpu
 from conftest import to_numpy
 
@@ -78,7 +79,7 @@ def test_scan_and_bincount_agree(backend, n, rng):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", SIZES + [cpu.SCAN_BLOCK - 1, cpu.SCAN_BLOCK + 1, 3 * cpu.SCAN_BLOCK + 7])
+@pytest.mark.parametrize("n", SIZES + [scan_order.SCAN_BLOCK - 1, scan_order.SCAN_BLOCK + 1, 3 * scan_order.SCAN_BLOCK + 7])
 def test_float_scans_agree_bitwise(backend, dtype, n, rng):
     """Float scans follow one association order on every backend (issue #13): bitwise equal,
     inclusive and exclusive, with NaN/inf and values of very different sizes."""
@@ -88,7 +89,7 @@ def test_float_scans_agree_bitwise(backend, dtype, n, rng):
         want = to_numpy(hotbin.cumsum(x, exclusive=exclusive, backend="cpu"))
         got = to_numpy(hotbin.cumsum(x, exclusive=exclusive, backend=backend))
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
-    if n <= cpu.SCAN_BLOCK:  # one block: NumPy's sequential scan
+    if n <= scan_order.SCAN_BLOCK:  # one block: NumPy's sequential scan
         assert want.tobytes() == np.concatenate([[0], np.cumsum(x)[:-1]]).astype(dtype).tobytes() or n == 0
 
 

@@ -155,8 +155,8 @@ def test_cumsum_big_endian_float16(backend, rng):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_cumsum_block_order(backend, dtype, rng, monkeypatch):
     """Lanes longer than a block follow the documented order exactly, on every backend."""
-    from hotbin.backend import cpu
-    monkeypatch.setattr(cpu, "SCAN_BLOCK", 64)
+    from hotbin import scan_order
+    monkeypatch.setattr(scan_order, "SCAN_BLOCK", 64)
     a = (rng.standard_normal((3, 301, 2)) * (10 if dtype == np.float16 else 1e4)).astype(dtype)
     for axis in (None, 1, 0):
         x = a.reshape(-1) if axis is None else a

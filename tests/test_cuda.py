@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import fixedpoint
+from hotbin import fixedpoint, reductions, scan_order
 from hotbin.backend import cpu as cpub
 from hotbin.binning import histogram2d_rules, histogram_rule
 
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402
+from hotbin.backend.cuda import scan as cscan, tuning  # noqa: E402
 
 if not cb.available():
     pytest.skip("cuda backend: no CUDA device", allow_module_level=True)
@@ -156,17 +157,16 @@ def test_uniform_float32_on_edges(rng):
                                       {"unroll": 1}, {"unroll": 4}], ids=str)
 @pytest.mark.parametrize("dtype,bins", [(np.uint16, 5), (np.uint8, 256), (np.float32, 300),
                                         (np.int16, 65536), (np.float64, 70000)])
-def test_every_layout(override, dtype, bins, rng, monkeypatch):
-    monkeypatch.setattr(cb, "OVERRIDE", override)
+def test_every_layout(override, dtype, bins, rng):
     v = nasty(dtype, rng, 100000)
     if v.dtype.kind == "f":
         v = with_edges(v, np.linspace(-7, 7, bins + 1))
-    (h0, _), (h1, _) = both(hotbin.histogram, v, bins=bins, range=(-7, 7))
-    np.testing.assert_array_equal(h1, h0)
     k = rng.integers(0, 70000, 100000)
-    c0 = cpub.bincount(k, 70000)
-    c1 = cb.bincount(cp.asarray(k), 70000)
-    np.testing.assert_array_equal(c1.get(), c0)
+    with tuning.forced(**override):
+        (h0, _), (h1, _) = both(hotbin.histogram, v, bins=bins, range=(-7, 7))
+        np.testing.assert_array_equal(h1, h0)
+        c1 = cb.bincount(cp.asarray(k), 70000)
+    np.testing.assert_array_equal(c1.get(), cpub.bincount(k, 70000))
 
 
 # --- weights ----------------------------------------------------------------------------------
@@ -191,8 +191,8 @@ def test_deterministic_words_equal_cpu(nbins, rng):
     w[:5] = [0.5, -0.5, 2.5, 1e-300, -1e300 * 0]
     rule = histogram_rule(v, nbins, (-3, 3))
     s = fixedpoint.scale_for(fixedpoint.max_abs(w), w.size)
-    ref = fixedpoint.fold(cpub.histogram(v, rule, w, s))
-    got = fixedpoint.fold(cb.histogram(cp.asarray(v), rule, cp.asarray(w), s).get())
+    ref = fixedpoint.fold(cpub.histogram(v, rule, w, reductions.fixed(s)))
+    got = fixedpoint.fold(cb.histogram(cp.asarray(v), rule, cp.asarray(w), reductions.fixed(s)).get())
     np.testing.assert_array_equal(got, ref)
     (h0, _), (h1, _) = both(hotbin.histogram, v, bins=nbins, range=(-3, 3), weights=w,
                             deterministic=True)
@@ -238,17 +238,17 @@ def test_counts_beyond_32_bits():
 
 # --- scan ----------------------------------------------------------------------------------------
 
-TILE_I32 = cb.SCAN_BLOCK * cb.SCAN_NVEC * 4
+TILE_I32 = cscan.tile(np.int32, tuning.TABLES["default"].scan_nvec)
 
 
 @pytest.mark.parametrize("n", [1, 5, TILE_I32 - 1, TILE_I32, TILE_I32 + 1, 3 * TILE_I32 + 17,
                                (1 << 22) + 3])
 @pytest.mark.parametrize("exclusive", [False, True])
 @pytest.mark.parametrize("nvec", [4, 8, 16])
-def test_scan_int32_exact(n, exclusive, nvec, rng, monkeypatch):
-    monkeypatch.setattr(cb, "OVERRIDE", {"scan_nvec": nvec})
+def test_scan_int32_exact(n, exclusive, nvec, rng):
     a = rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int32)  # sums overflow int32, not int64
-    got = hotbin.cumsum(cp.asarray(a), exclusive=exclusive).get()
+    with tuning.forced(scan_nvec=nvec):
+        got = hotbin.cumsum(cp.asarray(a), exclusive=exclusive).get()
     ref = np.cumsum(a)
     if exclusive:
         ref = np.concatenate([[0], ref[:-1]])
@@ -267,7 +267,7 @@ def test_scan_dtypes(dtype, rng):
     ref = hotbin.cumsum(a, backend="cpu") if a.dtype.kind == "f" else np.cumsum(a)
     assert got.dtype == ref.dtype == np.cumsum(a[:1]).dtype
     np.testing.assert_array_equal(got, ref)
-    np.testing.assert_array_equal(got[:cpub.SCAN_BLOCK], np.cumsum(a[:cpub.SCAN_BLOCK]))
+    np.testing.assert_array_equal(got[:scan_order.SCAN_BLOCK], np.cumsum(a[:scan_order.SCAN_BLOCK]))
     d = cp.asarray(a)[1:]  # unaligned start
     ref = hotbin.cumsum(a[1:], backend="cpu") if a.dtype.kind == "f" else np.cumsum(a[1:])
     np.testing.assert_array_equal(hotbin.cumsum(d).get(), ref)

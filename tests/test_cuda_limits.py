@@ -1,6 +1,6 @@
 """The cuda backend at its limits (issue #8): staged inputs, out-of-memory, huge counts and sizes.
 
-Slabs are forced small (``cuda_stage.OVERRIDE``) so every primitive's staged path
+Slabs are forced small (``tuning.forced(stage_bytes=...)``) so every primitive's staged path
 runs on test-sized data and must equal the one-shot result bit for bit; the
 out-of-memory tests fill the device for real. The size tests need ~40 GiB of GPU
 memory and skip on smaller devices.
@@ -14,7 +14,7 @@ import hotbin
 
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402
-from hotbin.backend import cuda_stage  # noqa: E402
+from hotbin.backend.cuda import runtime, tuning  # noqa: E402
 
 if not cb.available():
     pytest.skip("cuda backend: no CUDA device", allow_module_level=True)
@@ -29,9 +29,10 @@ def rng():
 
 
 @pytest.fixture
-def small_slabs(monkeypatch):
+def small_slabs():
     """Slabs of 64 KiB: host arrays above it stay on the host and go slab by slab."""
-    monkeypatch.setitem(cuda_stage.OVERRIDE, "stage_bytes", 1 << 16)
+    with tuning.forced(stage_bytes=1 << 16):
+        yield
 
 
 def free_bytes():
@@ -100,11 +101,11 @@ def test_staged_rows_bincount_minmax(small_slabs, rng):
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float32, np.float64])
 @pytest.mark.parametrize("exclusive", [False, True])
-def test_staged_scan_is_bitwise_one_pass(dtype, exclusive, monkeypatch, rng):
+def test_staged_scan_is_bitwise_one_pass(dtype, exclusive, rng):
     a = (rng.random(1_000_003) * 100).astype(dtype)
     one = hotbin.cumsum(cp.asarray(a), exclusive=exclusive).get()  # one pass on the device
-    monkeypatch.setitem(cuda_stage.OVERRIDE, "stage_bytes", 1 << 18)
-    got = hotbin.cumsum(a, exclusive=exclusive, backend="cuda")  # host in, slab by slab, host out
+    with tuning.forced(stage_bytes=1 << 18):
+        got = hotbin.cumsum(a, exclusive=exclusive, backend="cuda")  # host in, slab by slab, host out
     assert isinstance(got, np.ndarray) and got.dtype == one.dtype
     assert got.tobytes() == one.tobytes()
     if a.dtype.kind in "iu":
@@ -155,8 +156,7 @@ def full_device():
     def fill(leave):
         # Tables cached by earlier calls would be evicted, and their blocks reused, once a
         # call adds its own: start from no cached tables so that the device is really full.
-        cb._value_table.cache_clear()
-        cb._device_table.cache_clear()
+        runtime.device_table.cache_clear()
         gc.collect()
         pool.free_all_blocks()
         pool.set_limit(size=pool.total_bytes() + max(1, leave))  # 0 would mean no limit

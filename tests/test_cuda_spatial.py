@@ -19,31 +19,32 @@ def _devices():
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(_devices() < 1, reason="no CUDA device")]
 
-from hotbin import binning, fixedpoint  # noqa: E402
+from hotbin import binning, fixedpoint, reductions  # noqa: E402
 from hotbin.backend import cpu  # noqa: E402
-from hotbin.backend import cuda_spatial as cs  # noqa: E402
+from hotbin.backend.cuda import luma as cl, spatial as cs, tuning  # noqa: E402
 
 STRATEGIES = ("private", "tiled", "tiled-noprefetch", "direct")
 
 
 @pytest.fixture(params=STRATEGIES)
-def strategy(request, monkeypatch):
+def strategy(request):
     name, _, variant = request.param.partition("-")
-    monkeypatch.setitem(cs.OVERRIDE, "strategy", name)
-    monkeypatch.setitem(cs.OVERRIDE, "prefetch", variant != "noprefetch")
-    return request.param
+    with tuning.forced(strategy=name, prefetch=variant != "noprefetch"):
+        yield request.param
 
 
 def _check(x, y, rx, ry, weights=None, scale=None):
     """cuda == cpu, bit for bit (float64 sums: to rounding)."""
-    ref, kref = cpu.histogram2d(x, y, rx, ry, weights, scale)
+    red = reductions.for_weights(None if weights is None else np.asarray(weights), scale)
+    ref, kref = cpu.histogram2d(x, y, rx, ry, weights, red)
     w = None if weights is None else cp.asarray(weights)
-    got, kgot = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, w, scale)
+    got, kgot = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, w, red)
     got = got.get()
     assert kgot == kref
     assert got.shape == ref.shape and got.dtype == ref.dtype
     if weights is not None and scale is None and np.asarray(weights).dtype.kind == "f":
-        mag, _ = cpu.histogram2d(x, y, rx, ry, np.abs(weights))  # the order of float adds differs
+        # the order of float adds differs
+        mag, _ = cpu.histogram2d(x, y, rx, ry, np.abs(weights), reductions.SUM_F64)
         assert np.all(np.abs(got - ref) <= 1e-12 * mag)
     else:
         np.testing.assert_array_equal(got, ref)
@@ -190,29 +191,25 @@ def test_weighted_hot(strategy, kind, rng):
     s = fixedpoint.scale_for(float(np.abs(w).max()), n)
     got, _ = _check(x, y, rx, ry, w, s)
     assert np.all((got[1] >= 0) & (got[1] < 1 << 32))  # folded
-    again, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray(w), s)
+    again, _ = cs.histogram2d(cp.asarray(x), cp.asarray(y), rx, ry, cp.asarray(w), reductions.fixed(s))
     np.testing.assert_array_equal(again.get(), got)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_tile_regions_overflow(weighted, rng, monkeypatch):
+def test_tile_regions_overflow(weighted, rng):
     """Regions sized far too small (and sorted data): the overflow path keeps every count."""
-    monkeypatch.setitem(cs.OVERRIDE, "strategy", "tiled")
-    monkeypatch.setattr(cs, "SLACK", -0.7)
-    monkeypatch.setattr(cs, "SIGMAS", 0.0)
-    monkeypatch.setattr(cs, "PAD", 0)
-    monkeypatch.setattr(cs, "SAMPLE", 1000)
     n = 400_001
     x = np.sort(rng.uniform(0, 1, n)).astype(np.float32)
     y = rng.uniform(0, 1, n).astype(np.float32)
     y[n // 2:] = 0.3
     rx = binning.cell_rule(700, 0, 1, "w")
     ry = binning.cell_rule(300, 0, 1, "h")
-    _check(x, y, rx, ry)
-    if weighted:
-        w = rng.normal(size=n)
-        _check(x, y, rx, ry, w)
-        _check(x, y, rx, ry, w, fixedpoint.scale_for(float(np.abs(w).max()), n))
+    with tuning.forced(strategy="tiled", regions=tuning.Regions(slack=-0.7, sigmas=0.0, pad=0, sample=1000)):
+        _check(x, y, rx, ry)
+        if weighted:
+            w = rng.normal(size=n)
+            _check(x, y, rx, ry, w)
+            _check(x, y, rx, ry, w, fixedpoint.scale_for(float(np.abs(w).max()), n))
 
 
 def test_empty_and_all_dropped(strategy):
@@ -223,13 +220,6 @@ def test_empty_and_all_dropped(strategy):
     assert kept == 0 and got.shape == (10, 10) and int(got.sum()) == 0
     x = np.array([np.nan, 1.0, -0.1, 2.0] * 1000, np.float32)
     _check(x, x, rx, ry)
-
-
-def test_plan():
-    assert cs._plan(1 << 20, 64 * 64, "count") == "private"
-    assert cs._plan(1 << 28, 1024 * 1024, "count") == "tiled"
-    assert cs._plan(100, 1024 * 1024, "count") == "direct"
-    assert cs._plan(1 << 28, 65536 * 65536 - 5, "count") == "direct"
 
 
 # --- luma -----------------------------------------------------------------------------
@@ -247,7 +237,7 @@ def _luma_ref(img):
 @pytest.mark.parametrize("shape", [(1, 1, 1), (3, 37, 53), (2, 7, 1), (5, 16, 16), (1, 1031, 997)])
 def test_luma_random(c, shape, rng):
     img = rng.integers(0, 256, shape + (c,), dtype=np.uint8)
-    got = cs.luma_histogram(cp.asarray(img))
+    got = cl.luma_histogram(cp.asarray(img))
     assert got.dtype == cp.int64 and got.shape == (shape[0], 256)
     np.testing.assert_array_equal(got.get(), _luma_ref(img))
 
@@ -256,27 +246,27 @@ def test_luma_random(c, shape, rng):
 def test_luma_gray_levels_and_white(c):
     v = np.arange(256, dtype=np.uint8)
     img = np.stack([v, v, v] + ([255 - v] if c == 4 else []), axis=-1).reshape(1, 16, 16, c)
-    got = cs.luma_histogram(cp.asarray(img)).get()
+    got = cl.luma_histogram(cp.asarray(img)).get()
     np.testing.assert_array_equal(got, np.ones((1, 256), np.int64))
     white = np.full((2, 64, 33, c), 255, np.uint8)
-    got = cs.luma_histogram(cp.asarray(white)).get()
+    got = cl.luma_histogram(cp.asarray(white)).get()
     assert got[:, 255].tolist() == [64 * 33] * 2 and got.sum() == 2 * 64 * 33
 
 
 def test_luma_layouts_and_batches(rng):
     img = rng.integers(0, 256, (4, 50, 61, 4), dtype=np.uint8)
-    got = cs.luma_histogram(cp.asarray(img)[:, ::2, 1:])  # strided view
+    got = cl.luma_histogram(cp.asarray(img)[:, ::2, 1:])  # strided view
     np.testing.assert_array_equal(got.get(), _luma_ref(img[:, ::2, 1:]))
-    one = cs.luma_histogram(cp.asarray(img[0]))  # (H, W, C)
+    one = cl.luma_histogram(cp.asarray(img[0]))  # (H, W, C)
     np.testing.assert_array_equal(one.get(), _luma_ref(img[0]))
     rgb = cp.asarray(img)[..., :3]  # non-contiguous RGB
-    np.testing.assert_array_equal(cs.luma_histogram(rgb).get(), _luma_ref(img[..., :3]))
+    np.testing.assert_array_equal(cl.luma_histogram(rgb).get(), _luma_ref(img[..., :3]))
     many = rng.integers(0, 256, (300, 5, 3, 3), dtype=np.uint8)  # odd image sizes: unaligned starts
-    np.testing.assert_array_equal(cs.luma_histogram(cp.asarray(many)).get(), _luma_ref(many))
+    np.testing.assert_array_equal(cl.luma_histogram(cp.asarray(many)).get(), _luma_ref(many))
 
 
 def test_luma_bad_input():
     with pytest.raises(TypeError, match="img"):
-        cs.luma_histogram(cp.zeros((1, 2, 2, 4), cp.float32))
+        cl.luma_histogram(cp.zeros((1, 2, 2, 4), cp.float32))
     with pytest.raises(ValueError, match="img"):
-        cs.luma_histogram(cp.zeros((1, 2, 2, 2), cp.uint8))
+        cl.luma_histogram(cp.zeros((1, 2, 2, 2), cp.uint8))

@@ -1,4 +1,4 @@
-"""cuda_stage.regions (pure Python, runs everywhere): slabs cover the array once, in C order."""
+"""cuda.stage.regions (pure Python, runs everywhere): slabs cover the array once, in C order."""
 import math
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotbin.backend.cuda_stage import region_size, regions
+from hotbin.backend.cuda.stage import region_size, regions
 
 
 @settings(max_examples=200, deadline=None)

@@ -7,7 +7,7 @@ import pytest
 
 import hotbin
 from hotbin import fixedpoint
-from hotbin.backend import cpu
+from hotbin.backend.cpu import chunks as cpu_chunks
 from conftest import to_numpy
 
 
@@ -38,7 +38,7 @@ def test_bitwise_across_orders_and_chunkings(backend, rng, monkeypatch):
     got, _ = hotbin.histogram(a[perm], 64, (-3, 3), weights=w[perm], deterministic=True, backend=backend)
     assert to_numpy(got).tobytes() == ref.tobytes()
     # the same data through small chunks and a different layout
-    monkeypatch.setattr(cpu, "CALL", 4099)
+    monkeypatch.setattr(cpu_chunks, "CALL", 4099)
     got, _ = hotbin.histogram(a[::-1], 64, (-3, 3), weights=w[::-1], deterministic=True, backend=backend)
     assert to_numpy(got).tobytes() == ref.tobytes()
     # and equal to the cpu backend's words
@@ -109,7 +109,7 @@ def test_extreme_weights_exact_and_bitwise(backend, rng, monkeypatch, mag):
     s = fixedpoint.scale_for(fixedpoint.max_abs(w), w.size)
     _exact_bound_ok(got, np.minimum((a * 6).astype(int), 5), w, 6, s)
     p = rng.permutation(a.size)
-    monkeypatch.setattr(cpu, "CALL", 4099)
+    monkeypatch.setattr(cpu_chunks, "CALL", 4099)
     again, _ = hotbin.histogram(a[p], 6, (0, 1), weights=w[p], deterministic=True, backend=backend)
     assert to_numpy(again).tobytes() == got.tobytes()
     cref, _ = hotbin.histogram(a, 6, (0, 1), weights=w, deterministic=True, backend="cpu")

@@ -12,7 +12,26 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 import hotbin  # noqa: E402
-import hotbin.distributed as hd  # noqa: E402
+import dask  # noqa: E402
+from hotbin.arrays import is_dask  # noqa: E402
+
+
+def _tree(fn):
+    """``fn`` with dask's ``split_every`` (partials merged per tree node) set for the call."""
+    def call(*args, split_every=None, **kwargs):
+        if split_every is None:
+            return fn(*args, **kwargs)
+        with dask.config.set(split_every=split_every):
+            return fn(*args, **kwargs)
+    return call
+
+
+class hd:  # the public functions on dask input, with the tree's fan-in as a test parameter
+    histogram = _tree(hotbin.histogram)
+    histogram2d = _tree(hotbin.histogram2d)
+    bincount = _tree(hotbin.bincount)
+    heatmap = _tree(hotbin.heatmap)
+    luminance_histogram = _tree(hotbin.luminance_histogram)
 
 
 def _bits(a):
@@ -161,7 +180,7 @@ def test_missing_range(client, data):
 def test_public_api_routes_dask(client, data):
     x, y, w = data
     out = hotbin.histogram(_chunked(x, 5000), bins=10, weights=_chunked(w, 5000), deterministic=True)
-    if not hd.is_dask(out[0]):
+    if not is_dask(out[0]):
         pytest.skip("hotbin.api does not route dask inputs to hotbin.distributed yet")
     ref, _ = hotbin.histogram(x, bins=10, weights=w, deterministic=True)
     assert _bits(out[0].compute()) == _bits(ref)

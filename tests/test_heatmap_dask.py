@@ -39,8 +39,9 @@ def test_dask_cells_equal_in_memory(rng, kw):
     x, y, _ = _gps(rng)
     ref = hotbin.heatmap(x, y, width=37, height=23, **kw)
     for chunk in (1000, 4999):
-        hm = hotbin.distributed.heatmap(da.from_array(x, chunks=chunk), da.from_array(y, chunks=chunk),
-                                        width=37, height=23, split_every=3, **kw)
+        with dask.config.set(split_every=3):
+            hm = hotbin.heatmap(da.from_array(x, chunks=chunk), da.from_array(y, chunks=chunk),
+                                width=37, height=23, **kw)
         _same(hm, ref)
 
 

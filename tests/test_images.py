@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import cli, png
-from hotbin.backend import cpu_luma
+from hotbin import cli, luma, png
+from hotbin.backend.cpu import luma as cpu_luma
 
 from conftest import to_numpy
 
@@ -214,13 +214,11 @@ def test_fused_cpu_kernel_odd_sizes(rng):
 
 
 def test_row_blocks_give_the_same_answers(backend, rng, monkeypatch):
-    from hotbin import images
-
     img = rng.uniform(0, 1, (2, 9, 7, 4)).astype(np.float32)
     img8 = rng.integers(0, 256, (9, 7, 2), dtype=np.uint8)
     whole = [to_numpy(f(a, backend=backend)) for a in (img, img8)
              for f in (hotbin.luminance_histogram, hotbin.channel_histograms, hotbin.equalize)]
-    monkeypatch.setattr(images, "BLOCK_PIXELS", 20)  # 2 rows per block, the last one short
+    monkeypatch.setattr(luma, "BLOCK_PIXELS", 20)  # 2 rows per block, the last one short
     blocks = [to_numpy(f(a, backend=backend)) for a in (img, img8)
               for f in (hotbin.luminance_histogram, hotbin.channel_histograms, hotbin.equalize)]
     for a, b in zip(whole, blocks):

@@ -3,13 +3,14 @@
 The references are NumPy's (``np.histogram``, ``np.bincount``, ``np.cumsum``) and
 :meth:`hotbin.binning.BinRule.index`, the rule every backend implements, so equality here is
 equality with the cpu backend (which the backend matrix checks against the same references)
-without paying numba's compile time on a cold CI machine. The cases the wgpu backend hands to
-the cpu backend are checked to be handed over.
+without paying numba's compile time on a cold CI machine. The cases the wgpu module answers
+NotImplemented for are checked to be answered so, and to come back from the loaded backend
+(``hotbin.backend.load("wgpu")``) as the cpu backend's result (those tests compile cpu kernels).
 
 Runs on any WebGPU adapter (lavapipe in CI); skipped cleanly without wgpu-py or an adapter.
 Edge cases: values on edges and their float neighbours, NaN, +-inf, -0.0, out of range,
 every kernel dtype, comparisons in float64 and int64, inputs larger than the workgroup grid,
-inputs split across several storage bindings (CHUNK_BYTES lowered), hot bins and cells.
+inputs split across several storage bindings (the device's chunk_bytes lowered), hot bins and cells.
 """
 import sys
 
@@ -17,11 +18,13 @@ import numpy as np
 import pytest
 
 import hotbin
+from hotbin import reductions
 from hotbin.backend import cpu as C
 from hotbin.binning import check_data, histogram2d_rules, histogram_rule
 
 pytest.importorskip("wgpu", reason="wgpu-py not installed")
 from hotbin.backend import wgpu as W  # noqa: E402
+from hotbin.backend.wgpu import device as D, hist as H, luma as L  # noqa: E402
 
 if not W.available():
     pytest.skip("no WebGPU adapter (install mesa-vulkan-drivers for lavapipe)", allow_module_level=True)
@@ -37,7 +40,7 @@ def rng():
 @pytest.fixture(autouse=True, params=["split", "atomic64"])
 def counters(request, monkeypatch):
     """Every test runs with both kinds of 64-bit global counters (where the adapter has both)."""
-    g = W._gpu()
+    g = D.gpu()
     if request.param == "atomic64" and not g.has_atomic64:
         pytest.skip("adapter has no 64-bit atomics")
     monkeypatch.setattr(g, "atomic64", request.param == "atomic64")
@@ -47,13 +50,13 @@ def counters(request, monkeypatch):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Force every input across several storage bindings."""
-    monkeypatch.setattr(W, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(D.gpu(), "chunk_bytes", 4096)
 
 
 @pytest.fixture
 def few_groups(monkeypatch):
     """Three workgroups: every invocation strides over many items."""
-    monkeypatch.setattr(W._gpu(), "workgroups", 3)
+    monkeypatch.setattr(D.gpu(), "workgroups", 3)
 
 
 def minmax(a):
@@ -103,12 +106,12 @@ def test_adapter_choice(monkeypatch):
     import wgpu
     monkeypatch.setenv(W.ENV_ADAPTER, "no-such-adapter-anywhere")
     with pytest.raises(RuntimeError, match="matches no WebGPU adapter"):
-        W._pick_adapter(wgpu)
+        D.pick_adapter(wgpu)
     monkeypatch.setenv(W.ENV_ADAPTER, "0")
-    assert W._pick_adapter(wgpu) is not None
-    name = W._describe(W._gpu().adapter).split(" (")[0]
+    assert D.pick_adapter(wgpu) is not None
+    name = D.describe(D.gpu().adapter).split(" (")[0]
     monkeypatch.setenv(W.ENV_ADAPTER, name.upper())
-    assert W._describe(W._pick_adapter(wgpu)).split(" (")[0] == name
+    assert D.describe(D.pick_adapter(wgpu)).split(" (")[0] == name
 
 
 # --- 1-D histograms -----------------------------------------------------------------
@@ -182,7 +185,7 @@ def test_chunked_across_bindings(rng, small_chunks):
 
 def test_smallest_workgroup_storage(rng, monkeypatch):
     """WebGPU's guaranteed minimum (16 KiB): fewer copies, and the cached global path sooner."""
-    monkeypatch.setattr(W._gpu(), "wg_words", 4096)
+    monkeypatch.setattr(D.gpu(), "wg_words", 4096)
     same_hist(rng.integers(0, 256, 50_001).astype(np.uint8), 256, (0, 256))
     same_hist(rng.normal(size=50_001).astype(np.float32), 5000)
     batch = rng.integers(0, 256, (2, 9, 11, 4), dtype=np.uint8)
@@ -193,43 +196,56 @@ def test_smallest_workgroup_storage(rng, monkeypatch):
                                      ("private", 32)])
 def test_u8_kernel_modes(rng, mode, wg):
     """Both uint8 counting kernels, with enough loop trips to flush private counters."""
-    g = W._gpu()
+    g = D.gpu()
     x = rng.integers(0, 256, 1 << 20, dtype=np.uint8)
     x[: 1 << 18] = 9  # a constant stretch: whole 16-byte loads of one value
     x[1 << 18: 1 << 19] = rng.integers(100, 103, 1 << 18)  # narrow
     out = g.storage(256 * 8)
-    W._launch_u8(g, g.with_data(x), x.size // 16, out, mode=mode, wg=wg, unroll=2, groups=2)
-    np.testing.assert_array_equal(W._words64(g.read(out)), np.bincount(x, minlength=256))
+    H.launch_u8(g, g.with_data(x), x.size // 16, out, mode=mode, wg=wg, unroll=2, groups=2)
+    np.testing.assert_array_equal(D.words64(g.read(out)), np.bincount(x, minlength=256))
 
 
 def test_counters_carry_past_32_bits():
     """64-bit global counters: a low word that wraps carries into the high word."""
-    g = W._gpu()
+    g = D.gpu()
     out = g.with_data(np.array([0xFFFFFFF0, 5] * 256, np.uint32))
     buf = g.with_data(np.full(4096, 3, np.uint8))
-    W._launch_u8(g, buf, 4096 // 16, out)
-    counts = W._words64(g.read(out))
+    H.launch_u8(g, buf, 4096 // 16, out)
+    counts = D.words64(g.read(out))
     assert counts[3] == (5 << 32) + 0xFFFFFFF0 + 4096
     assert counts[0] == (5 << 32) + 0xFFFFFFF0
 
 
-def test_delegated_cases_go_to_cpu(rng, monkeypatch):
-    """float64/int64 data and every weighted sum are the cpu backend's answer, by hand-over."""
-    calls = []
-    monkeypatch.setattr(C, "histogram", lambda *a, **k: calls.append("1d") or "cpu")
-    monkeypatch.setattr(C, "histogram2d", lambda *a, **k: calls.append("2d") or ("cpu", 0))
-    monkeypatch.setattr(C, "cumsum", lambda *a, **k: calls.append("scan") or "cpu")
+def handed_to_cpu(op, *args):
+    """``W.<op>`` answers NotImplemented; the loaded backend returns the cpu backend's result."""
+    assert getattr(W, op)(*args) is NotImplemented
+    got, want = getattr(hotbin.backend.load("wgpu"), op)(*args), getattr(C, op)(*args)
+    for g, w in zip(got, want) if op == "histogram2d" else [(got, want)]:
+        np.testing.assert_array_equal(g, w)
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+
+
+def test_delegated_cases_go_to_cpu(rng):
+    """float64/int64 data, every reduction but counts, weighted bincounts and float64 scans."""
     a = rng.normal(size=100)
     w = rng.random(100)
+    f = a.astype(np.float32)
     rule = histogram_rule(a, 5, (0, 1))
-    assert W.histogram(a, rule) == "cpu"
-    assert W.histogram((a * 10).astype(np.int64), rule) == "cpu"
-    assert W.histogram(a.astype(np.float32), rule, w) == "cpu"
-    assert W.histogram(a.astype(np.float32), rule, w, 40) == "cpu"
-    assert W.histogram2d(a, a, rule, rule)[0] == "cpu"
-    assert W.histogram2d(a.astype(np.float32), a.astype(np.float32), rule, rule, w)[0] == "cpu"
-    assert W.cumsum(a, None, np.dtype(np.float64)) == "cpu"
-    assert calls == ["1d"] * 4 + ["2d"] * 2 + ["scan"]
+    handed_to_cpu("histogram", a, rule)
+    handed_to_cpu("histogram", (a * 10).astype(np.int64), rule)
+    handed_to_cpu("histogram", f, rule, w, reductions.SUM_F64)
+    handed_to_cpu("histogram", f, rule, w, reductions.fixed(40))
+    handed_to_cpu("histogram2d", a, a, rule, rule)
+    handed_to_cpu("histogram2d", f, f, rule, rule, w, reductions.SUM_F64)
+    handed_to_cpu("bincount", rng.integers(0, 10, 100), 10, w)
+    handed_to_cpu("cumsum", a, None, np.dtype(np.float64))
+
+
+def test_float_scan_blocks_wider_than_a_binding_go_to_cpu(rng, small_chunks):
+    """A float32 lane whose blocks do not fit one (lowered) binding: the cpu backend's bits."""
+    a = rng.normal(size=(5000, 3)).astype(np.float32)
+    handed_to_cpu("cumsum", a[:, 0].copy(), None, np.dtype(np.float32))
+    handed_to_cpu("cumsum", a, 0, np.dtype(np.float32))
 
 
 # --- 2-D ------------------------------------------------------------------------------
@@ -335,11 +351,19 @@ def test_luma_rejects_bad_images():
 
 
 def test_more_bins_than_one_binding_go_to_cpu(monkeypatch):
-    g = W._gpu()
+    g = D.gpu()
     monkeypatch.setattr(type(g), "max_binding", property(lambda self: 8 * 100))
-    monkeypatch.setattr(C, "histogram", lambda *a, **k: "cpu")
-    monkeypatch.setattr(C, "bincount", lambda *a, **k: "cpu")
     a = np.arange(1000, dtype=np.float32)
-    assert W.histogram(a, histogram_rule(a, 101, (0, 1000))) == "cpu"
-    assert W.bincount(a.astype(np.int32), 1000) == "cpu"
+    handed_to_cpu("histogram", a, histogram_rule(a, 101, (0, 1000)))
+    handed_to_cpu("bincount", a.astype(np.int32), 1000)
     assert W.histogram(a, histogram_rule(a, 100, (0, 1000))).sum() == 1000
+
+
+def test_luma_too_many_pixels_per_image_go_to_cpu(rng, monkeypatch):
+    """Images past luma.wgsl's u32 pixel indices (lowered here): the cpu backend's counts."""
+    monkeypatch.setattr(L, "MAX_PIXELS", 16)
+    batch = rng.integers(0, 256, (2, 5, 4, 3), dtype=np.uint8)
+    handed_to_cpu("luma_histogram", batch)
+    np.testing.assert_array_equal(hotbin.backend.load("wgpu").luma_histogram(batch),
+                                  luma_reference(batch))
+    np.testing.assert_array_equal(W.luma_histogram(batch[:, :3]), luma_reference(batch[:, :3]))

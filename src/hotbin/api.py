@@ -2,10 +2,10 @@
 bincount, cumsum.
 
 Every function takes NumPy arrays (and anything ``numpy.asarray`` takes), CuPy
-arrays and torch CUDA tensors, and dask arrays / dataframe columns (routed to
-:mod:`hotbin.distributed`: lazy results); the input's device picks the backend unless
-``backend=`` or ``$HOTBIN_BACKEND`` says otherwise, and results come back as the
-same kind of array on the same device.
+arrays and torch CUDA tensors, and dask arrays / dataframe columns (lazy results).
+Each builds one plan (:mod:`hotbin.plan`) that runs in memory on the backend the
+inputs' device picks (unless ``backend=`` or ``$HOTBIN_BACKEND`` says otherwise)
+or on Dask; results come back as the same kind of array on the same device.
 
 Arguments follow NumPy's positional order (``density`` before ``weights``), so
 ``from hotbin import histogram`` replaces ``from numpy import histogram``.
@@ -20,13 +20,15 @@ import operator
 import numpy as np
 
 from . import backend as _backends
-from . import distributed as _dask
 from . import validate
-from .binning import check_data, exact_counts, histogram2d_rules, histogram_rule, histogramdd_rules
+from .arrays import adapt, as_dask, is_dask, restore
 from .batch import check_axis, per_slice
+from .binning import check_data, exact_counts, histogram2d_rules, histogram_rule, histogramdd_rules
 from .grid import columns, grid
 from .numpy_compat import no_edges, numpy_only, numpy_result
-from .sums import weighted
+from .blocks import Plan
+from .plan import executor, weighted
+from .reductions import COUNT, SUM_F64
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "cumsum",
            "backends"]
@@ -36,9 +38,9 @@ def backends() -> list[str]:
     return _backends.available()
 
 
-def _hist1d(be, x, rule, w, s):
-    """``be.histogram(x, rule, w, s)``, made exact for rules with :attr:`BinRule.exact`."""
-    return exact_counts(rule, be.histogram(x, rule, w, s), lambda sub: be.histogram(x, sub, w, s))
+def _hist1d(be, x, rule, w, red):
+    """``be.histogram(x, rule, w, red)``, made exact for rules with :attr:`BinRule.exact`."""
+    return exact_counts(rule, be.histogram(x, rule, w, red), lambda sub: be.histogram(x, sub, w, red))
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=None,
@@ -90,24 +92,27 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     """
     if axis is None and (numpy_only(a, weights, range, bins) or no_edges(bins)):
         return numpy_result(np.histogram, a, bins, range, density, weights)
-    if _dask.is_dask(a, weights):
-        return _dask.histogram(a, bins, range, weights=weights, density=density, backend=backend,
-                               deterministic=deterministic)
-    be = _backends.select(backend, a, weights)
-    x, w = validate.values(be, a, weights)
+    ex = executor(backend, a, weights)
+    ex.check_bins(bins)
+    x, w = validate.values(ex, a, weights)
     if axis is not None:
+        if ex.lazy:
+            raise TypeError("axis: not supported for dask input (one histogram per slice needs "
+                            "the slices in memory)")
         axis = check_axis(axis, x.ndim)
         if w is not None:
             raise ValueError("weights: not supported with axis (one histogram per slice counts only)")
-    rule = histogram_rule(x, bins, range, minmax=be.minmax, weights=w)
+    (rule,) = ex.rules(lambda s, mm: [histogram_rule(s[0], bins, range, minmax=mm,
+                                                     weights=None if ex.lazy else w)], [x])
     if axis is None:
-        hist = weighted(lambda ww, s: _hist1d(be, x, rule, ww, s), be, w, deterministic)
+        (hist,) = weighted(ex, lambda be, d, ww, red: _hist1d(be, d[0], rule, ww, red), [x], w,
+                           (rule.nbins,), deterministic)
     else:
-        hist = per_slice(be, x, rule, axis)
-    hist = be.to_output(hist, like=a)
-    edges = be.to_output(rule.edges.copy(), like=a)
+        hist = per_slice(ex.be, x, rule, axis)
+    hist = ex.restore(hist, a)
+    edges = ex.restore(rule.edges.copy(), a)
     if density:
-        widths = be.to_output(np.diff(rule.edges).astype(float), like=a)
+        widths = ex.restore(np.diff(rule.edges).astype(float), a)
         hist = hist / widths / (hist.sum() if axis is None else hist.sum(axis=-1, keepdims=True))
     return hist, edges
 
@@ -149,14 +154,12 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None, *, backen
     """
     if numpy_only((x, y), weights, range, bins):
         return numpy_result(np.histogram2d, x, y, bins, range, density, weights, counts=True)
-    if _dask.is_dask(x, y, weights):
-        return _dask.histogram2d(x, y, bins, range, weights=weights, density=density, backend=backend,
-                                 deterministic=deterministic)
-    be = _backends.select(backend, x, y, weights)
-    xa, ya, w = validate.points(be, x, y, weights)
-    rules = histogram2d_rules(xa, ya, bins, range, minmax=be.minmax)
-    H = grid(be, [xa, ya], rules, w, density, deterministic, like=x)
-    return (H, *(be.to_output(r.edges, like=x) for r in rules))
+    ex = executor(backend, x, y, weights)
+    ex.check_bins(bins)
+    xa, ya, w = validate.points(ex, x, y, weights)
+    rules = ex.rules(lambda s, mm: histogram2d_rules(s[0], s[1], bins, range, minmax=mm), [xa, ya])
+    H = grid(ex, [xa, ya], rules, w, density, deterministic, like=x)
+    return (H, *(ex.restore(r.edges, x) for r in rules))
 
 
 def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, backend=None,
@@ -207,15 +210,15 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, back
     if numpy_only(sample, weights, range, bins):
         return numpy_result(np.histogramdd, sample, bins, range, density, weights, counts=True)
     parts = sample if isinstance(sample, (list, tuple)) else (sample,)
-    if _dask.is_dask(weights, *parts):
+    if is_dask(weights, *parts):
         raise TypeError("sample: dask input is not supported by histogramdd; "
                         "use hotbin.histogram or hotbin.histogram2d")
-    be = _backends.select(backend, weights, *parts)
-    cols = columns(be, sample)
-    w = validate.check_weights(be, weights, cols[0].shape)
-    rules = histogramdd_rules(cols, bins, range, minmax=be.minmax)
-    H = grid(be, cols, rules, w, density, deterministic, like=parts[0])
-    return H, [be.to_output(r.edges, like=parts[0]) for r in rules]
+    ex = executor(backend, weights, *parts)
+    cols = columns(ex, sample)
+    w = validate.check_weights(ex, weights, cols[0])
+    rules = ex.rules(lambda s, mm: histogramdd_rules(s, bins, range, minmax=mm), cols)
+    H = grid(ex, cols, rules, w, density, deterministic, like=parts[0])
+    return H, [ex.restore(r.edges, parts[0]) for r in rules]
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None, *, backend=None):
@@ -242,10 +245,9 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None, *, backend=None):
     """
     if numpy_only(a, weights, range, bins):
         return numpy_result(np.histogram_bin_edges, a, bins, range, weights)
-    be = _backends.select(backend, a, weights)
-    x, w = validate.values(be, a, weights)
-    return be.to_output(histogram_rule(x, bins, range, minmax=be.minmax, weights=w).edges.copy(),
-                        like=a)
+    ex = executor(backend, a, weights)
+    x, w = validate.values(ex, a, weights)
+    return ex.restore(histogram_rule(x, bins, range, minmax=ex.be.minmax, weights=w).edges.copy(), a)
 
 
 def bincount(x, weights=None, minlength=0, *, backend=None):
@@ -258,11 +260,9 @@ def bincount(x, weights=None, minlength=0, *, backend=None):
     zeros, with or without weights, as NumPy.
     """
     minlength = _minlength(minlength)
-    if _dask.is_dask(x, weights):
-        return _dask.bincount(x, weights, minlength, backend=backend)
-    be = _backends.select(backend, x, weights)
-    xa = be.asarray(x)
-    if xa.size == 0 and xa.dtype.kind == "f" and not hasattr(x, "dtype"):
+    ex = executor(backend, x, weights)
+    xa = ex.array(x, "x")
+    if not ex.lazy and xa.size == 0 and xa.dtype.kind == "f" and not hasattr(x, "dtype"):
         xa = xa.astype(np.int64)  # an empty list is no float data (NumPy reads lists as intp)
     if xa.ndim != 1:
         raise ValueError("object too deep for desired array" if xa.ndim > 1 else
@@ -270,19 +270,20 @@ def bincount(x, weights=None, minlength=0, *, backend=None):
     if xa.dtype.kind not in "biu":
         raise TypeError(f"Cannot cast array data from {xa.dtype!r} to dtype('int64') "
                         "according to the rule 'safe'")
+    xa = check_data(xa, "x")
+    w = validate.check_weights(ex, weights, xa, "biuf", "The weights and list don't have the same length.")
+    ((lo, hi),) = ex.extents([xa])
+    length = minlength
+    if lo <= hi:  # not empty
+        if lo < 0:
+            raise ValueError("'list' argument must have no negative elements")
+        length = max(length, int(hi) + 1)
     if xa.size == 0:
-        return be.to_output(be.bincount(xa.astype(np.int64), minlength, None), like=x)
-    w = None
-    if weights is not None:
-        w = be.asarray(weights)
-        if w.dtype.kind not in "biuf":
-            raise TypeError(f"weights: expected real numbers, got dtype {w.dtype}")
-        if w.shape != xa.shape:
-            raise ValueError("The weights and list don't have the same length.")
-    lo, hi = be.minmax(xa)
-    if lo < 0:
-        raise ValueError("'list' argument must have no negative elements")
-    return be.to_output(be.bincount(check_data(xa), max(minlength, int(hi) + 1), w), like=x)
+        w = None  # NumPy: int64 zeros, with or without weights
+    red = COUNT if w is None else SUM_F64
+    plan = Plan(lambda be, v, *ww: (be.bincount(v, length, *ww),), ((red, (length,)),))
+    (out,) = ex.run(plan, xa, *([] if w is None else [w]))
+    return ex.restore(out, x)
 
 
 def _minlength(minlength) -> int:
@@ -340,16 +341,19 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, backend=None)
     -----
     Integer scans are exact and wrap as NumPy's. Float scans follow one fixed
     association order on every backend, so every backend returns the same bits:
-    lanes along the axis are cut into blocks of ``hotbin.backend.cpu.SCAN_BLOCK``
+    lanes along the axis are cut into blocks of ``hotbin.scan_order.SCAN_BLOCK``
     (2048) values, each block is summed left to right, the block totals are chained
     left to right into offsets, and each block is scanned left to right from its
-    offset (see :func:`hotbin.backend.cpu.cumsum`). Lanes up to a block long are
+    offset (see :mod:`hotbin.scan_order`). Lanes up to a block long are
     therefore NumPy's sequential result bit for bit; longer ones agree with it to
     rounding. bool, float16 and complex results are computed by NumPy on the host in
-    that same order.
+    that same order. A dask array gives a lazy result computed by one task (each lane
+    must be whole for this order), so it must fit one worker.
     """
+    if is_dask(a):
+        return _lazy_cumsum(as_dask(a, "a"), axis, dtype, out, exclusive, backend)
     be = _backends.select(backend, a)
-    x = be.asarray(a)
+    x = adapt(be, a)
     if x.dtype.kind not in "biufc":
         raise TypeError(f"a: cannot scan data of dtype {x.dtype}")
     try:
@@ -368,10 +372,27 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, backend=None)
         except TypeError:
             raise TypeError(f"axis: expected an integer or None, got {axis!r}") from None
         axis = np.lib.array_utils.normalize_axis_index(axis, x.ndim, "axis")
-    res = be.to_output(be.cumsum(x, axis, od, bool(exclusive)), like=a)
+    res = restore(be.cumsum(x, axis, od, bool(exclusive)), like=a)
     if out is None:
         return res
     if tuple(out.shape) != tuple(res.shape):
         raise ValueError(f"out: shape {tuple(out.shape)} is not the result's {tuple(res.shape)}")
     out[...] = res
     return out
+
+
+def _lazy_cumsum(x, axis, dtype, out, exclusive, backend):
+    """:func:`cumsum` of a dask array, lazy: one task scans the whole array in memory (the
+    block order of every backend needs each lane whole), so it must fit one worker."""
+    import dask
+
+    from .arrays import dask_array
+
+    if out is not None:
+        raise TypeError("out: not supported for dask input (the result is lazy)")
+    if any(np.isnan(n) for n in x.shape):
+        raise ValueError("a: cumsum needs the length of every partition (compute_chunk_sizes())")
+    od = np.cumsum(np.empty(0, x.dtype), dtype=dtype).dtype
+    shape = (max(x.size, 1) if x.ndim == 0 else x.size,) if axis is None else x.shape
+    task = dask.delayed(cumsum, pure=True)(x, axis, dtype, exclusive=exclusive, backend=backend)
+    return dask_array().from_delayed(task, shape=shape, dtype=od, meta=np.empty((0,) * len(shape), od))

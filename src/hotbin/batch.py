@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from . import backend as _backends
+from .arrays import to_host
 from .binning import exact_counts
 
 __all__ = ["per_slice", "check_axis", "SLAB_BYTES"]
@@ -64,7 +64,7 @@ def _rows(be, v, rule):
         return be.histogram_rows(v, rule)
     if v.shape[0] == 0:
         return np.zeros((0, rule.nbins), np.int64)
-    return np.stack([_backends.to_host(be.histogram(r, rule)) for r in v])
+    return np.stack([to_host(be.histogram(r, rule)) for r in v])
 
 
 def check_axis(axis, ndim):

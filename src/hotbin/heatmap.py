@@ -17,13 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from . import backend as _backends
-from . import distributed as _dask
-from . import png
-from .binning import cell_rule, check_data
-from .ranges import (auto_extent, check_cells, check_clip, check_closed, data_range, given_range,
-                     interval, percentile_range)
-from .sums import weighted
+from . import png, validate
+from .binning import cell_rule
+from .blocks import Plan
+from .plan import executor, weighted
+from .ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
+from .reductions import COUNT
 
 # data_range, check_cells, percentile_ranges and MAX_CELLS are hotbin.ranges', re-exported
 __all__ = ["Heatmap", "heatmap", "data_range"]
@@ -223,54 +222,43 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
     reproducible; float sums without ``deterministic`` may differ in the last
     bits between backends and thread counts. A weighted heatmap bins the points
     twice: once for the sums, once for ``points``. Dask arrays and dataframe
-    columns are binned per chunk and merged (:mod:`hotbin.distributed`), with
+    columns are binned per chunk and tree-merged by the same plan (:mod:`hotbin.distributed`), with
     the same cells as in memory.
     """
-    if _dask.is_dask(x, y, weights):
-        return _dask.heatmap(x, y, weights, width=width, height=height, x_range=x_range,
-                             y_range=y_range, clip=clip, closed=closed, backend=backend,
-                             deterministic=deterministic)
-    be = _backends.select(backend, x, y, weights)
-    xa = check_data(be.asarray(x), "x")
-    ya = check_data(be.asarray(y), "y")
-    if xa.ndim != 1 or ya.ndim != 1:
-        raise ValueError(f"x, y: expected 1-D arrays, got shapes {tuple(xa.shape)} and {tuple(ya.shape)}")
-    if xa.shape[0] != ya.shape[0]:
-        raise ValueError(f"y: has {ya.shape[0]} points but x has {xa.shape[0]}")
-    w = _weights(be, weights, xa.shape[0])
+    ex = executor(backend, x, y, weights)
+    xa, ya = validate.coordinates(
+        ex, x, y, "y: has {1} points but x has {0}", "x, y: expected 1-D arrays, got shapes {0} and {1}")
+    w = validate.check_weights(ex, weights, xa, "biuf",
+                               f"weights: expected one weight per point ({xa.shape[0]})")
     width, height = check_cells(width, height, weighted=w is not None)
     given = [given_range(r, f"{a}_range") if r is not None else None
              for a, r in (("x", x_range), ("y", y_range))]
     xc, yc = check_closed(closed, given)
     q = check_clip(clip)
     auto = [i for i, r in enumerate(given) if r is None]
-    if q is not None:
-        found = [percentile_range(a, q) for a in [(xa, ya)[i] for i in auto]]
-    else:
-        found = [auto_extent(be, (xa, ya)[i]) for i in auto]
+    arrays = [(xa, ya)[i] for i in auto]
+    found = ex.percentiles(arrays, q) if q is not None else ex.finite_extents(arrays)
     for i, ext in zip(auto, found):
         given[i] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[i])
     xr, yr = given
     rx, ry = cell_rule(width, *xr, "width", xc), cell_rule(height, *yr, "height", yc)
-    n = int(xa.shape[0])
-    points, kept = be.histogram2d(ya, xa, ry, rx)
+    cells = (height, width)
+
+    def points(be, d):  # the count grid and [points in a cell, points] of a block
+        grid, kept = be.histogram2d(d[1], d[0], ry, rx)
+        return grid, np.array([int(kept), int(d[0].shape[0])], np.int64)
+
+    tally = ((COUNT, cells), (COUNT, (2,)))
     if w is None:
-        grid = points
-    else:  # the one runner of weighted sums: fixed point, integers that never wrap
-        grid = weighted(lambda ww, s: be.histogram2d(ya, xa, ry, rx, ww, s)[0], be, w, deterministic)
-    if w is not None and grid.dtype != np.float64:
-        grid = grid.astype(np.float64)
-    counts = be.to_output(grid, like=x)
-    points = counts if w is None else be.to_output(points, like=x)
-    return Heatmap(counts, n - int(kept), xr, yr, xc, yc, points)
-
-
-def _weights(be, weights, n):
-    if weights is None:
-        return None
-    w = be.asarray(weights)
-    if w.dtype.kind not in "biuf":
-        raise TypeError(f"weights: expected real numbers, got dtype {w.dtype}")
-    if w.ndim != 1 or w.shape[0] != n:
-        raise ValueError(f"weights: expected one weight per point ({n}), got shape {tuple(w.shape)}")
-    return w.astype(np.int64) if w.dtype == np.bool_ else w
+        counts, tal = ex.run(Plan(lambda be, *d: points(be, d), tally), xa, ya)
+        pts = None
+    else:  # the sums under the one runner of weighted counts, the points beside them
+        counts, pts, tal = weighted(ex, lambda be, d, ww, red: be.histogram2d(d[1], d[0], ry, rx, ww, red)[0],
+                                    [xa, ya], w, cells, deterministic, extra=(tally, points))
+    counts, pts, tal = ex.compute(counts, pts, tal)
+    kept, n = (int(v) for v in np.asarray(ex.restore(tal, None)))
+    if w is not None:
+        counts = counts.astype(np.float64)
+    counts = ex.restore(counts, x)
+    pts = counts if w is None else ex.restore(pts, x)
+    return Heatmap(counts, n - kept, xr, yr, xc, yc, pts)

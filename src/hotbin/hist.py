@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backend as _backends
+from .arrays import to_host
 from . import fixedpoint, histfill
 from .axis import Axis, Traits, same_edges
 from .histfill import Fixed
 
 __all__ = ["Histogram", "Axis", "Traits", "hist", "hist2d"]
-
-_PLOT_HINT = 'plotting needs matplotlib: pip install "hotbin[plot]"'
 
 
 def _same(a, b) -> bool:
@@ -109,7 +107,7 @@ class Histogram:
         sums of squared weights, so its histogram's ``variances()`` and ``counts()``
         are None.
         """
-        counts = np.asarray(_backends.to_host(hm.counts)).T
+        counts = np.asarray(to_host(hm.counts)).T
         weighted = counts.dtype.kind == "f"
         h = cls(counts, hm.x_edges, hm.y_edges, label=label, axis_labels=("x", "y"),
                 variances=np.full(counts.shape, np.nan) if weighted else None)
@@ -184,30 +182,12 @@ class Histogram:
         return v / area / v.sum()
 
     def _to_uhi_(self) -> dict:
-        """This histogram in the UHI serialization schema (``uhi.io``), flow bins included.
+        """This histogram in the UHI serialization schema (``uhi.io``), flow bins included
+        (see :func:`hotbin.uhi.serialize`): ``boost_histogram.Histogram(h)`` and
+        ``hist.Hist(h)`` build from it."""
+        from .uhi import serialize
 
-        Axes are ``variable`` axes of the exact edges (as float64) with underflow and
-        overflow; storage ``int`` (counts), ``weighted`` (sums and sums of squares)
-        or ``double`` (sums with unknown variances). ``boost_histogram.Histogram(h)``
-        and ``hist.Hist(h)`` build from it.
-        """
-        from . import __version__
-
-        axes = [{"type": "variable", "edges": ax._edges.astype(np.float64), "underflow": True,
-                 "overflow": True, "circular": False, **({"metadata": {"label": ax.label}} if ax.label else {})}
-                for ax in self._axes]
-        if not self.weighted:
-            storage = {"type": "int", "values": self.values(flow=True)}
-        elif self._unknown_variances:
-            storage = {"type": "double", "values": self.values(flow=True).astype(np.float64)}
-        else:
-            storage = {"type": "weighted", "values": self.values(flow=True).astype(np.float64),
-                       "variances": self.variances(flow=True)}
-        out = {"uhi_schema": 1, "writer_info": {"hotbin": {"version": __version__}}, "axes": axes,
-               "storage": storage}
-        if self.label:
-            out["metadata"] = {"label": self.label}
-        return out
+        return serialize(self)
 
     def _to_boost_histogram_(self):
         """A ``boost_histogram.Histogram`` (the hook ``boost_histogram.Histogram(h)`` calls)."""
@@ -303,30 +283,11 @@ class Histogram:
         """Draw with matplotlib: a step outline (1-D) or an image with a colorbar (2-D).
 
         ``kw`` goes to ``Axes.stairs`` (1-D) or ``Axes.pcolormesh`` (2-D). Returns the
-        matplotlib ``Axes``.
+        matplotlib ``Axes`` (see :func:`hotbin.uhi.plot`).
         """
-        try:
-            import matplotlib  # noqa: F401
-        except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError(_PLOT_HINT) from exc
-        if ax is None:
-            import matplotlib.pyplot as plt
+        from .uhi import plot
 
-            ax = plt.gca()
-        if self.ndim == 1:
-            kw.setdefault("label", self.label)
-            ax.stairs(self.values(), self._axes[0]._edges, **kw)
-        else:
-            x, y = self._axes
-            mesh = ax.pcolormesh(x._edges, y._edges, self.values().T, **kw)
-            ax.figure.colorbar(mesh, ax=ax)
-            if y.label:
-                ax.set_ylabel(y.label)
-            if self.label:
-                ax.set_title(self.label)
-        if self._axes[0].label:
-            ax.set_xlabel(self._axes[0].label)
-        return ax
+        return plot(self, ax, **kw)
 
     def __repr__(self) -> str:
         kind = "deterministic weighted" if self.deterministic else "weighted" if self.weighted else "count"

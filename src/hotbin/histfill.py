@@ -29,10 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import backend as _backends
-from . import distributed, fixedpoint
-from . import validate
-from .binning import BinRule, check_data, histogram2d_rules, histogram_rule
+from . import fixedpoint, validate
+from .arrays import to_host
+from .binning import BinRule, histogram2d_rules, histogram_rule
+from .blocks import Plan
+from .plan import executor
+from .reductions import for_weights, words
 
 
 @dataclass(frozen=True)
@@ -87,75 +89,56 @@ def flow_rule(rule: BinRule) -> tuple[BinRule, bool]:
     return BinRule(edges=e, cmp=e, uniform=False), over
 
 
-def _nan_to_inf(x):
-    """``x`` with NaN as ``+inf`` (a copy), for NumPy and CuPy arrays and dask blocks."""
+def _nan_to_inf(be, x, rule, name):
+    """``x`` with NaN as ``+inf`` (a copy, only when it holds a NaN)."""
+    if x.dtype.kind != "f" or not x.size or not np.isnan(be.minmax(x)[0]):
+        return x
+    if np.isposinf(rule.cmp[-1]):
+        raise ValueError(f"{name}: NaN values belong in the overflow bin, which an axis whose "
+                         "last edge is +inf does not have")
     x = x.copy()
     x[x != x] = np.inf
     return x
 
 
-def _check_nan(rule: BinRule, name: str) -> None:
-    if rule.cmp.dtype.kind == "f" and np.isposinf(rule.cmp[-1]):
-        raise ValueError(f"{name}: NaN values belong in the overflow bin, which an axis whose "
-                         "last edge is +inf does not have")
-
-
 @dataclass(frozen=True)
 class Source:
-    """Data to fill from, in memory (a backend) or on dask (lazy, computed together)."""
+    """Data to fill from, in memory or on Dask, under the histogram's rules."""
 
+    ex: object  #: the executor (:mod:`hotbin.plan`)
+    arrays: tuple  #: the coordinate arrays
     rules: tuple  #: the histogram's rules, one per axis
-    count: object  #: count(rules, weights, scale) -> sums or words under any per-axis rules
-    finish: object  #: finish(*results) -> NumPy arrays
-    square: object  #: square(weights, shift) -> float64 (w * 2**-shift)**2, same kind of array
-    stats: object  #: stats() -> (max |w|, number of weights)
+    names: tuple  #: the arguments' names, for messages
+    weights: object = None  #: the weights, checked
 
+    def count(self, rs, ww, s):
+        """Sums (words with a scale ``s``) of the weights ``ww`` under the per-axis rules
+        ``rs`` (lazy on Dask); NaN counts as ``+inf``."""
+        red = for_weights(ww, s) if s is None else words(s)
+        n = len(self.arrays)
 
-def memory(be, arrays, rules, w, names) -> Source:
-    """A :class:`Source` of in-memory arrays (already validated) on backend ``be``."""
-    flat = []
-    for x, r, name in zip(arrays, rules, names):
-        if x.dtype.kind == "f" and x.size and np.isnan(be.minmax(x)[0]):
-            _check_nan(r, name)
-            x = _nan_to_inf(x)
-        flat.append(x)
-    n = int(arrays[0].size)
+        def block(be, *b):
+            flat = [_nan_to_inf(be, x, r, nm) for x, r, nm in zip(b[:n], self.rules, self.names)]
+            w = b[n] if ww is not None else None
+            if n == 1:
+                return (be.histogram(flat[0], rs[0], w, red),)
+            return (be.histogram2d(flat[0], flat[1], rs[0], rs[1], w, red)[0],)
 
-    def count(rs, ww, s):
-        if len(rs) == 1:
-            return be.histogram(flat[0], rs[0], ww, s)
-        return be.histogram2d(flat[0], flat[1], rs[0], rs[1], ww, s)[0]
+        shape = tuple(r.nbins for r in rs)
+        return self.ex.run(Plan(block, ((red, shape),)), *self.arrays, *([] if ww is None else [ww]))[0]
 
-    return Source(tuple(rules), count, lambda *r: [np.asarray(_backends.to_host(v)) for v in r],
-                  lambda ww, c: np.ldexp(be.asarray(ww).astype(np.float64), -c) ** 2,
-                  lambda: (be.max_abs(w), n) if w is not None else (0.0, n))
+    def finish(self, *results):
+        """NumPy arrays of the results (computed together on Dask)."""
+        return [np.asarray(to_host(v)) for v in self.ex.compute(*results)]
 
+    def square(self, ww, c):
+        """float64 ``(w * 2**-c)**2``, the same kind of array as ``ww``."""
+        return np.ldexp(ww.astype(np.float64), -c) ** 2
 
-def dask(arrays, rules, w, name, run, names) -> Source:
-    """A :class:`Source` of dask arrays: ``run(weights, scale)`` is the plan of ``rules``."""
-    import dask as _dask
-    import dask.array as da
-
-    flow = []
-    for x, r, nm in zip(arrays, rules, names):
-        if x.dtype.kind == "f":
-            if np.isposinf(r.cmp[-1]) and bool(da.isnan(x).any().compute()):
-                _check_nan(r, nm)
-            x = x.map_blocks(_nan_to_inf, dtype=x.dtype)
-        flow.append(x)
-
-    def count(rs, ww, s):
-        if all(r is q for r, q in zip(rs, rules)):
-            return run(ww, s)
-        if len(rs) == 1:
-            return distributed._histogram_plan(flow[0], rs[0].edges, None, w, name, None)[-1](ww, s)
-        return distributed._histogram2d_plan(flow[0], flow[1], [r.edges for r in rs], None, w, name,
-                                             None)[-1](ww, s)
-
-    return Source(tuple(rules), count, lambda *r: [np.asarray(v) for v in _dask.compute(*r)],
-                  lambda ww, c: np.ldexp(ww.astype(np.float64), -c) ** 2,
-                  lambda: distributed._weight_stats(w, name, None) if w is not None
-                  else (0.0, int(arrays[0].size)))
+    def stats(self):
+        """``(max |w|, number of weights)`` of the weights."""
+        w = self.weights
+        return self.ex.stats(w) if w is not None else (0.0, int(self.arrays[0].size))
 
 
 def layout(stats, w, deterministic, bounds) -> Fixed | None:
@@ -183,26 +166,21 @@ def layout(stats, w, deterministic, bounds) -> Fixed | None:
 def source(data, weights, bins, range, backend, rules=None):
     """``(Source, weights)`` of 1 or 2 coordinate arrays; ``rules``: reuse where they compare alike."""
     names = ("a",) if len(data) == 1 else ("x", "y")
-    if distributed.is_dask(*data, weights):
-        if len(data) == 1:
-            rule, x, w, name, run = distributed._histogram_plan(data[0], bins, range, weights,
-                                                                backend, None)
-            return dask([x], [rule], w, name, run, names), w
-        rx, ry, w, name, run = distributed._histogram2d_plan(*data, bins, range, weights, backend, None)
-        arrays = [distributed._data(v, n) for v, n in zip(data, names)]
-        return dask(arrays, [rx, ry], w, name, run, names), w
-    be = _backends.select(backend, *data, weights)
+    ex = executor(backend, *data, weights)
+    ex.check_bins(bins)
     if len(data) == 1:
-        x = check_data(be.asarray(data[0]), "a")
-        w = validate.check_weights(be, weights, x.shape)
-        found = [histogram_rule(x, bins, range, minmax=be.minmax, weights=w)]
+        x = validate.check_data(ex.array(data[0], "a"), "a")
+        w = validate.check_weights(ex, weights, x)
         arrays = [x]
+        build = lambda s, mm: [histogram_rule(s[0], bins, range, minmax=mm,  # noqa: E731
+                                              weights=None if ex.lazy else w)]
     else:
-        *arrays, w = validate.points(be, *data, weights)
-        found = histogram2d_rules(*arrays, bins, range, minmax=be.minmax)
+        *arrays, w = validate.points(ex, *data, weights)
+        build = lambda s, mm: histogram2d_rules(s[0], s[1], bins, range, minmax=mm)  # noqa: E731
+    found = ex.rules(build, arrays)
     if rules is not None:  # the histogram's own rules keep their fast guess
         found = [r if r.cmp.dtype == f.cmp.dtype else f for r, f in zip(rules, found)]
-    return memory(be, arrays, found, w, names), w
+    return Source(ex, tuple(arrays), tuple(found), names, w), w
 
 
 def fill(src: Source, runs):

@@ -5,45 +5,7 @@ levels, scan) and the bin rule of :mod:`hotbin.binning`, and launches no kernel 
 fused primitive ``luma_histogram(img) -> (N, 256) int64`` for uint8 ``(N, H, W, C)``
 images with C in {3, 4}; it is used when present.
 
-The luma rule (DESIGN.md §4; exact, identical on every backend)
-----------------------------------------------------------------
-Pixels are first put on an integer grid of ``2**depth`` levels per channel:
-
-* **uint8**: the bytes themselves, depth 8 (levels 0..255).
-* **uint16**: the values themselves, depth 16 (levels 0..65535).
-* **float** (float16/32/64, meant to lie in [0, 1]): each channel is put on the
-  8.8 fixed-point grid of the 8-bit scale, ``q = rint(min(max(v, 0), 1) * 65280)``
-  (65280 = 255 * 256: ``q / 256`` is the value in 8-bit levels, with 8 more bits of
-  fraction), evaluated in float64 (``v`` widened exactly, one correctly rounded
-  multiply, then round half to even). float16, which has only 11 significant bits,
-  is rounded to every 32nd level of that grid: ``q = 32 * rint(min(max(v, 0), 1) * 2040)``.
-  Values below 0 or above 1, including -inf and +inf, are clipped; NaN is rejected
-  with ``ValueError``. Depth 16: levels 0..65280 of the 65536, so the top 255 are
-  never used. A float image holding ``k / 255`` (however that was rounded to its
-  dtype) is on the grid at ``q = 256 k``, and its luma level below is ``256 S / 10000``
-  floored, whose top 8 bits (``level >> 8``, the bin at ``bins=256``) are exactly the
-  uint8 image's level ``S // 10000``: ``image / 255`` has the uint8 image's 256-bin
-  histogram, bit for bit.
-
-The luma level of an RGB(A) pixel is then the Rec. 709 weighted sum in exact integer
-arithmetic, ``level = (2126*R + 7152*G + 722*B) // 10000`` (at most 655,350,000 at
-depth 16: fits an unsigned 32-bit integer). A gray pixel ``(v, v, v)`` has level ``v``,
-white has the top level (255, 65535, or 65280 for float images). Alpha is ignored;
-gray images are their own luma.
-
-Shapes
-------
-``(H, W)``        one gray image
-``(H, W, C)``     one image; C = 1 gray, 2 gray + alpha, 3 RGB, 4 RGBA
-``(N, H, W, C)``  a batch of N images (same C meanings); results gain a leading N axis.
-
-A 3-D array is always one image with channels last; a batch of gray images is
-``(N, H, W, 1)`` (``a[..., None]``, a view). Pixels may be uint8, uint16 or float
-(any byte order and layout); anything else is a ``TypeError``, any other shape or
-channel count a ``ValueError``, each naming the argument. A Pillow image is taken as
-its pixels in a luma-ready mode (see :func:`hotbin.pillow.pillow_pixels`): palette
-("P", "PA") and other modes are converted to RGB(A) first, never counted as palette
-indices; the results are then NumPy arrays.
+The luma rule is :mod:`hotbin.luma`'s.
 
 Histogram bins
 --------------
@@ -57,174 +19,19 @@ processed on their GPU and the results come back as the same kind of array.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from . import backend as _backends
-from . import distributed as _dask
-from .api import cumsum
-from .binning import histogram_rule, positive_int
+from . import luma
+from .arrays import adapt, dask_array, restore
+from .blocks import Plan
+from .luma import FLOAT_TOP
+from .plan import executor
+from .reductions import COUNT
+from .binning import positive_int
 from .pillow import is_pillow, pillow_pixels
 
-__all__ = ["luminance", "luminance_histogram", "equalize", "channel_histograms", "percentiles"]
-
-#: Rec. 709 luma weights and their divisor: level = (wr*R + wg*G + wb*B) // divisor
-LUMA_WEIGHTS = (2126, 7152, 722)
-LUMA_DIVISOR = 10000
-#: float channels are quantized to this top level: the 8.8 fixed-point grid of 8-bit levels
-FLOAT_TOP = 255 << 8
-#: float16 channels use every FLOAT16_STEP-th level of that grid (11 significant bits)
-FLOAT16_STEP = 32
-#: pixels per block of rows: bounds the temporaries of the unfused paths (luma plane,
-#: float64 copies) to tens of MiB whatever the image size
-BLOCK_PIXELS = 1 << 22
-
-_MEANING = "(H, W) gray, (H, W, C) or a batch (N, H, W, C) with C = 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA"
-
-
-@dataclass(frozen=True)
-class _Image:
-    """A validated image or batch, as the backend's array of shape (N, H, W, C)."""
-
-    data: object  #: backend array (N, H, W, C), native byte order
-    batch: bool  #: the input had a batch axis
-    depth: int  #: 8 or 16 bits per level
-
-    @property
-    def levels(self) -> int:
-        return 1 << self.depth
-
-    @property
-    def top(self) -> int:
-        """The highest level a channel can have (white)."""
-        return FLOAT_TOP if self.is_float else self.levels - 1
-
-    @property
-    def is_float(self) -> bool:
-        return self.data.dtype.kind == "f"
-
-    @property
-    def channels(self) -> int:
-        return self.data.shape[3]
-
-
-def _parse(a, name="image") -> _Image:
-    dt = a.dtype
-    if dt.kind == "f" and dt.itemsize in (2, 4, 8):
-        depth = 16
-    elif dt.kind == "u" and dt.itemsize in (1, 2):
-        depth = 8 * dt.itemsize
-    else:
-        raise TypeError(f"{name}: expected uint8, uint16 or float pixels (float values in [0, 1]), "
-                        f"got dtype {dt}")
-    if dt.byteorder not in "=|":
-        a = a.astype(dt.newbyteorder("="))
-    shape = tuple(a.shape)
-    if a.ndim == 2:
-        return _Image(a.reshape((1,) + shape + (1,)), False, depth)
-    if a.ndim in (3, 4) and shape[-1] in (1, 2, 3, 4):
-        return _Image(a if a.ndim == 4 else a.reshape((1,) + shape), a.ndim == 4, depth)
-    if a.ndim in (3, 4):
-        raise ValueError(f"{name}: {shape[-1]} channels are not supported; expected {_MEANING} "
-                         "(a batch of gray images is (N, H, W, 1))")
-    raise ValueError(f"{name}: expected {_MEANING}, got shape {shape}")
-
-
-def _load(image, backend):
-    if is_pillow(image):
-        image = pillow_pixels(image)
-    be = _backends.select(backend, image)
-    return be, _parse(be.asarray(image))
-
-
-def _quantize(x):
-    """Channel levels: integers as they are; floats by the 8.8 grid rule (NaN rejected)."""
-    if x.dtype.kind != "f":
-        return x
-    if bool(np.isnan(x).any()):
-        raise ValueError("image: contains NaN; float pixels must be numbers (values outside "
-                         "[0, 1] are clipped)")
-    step = FLOAT16_STEP if x.dtype.itemsize == 2 else 1
-    q = np.rint(np.clip(x.astype(np.float64), 0.0, 1.0) * float(FLOAT_TOP // step))
-    if step > 1:
-        q *= step
-    return q.astype(np.uint16)
-
-
-def _luma_numerator(q):
-    """``2126*R + 7152*G + 722*B`` of (..., C>=3) integer levels, as uint32 (exact)."""
-    wr, wg, wb = LUMA_WEIGHTS
-    u = np.uint32
-    return q[..., 0].astype(u) * u(wr) + q[..., 1].astype(u) * u(wg) + q[..., 2].astype(u) * u(wb)
-
-
-def _levels(x, depth):
-    """Luma levels (uint8 or uint16) of (..., C) pixels."""
-    q = _quantize(x)
-    if q.shape[-1] < 3:
-        return q[..., 0]
-    level_dtype = np.uint8 if depth == 8 else np.uint16
-    return (_luma_numerator(q) // np.uint32(LUMA_DIVISOR)).astype(level_dtype)
-
-
-def _like(r, x):
-    """A backend result ``r`` as the array type of the data ``x``: a device backend leaves
-    host data too big to copy at once on the host (and stages it), but returns device arrays."""
-    return np.asarray(_backends.to_host(r)) if isinstance(x, np.ndarray) else r
-
-
-def _count_levels(be, levels, nlevels):
-    """int64 counts of each level of an integer plane (levels < nlevels by construction)."""
-    return _like(be.bincount(levels.reshape(-1), nlevels), levels)
-
-
-def _row_blocks(x):
-    """Row slices of one (H, W, ...) image of at most BLOCK_PIXELS pixels (at least a row)."""
-    h, w = x.shape[:2]
-    step = max(1, BLOCK_PIXELS // max(w, 1))
-    return [slice(r, r + step) for r in range(0, h, step)]
-
-
-def _level_counts(be, img: _Image):
-    """(N, levels) int64: how many pixels of each image have each luma level."""
-    x = img.data
-    if x.shape[0] and img.depth == 8 and img.channels >= 3 and hasattr(be, "luma_histogram"):
-        return _like(be.luma_histogram(x), x)
-    out = np.zeros((x.shape[0], img.levels), np.int64, like=x)
-    for i in range(x.shape[0]):
-        for rows in _row_blocks(x[i]):
-            out[i] += _count_levels(be, _levels(x[i, rows], img.depth), img.levels)
-    return out
-
-
-def _fold(counts, bins: int, nlevels: int):
-    """Fold (..., nlevels) per-level counts into ``bins`` equal bins over [0, nlevels).
-
-    Levels go to bins by the bin rule; as the bins are contiguous runs of levels,
-    a bin's count is a difference of the levels' running sum (exact in int64).
-    """
-    if bins == nlevels:
-        return counts
-    idx = histogram_rule(np.empty(0, np.uint16), bins, range=(0, nlevels)).index(np.arange(nlevels))
-    ends = np.searchsorted(idx, np.arange(bins), side="right")  # levels in bins <= i
-    run = np.cumsum(counts, axis=-1)
-    zero = np.zeros(counts.shape[:-1] + (1,), counts.dtype, like=counts)
-    run = np.concatenate([zero, run], axis=-1)
-    starts = np.concatenate([[0], ends[:-1]])
-    return run[..., np.asarray(ends, like=counts)] - run[..., np.asarray(starts, like=counts)]
-
-
-def _name(be) -> str:
-    return be.__name__.rsplit(".", 1)[-1]
-
-
-def _cdf(be, counts):
-    """Row-wise running sums of (N, L) counts with one scan (hotbin.cumsum) of all rows."""
-    n, nl = counts.shape
-    run = cumsum(counts.reshape(-1), backend=_name(be)).reshape(n, nl)
-    base = np.concatenate([np.zeros(1, run.dtype, like=run), run[:-1, -1]])
-    return run - base[:, None]
+__all__ = ["luminance", "luminance_histogram", "equalize", "channel_histograms", "percentiles",
+           "FLOAT_TOP"]
 
 
 def luminance(image, *, levels=False):
@@ -246,12 +53,12 @@ def luminance(image, *, levels=False):
         ``k / 255``) comes back unchanged.
         Same kind of array and device as ``image``.
     """
-    be, img = _load(image, None)
-    lv = _levels(img.data, img.depth)
+    be, img = luma.load(image, None)
+    lv = luma.levels(img.data, img.depth)
     if img.is_float and not levels:
         ft = np.result_type(img.data.dtype, np.float32)
-        lv = lv.astype(ft) / ft.type(FLOAT_TOP)
-    return be.to_output(lv if img.batch else lv[0], like=image)
+        lv = lv.astype(ft) / ft.type(luma.FLOAT_TOP)
+    return restore(lv if img.batch else lv[0], like=image)
 
 
 def luminance_histogram(image, bins=256, *, backend=None):
@@ -275,12 +82,39 @@ def luminance_histogram(image, bins=256, *, backend=None):
         backend, never overflowing. Same kind of array and device as ``image``
         (a lazy dask array for a dask image).
     """
-    if _dask.is_dask(image):
-        return _dask.luminance_histogram(image, bins, backend=backend)
     nb = positive_int(bins, "bins")
-    be, img = _load(image, backend)
-    h = _fold(_level_counts(be, img), nb, img.levels)
-    return be.to_output(h if img.batch else h[0], like=image)
+    if is_pillow(image):
+        image = pillow_pixels(image)
+    ex = executor(backend, image)
+    if ex.lazy:
+        return _lazy_luma(ex, ex.array(image, "image"), nb)
+    img = luma.parse(ex.array(image))
+    h = luma.fold(luma.level_counts(ex.be, img), nb, img.levels)
+    return ex.restore(h if img.batch else h[0], image)
+
+
+def _lazy_luma(ex, a, nb):
+    """:func:`luminance_histogram` of a dask image or batch, lazy: per-chunk histograms of the
+    luma levels are summed (exact), one plan per chunk of images of a batch."""
+    if a.ndim not in (2, 3, 4):
+        raise ValueError(f"image: expected (H, W), (H, W, C) or a batch (N, H, W, C), got shape {a.shape}")
+    probe = np.zeros((1,) * (a.ndim - 1) + (a.shape[-1] if a.ndim >= 3 else 1,), a.dtype)
+    luma.parse(probe if a.ndim >= 3 else probe.reshape(1, 1))  # the in-memory checks and errors, now
+    if a.ndim >= 3:
+        a = a.rechunk({a.ndim - 1: -1})
+
+    def block(be, chunk):
+        img = luma.parse(chunk)
+        return (luma.fold(luma.level_counts(be, img), nb, img.levels),)
+
+    if a.ndim < 4:
+        return ex.run(Plan(lambda be, c: (block(be, c)[0][0],), ((COUNT, (nb,)),)), a)[0]
+    start = 0
+    rows = []
+    for n in a.chunks[0]:
+        rows.append(ex.run(Plan(block, ((COUNT, (n, nb)),)), a[start:start + n])[0])
+        start += n
+    return dask_array().concatenate(rows) if rows else dask_array().zeros((0, nb), np.int64)
 
 
 def channel_histograms(image, bins=256, *, backend=None):
@@ -291,16 +125,16 @@ def channel_histograms(image, bins=256, *, backend=None):
     ``bins`` are placed as in :func:`luminance_histogram`. int64 counts, exact.
     """
     nb = positive_int(bins, "bins")
-    be, img = _load(image, backend)
+    be, img = luma.load(image, backend)
     x = img.data
     counts = np.zeros((x.shape[0], img.channels, img.levels), np.int64, like=x)
     for i in range(x.shape[0]):
-        for rows in _row_blocks(x[i]):
-            q = _quantize(x[i, rows])
+        for rows in luma.row_blocks(x[i]):
+            q = luma.quantize(x[i, rows])
             for k in range(img.channels):
-                counts[i, k] += _count_levels(be, q[..., k], img.levels)
-    h = _fold(counts, nb, img.levels)
-    return be.to_output(h if img.batch else h[0], like=image)
+                counts[i, k] += luma.count_levels(be, q[..., k], img.levels)
+    h = luma.fold(counts, nb, img.levels)
+    return restore(h if img.batch else h[0], like=image)
 
 
 def percentiles(image, q, *, backend=None):
@@ -327,19 +161,19 @@ def percentiles(image, q, *, backend=None):
         raise ValueError(f"q: expected a number or a 1-D sequence, got shape {qa.shape}")
     if not bool(np.all((qa >= 0) & (qa <= 100))):
         raise ValueError("q: percentiles must be in the range [0, 100]")
-    be, img = _load(image, backend)
+    be, img = luma.load(image, backend)
     if img.data.shape[1] * img.data.shape[2] == 0:
         raise ValueError("image: has no pixels; percentiles need at least one")
-    cdf = _cdf(be, _level_counts(be, img))
+    cdf = luma.cdf(be, luma.level_counts(be, img))
     total = cdf[:, -1:].astype(np.float64)
     thr = np.maximum(total * np.asarray(qa.reshape(-1) / 100.0, like=total), 1.0)  # (N, Q)
     level = (cdf[:, :, None] < thr[:, None, :]).sum(axis=1)  # levels below the threshold
-    out = level.astype(np.float64) / FLOAT_TOP if img.is_float else level.astype(np.int64)
+    out = level.astype(np.float64) / luma.FLOAT_TOP if img.is_float else level.astype(np.int64)
     out = out.reshape(out.shape[:1] + qa.shape)
-    return be.to_output(out if img.batch else out[0], like=image)
+    return restore(out if img.batch else out[0], like=image)
 
 
-def _equalize_lut(be, img: _Image):
+def _equalize_lut(be, img: luma.Image):
     """(N, levels) int64 lookup tables from each image's CDF.
 
     ``lut[v] = round((cdf[v] - cdf_min) * top / (n - cdf_min))`` in integers
@@ -347,7 +181,7 @@ def _equalize_lut(be, img: _Image):
     darkest level present; an image of one level maps to itself.
     """
     top = img.top
-    cdf = _cdf(be, _level_counts(be, img))
+    cdf = luma.cdf(be, luma.level_counts(be, img))
     total = cdf[:, -1:]
     cmin = np.where(cdf > 0, cdf, total).min(axis=1, keepdims=True)
     span = total - cmin
@@ -359,15 +193,15 @@ def _equalize_lut(be, img: _Image):
 
 def _equalize_one(x, lut, top):
     """Equalize one (H, W, C) image's levels (``top``: white); returns new channel levels (float64 or int)."""
-    q = _quantize(x)
+    q = luma.quantize(x)
     if q.shape[-1] < 3:
         return lut[q[..., :1].astype(np.intp)]
     top = float(top)
-    num = _luma_numerator(q)
-    target = lut[(num // np.uint32(LUMA_DIVISOR)).astype(np.intp)].astype(np.float64)
+    num = luma.luma_numerator(q)
+    target = lut[(num // np.uint32(luma.LUMA_DIVISOR)).astype(np.intp)].astype(np.float64)
     black = num == 0
     y = num.astype(np.float64)
-    y /= LUMA_DIVISOR
+    y /= luma.LUMA_DIVISOR
     y[black] = 1.0
     peak = np.maximum(np.maximum(q[..., 0], q[..., 1]), q[..., 2]).astype(np.float64)
     peak[black] = 1.0
@@ -404,13 +238,13 @@ def equalize(image, *, backend=None):
     """
     if is_pillow(image):
         image = pillow_pixels(image)
-    be, img = _load(image, backend)
-    src = be.asarray(image)
+    be, img = luma.load(image, backend)
+    src = adapt(be, image)
     out = np.empty(src.shape, src.dtype, like=src)
     view = out.reshape(img.data.shape)
     lut = _equalize_lut(be, img) if img.data.shape[0] else None
     for i in range(img.data.shape[0]):
-        for rows in _row_blocks(img.data[i]):
+        for rows in luma.row_blocks(img.data[i]):
             x = img.data[i, rows]
             new = _equalize_one(x, lut[i], img.top)
             if img.is_float:
@@ -419,4 +253,4 @@ def equalize(image, *, backend=None):
             view[i, rows, :, :k] = new.astype(out.dtype)
             if k < img.channels:
                 view[i, rows, :, k:] = x[..., k:]
-    return be.to_output(out, like=image)
+    return restore(out, like=image)

@@ -13,18 +13,17 @@ same cells.
 from __future__ import annotations
 
 import functools
-import importlib
 import math
 import os
 from fractions import Fraction
 
 import numpy as np
 
-from . import backend as _backends
+from .arrays import to_host
 from .binning import positive_int
 
 __all__ = ["MAX_CELLS", "check_cells", "check_clip", "check_closed", "data_range", "given_range",
-           "auto_extent", "percentile_ranges", "percentile_range"]
+           "percentile_ranges", "percentile_range"]
 
 
 #: most cells a heatmap may have (the counting kernels index cells with 32-bit integers)
@@ -116,20 +115,6 @@ def data_range(lo, hi, name="x") -> tuple[float, float]:
     return lo, hi
 
 
-def auto_extent(be, a) -> tuple[float, float] | None:
-    """(min, max) of the finite values of ``a``; None when there are none."""
-    if a.shape[0] == 0:
-        return None
-    lo, hi = be.minmax(a)
-    if not (np.isfinite(lo) and np.isfinite(hi)):  # NaN or inf present: look at the finite ones
-        xp = np if isinstance(a, np.ndarray) else importlib.import_module("cupy")
-        finite = a[xp.isfinite(a)] if a.dtype.kind == "f" else a
-        if finite.shape[0] == 0:
-            return None
-        lo, hi = finite.min(), finite.max()
-    return float(lo), float(hi)
-
-
 # --- percentile ranges -------------------------------------------------------------------------
 
 #: bits of the key fixed by each counting pass of the radix selection
@@ -199,7 +184,7 @@ def _ranks(m, q) -> tuple[int, int]:
 
 def percentile_range(a, q) -> tuple[float, float] | None:
     """:func:`percentile_ranges` of one array in memory, in one partition (same values)."""
-    v = np.asarray(_backends.to_host(a)).ravel().astype(np.float64)
+    v = np.asarray(to_host(a)).ravel().astype(np.float64)
     v = v[np.isfinite(v)]
     if v.size == 0:
         return None
@@ -210,7 +195,7 @@ def percentile_range(a, q) -> tuple[float, float] | None:
 
 def _keys(a) -> np.ndarray:
     """Order-preserving uint64 keys of the finite values of ``a`` as float64 (-0.0 as 0.0)."""
-    v = np.asarray(_backends.to_host(a)).ravel().astype(np.float64)
+    v = np.asarray(to_host(a)).ravel().astype(np.float64)
     v = v[np.isfinite(v)] + 0.0
     b = v.view(np.uint64)
     return np.where(b >> np.uint64(63), ~b, b | _SIGN)

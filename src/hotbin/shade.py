@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import backend as _backends
+from .arrays import to_host
 from .colormaps import ALIASES, CONTROL_POINTS
 
 __all__ = ["shade", "normalize", "eq_hist", "blur", "colormap", "HOWS", "CMAPS"]
@@ -94,8 +94,8 @@ def shade(counts, how="eq_hist", cmap="inferno", smooth=0.0, span=None, backgrou
     rgba = xp.zeros(data.shape + (4,), np.uint8)
     rgba[..., :3] = xp.asarray(lut)[idx]
     rgba[..., 3] = 255
-    rgba = _backends.to_host(rgba)
-    empty = ~_backends.to_host(mask)
+    rgba = to_host(rgba)
+    empty = ~to_host(mask)
     if background is None:
         rgba[empty] = 0
     else:
@@ -364,6 +364,6 @@ def _as_float(counts):
         try:
             cupy = importlib.import_module("cupy")
         except ModuleNotFoundError:
-            return np.asarray(_backends.to_host(counts), np.float64)
+            return np.asarray(to_host(counts), np.float64)
         return cupy.asarray(counts, dtype=np.float64)
-    return np.asarray(_backends.to_host(counts), np.float64)
+    return np.asarray(to_host(counts), np.float64)

@@ -1,44 +1,52 @@
-"""Backends: one module per device family, all behind the same few primitives.
+"""Backends: the protocol every device family implements, and the registry.
 
-A backend module (``hotbin.backend.<name>``) provides:
+A backend is a package ``hotbin.backend.<name>`` listed in :data:`NAMES`. It
+declares:
 
-``available() -> bool``
-    usable on this machine (its dependencies import and a device exists).
-``require() -> None``
-    raise ``ModuleNotFoundError`` naming the install command, or ``RuntimeError``
-    saying which device is missing.
-``devices() -> list[str]``
-    human-readable device names.
-``asarray(a)`` / ``to_output(x, like)``
-    take any array (NumPy, CuPy, torch) into the backend's array type; return a
-    result as the same kind of array as ``like`` (NumPy in, NumPy out; CuPy in,
-    CuPy out, on the same device). A device backend may leave host data too big
-    to copy at once on the host: its primitives then stage it slab by slab.
+``NAME``, ``INSTALL``
+    its name and the command that installs its dependencies.
+``DEVICE``
+    ``"host"`` or ``"cuda"``: the arrays it takes (:mod:`hotbin.arrays` adapts
+    every input to NumPy, or to CuPy for ``"cuda"``). Backends never inspect
+    input types.
+``CAPABILITIES``
+    the optional primitives it implements (``"histogram_rows"``, ``"luma"``);
+    the caller runs the portable path for those it lacks.
+``claims(a) -> bool``
+    whether it is the default for the array ``a`` (cuda: device arrays).
+``available() -> bool``, ``require() -> None``, ``devices() -> list[str]``
+    usable here; raise ``ModuleNotFoundError`` naming ``INSTALL`` or
+    ``RuntimeError`` saying which device is missing; device names.
+``prepare(a) -> array`` (optional)
+    a NumPy array made ready: copied to the device, or left on the host to be
+    staged slab by slab when it is too big.
+
+and the primitives, on arrays adapted by :func:`hotbin.arrays.adapt`:
+
 ``minmax(a) -> (lo, hi)``
     NumPy scalars of ``a.dtype``; NaN when ``a`` holds a NaN (as ``a.min()``).
 ``max_abs(w) -> float``
     ``max |w|`` (NaN when a weight is NaN).
-``histogram(a, rule, weights=None, scale=None)``
-    1-D histogram of the (flattened) values under a :class:`hotbin.binning.BinRule`.
-    int64 counts; with weights, sums in float64 (int64 for integer weights); with
-    ``scale`` (an int from :func:`hotbin.fixedpoint.scale_for`), the fixed-point
-    integer words ``(2, nbins)`` int64 (:func:`hotbin.fixedpoint.split`, summed,
-    low word folded), which the caller merges and combines.
-``histogram_rows(a, rule)`` (optional)
-    ``(N, nbins)`` int64 counts: one histogram per row of the 2-D ``a``, in one
-    launch; without it the caller runs :func:`histogram` row by row.
-``histogram2d(x, y, rx, ry, weights=None, scale=None) -> (grid, kept)``
-    ``grid[ix, iy]`` under the two rules (words ``(2, nx, ny)`` with ``scale``),
-    and the number of points that landed in a cell.
+``histogram(a, rule, weights=None, red=COUNT)``
+    the partial of the reduction ``red`` (:mod:`hotbin.reductions`; the
+    backend's accumulator is chosen by ``red.acc``) over the bins of the 1-D
+    :class:`hotbin.binning.BinRule`: shape ``red.lead + (nbins,)``.
+``histogram_rows(a, rule)`` (capability ``"histogram_rows"``)
+    ``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``.
+``histogram2d(x, y, rx, ry, weights=None, red=COUNT) -> (grid, kept)``
+    the partial ``red.lead + (nx, ny)`` and the number of points in a cell.
 ``bincount(x, length, weights=None)``
-    counts (int64) or float64 sums of the non-negative integers ``x < length``
-    (validated by the caller).
+    int64 counts, or float64 sums, of the non-negative integers ``x < length``.
 ``cumsum(a, axis, od, exclusive)``
-    prefix sums along ``axis`` (None: of the flattened values) in the dtype ``od``
-    (resolved by the caller as NumPy's), in the association order of
-    :func:`hotbin.backend.cpu.cumsum`: bitwise the cpu backend's result.
+    prefix sums in the association order of :mod:`hotbin.scan_order`: bitwise
+    equal on every backend.
+``luma_histogram(img)`` (capability ``"luma"``)
+    ``(256,)`` / ``(N, 256)`` int64 counts of the luma levels of uint8 RGB(A).
 
-Backends are imported lazily: importing :mod:`hotbin` imports none of them.
+A primitive returns ``NotImplemented`` for an input its kernels do not take (a
+dtype, a rule too large); :func:`call` then runs the cpu backend's on host
+copies, so no backend imports another. Backends are imported lazily: importing
+:mod:`hotbin` imports none of them.
 """
 from __future__ import annotations
 
@@ -47,17 +55,60 @@ import os
 
 import numpy as np
 
+from ..arrays import on_gpu, to_host
+
+__all__ = ["NAMES", "ENV", "load", "available", "select", "name_for", "call", "on_gpu", "to_host"]
+
 NAMES = ("cpu", "cuda", "wgpu")
 ENV = "HOTBIN_BACKEND"
+#: the backend that takes every input, and the inputs other backends return NotImplemented for
+FALLBACK = "cpu"
 
 
-def load(name: str):
-    """The backend module ``name``, checked to be usable here."""
+def _module(name: str):
     if name not in NAMES:
         raise ValueError(f"backend: unknown backend {name!r}; choose one of {', '.join(NAMES)}")
-    mod = importlib.import_module(f"{__name__}.{name}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+#: the primitives that may answer NotImplemented (see the module docstring)
+PRIMITIVES = frozenset({"minmax", "max_abs", "histogram", "histogram_rows", "histogram2d", "bincount",
+                        "cumsum", "luma_histogram"})
+
+
+class Backend:
+    """A loaded backend: its package's names, with primitives that fall back to cpu
+    where the backend answers NotImplemented."""
+
+    def __init__(self, mod):
+        self.module = mod
+
+    def __getattr__(self, attr):
+        value = getattr(self.module, attr)
+        if attr in PRIMITIVES and self.module.NAME != FALLBACK:
+            def primitive(*args, **kwargs):
+                return call(self.module, attr, *args, **kwargs)
+            primitive.__doc__ = value.__doc__
+            return primitive
+        return value
+
+    def has(self, capability: str) -> bool:
+        return capability in self.module.CAPABILITIES
+
+    def __repr__(self) -> str:
+        return f"<hotbin backend {self.module.NAME}>"
+
+
+_LOADED: dict = {}
+
+
+def load(name: str) -> Backend:
+    """The backend ``name``, checked to be usable here."""
+    mod = _module(name)
     mod.require()
-    return mod
+    if name not in _LOADED:
+        _LOADED[name] = Backend(mod)
+    return _LOADED[name]
 
 
 def available() -> list[str]:
@@ -65,36 +116,47 @@ def available() -> list[str]:
     out = []
     for name in NAMES:
         try:
-            mod = importlib.import_module(f"{__name__}.{name}")
-            if mod.available():
+            if _module(name).available():
                 out.append(name)
         except Exception:  # a broken optional install must not break the listing
             continue
     return out
 
 
-def on_gpu(a) -> bool:
-    """True for CuPy arrays and torch CUDA tensors (anything on an NVIDIA device)."""
-    if hasattr(a, "__cuda_array_interface__"):
-        return True
-    is_cuda = getattr(a, "is_cuda", None)
-    return bool(is_cuda) if isinstance(is_cuda, bool) else False
+def _claimant(arrays) -> str:
+    """The first backend (after cpu) that claims one of ``arrays``, else cpu.
+
+    Claims are asked only of backends whose package imports without their
+    dependencies (a claim looks at the array, not the device)."""
+    present = [a for a in arrays if a is not None and not isinstance(a, np.ndarray)]
+    for name in NAMES[1:] if present else ():
+        try:
+            mod = _module(name)
+        except ImportError:  # a broken optional install claims nothing
+            continue
+        if any(mod.claims(a) for a in present):
+            return name
+    return FALLBACK
 
 
-def to_host(a):
-    """A NumPy array of any array (CuPy and torch are copied to the host); None stays None."""
-    if a is None or isinstance(a, np.ndarray):
-        return a
-    if hasattr(a, "__cuda_array_interface__") and callable(getattr(a, "get", None)):  # CuPy
-        return a.get()
-    if hasattr(a, "detach"):  # torch
-        return a.detach().cpu().numpy()
-    return np.asarray(a)
+def name_for(backend: str | None, *arrays) -> str:
+    """The backend's name: ``backend=``, else ``$HOTBIN_BACKEND``, else the one that claims
+    the inputs (checked to exist, not loaded: Dask workers load it)."""
+    name = backend or os.environ.get(ENV) or _claimant(arrays)
+    _module(name)
+    return name
 
 
 def select(backend: str | None, *arrays):
-    """Pick the backend: ``backend=``, else ``$HOTBIN_BACKEND``, else the inputs' device."""
-    name = backend or os.environ.get(ENV) or None
-    if name is None:
-        name = "cuda" if any(on_gpu(a) for a in arrays if a is not None) else "cpu"
-    return load(name)
+    """Pick and load the backend: ``backend=``, else ``$HOTBIN_BACKEND``, else the inputs'."""
+    return load(name_for(backend, *arrays))
+
+
+def call(be, op: str, *args, **kwargs):
+    """``be.<op>(*args)``; where it returns NotImplemented, the cpu backend's on host copies."""
+    out = getattr(be, op)(*args, **kwargs)
+    if out is NotImplemented:
+        cpu = load(FALLBACK).module
+        host = lambda v: to_host(v) if hasattr(v, "dtype") and hasattr(v, "shape") else v  # noqa: E731
+        out = getattr(cpu, op)(*map(host, args), **{k: host(v) for k, v in kwargs.items()})
+    return out

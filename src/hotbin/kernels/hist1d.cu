@@ -90,7 +90,7 @@ extern __shared__ __align__(16) unsigned char smem[];
 template <class T, class CMP, int BINNER, int LAYOUT, int UNROLL>
 __global__ void __launch_bounds__(1024)
 hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb, double glo,
-           double gscale, double tau, int uniform, int stage_edges, u64 base, unsigned nslots,
+           double gscale, double tau, int stage_edges, u64 base, unsigned nslots,
            unsigned copies, unsigned windows, u64* __restrict__ out, i64 row_stride, u64 out_stride,
            const int* __restrict__ fold) {
     // Batched: grid row y counts the n values at x + y * row_stride into out + y * out_stride.
@@ -152,7 +152,7 @@ template <class T, class CMP, int BINNER, int ACC, class W, bool GLOBAL>
 __global__ void __launch_bounds__(1024)
 hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
          const CMP* __restrict__ edges, unsigned nb, double glo, double gscale, double tau,
-         int uniform, int stage_edges, u64 base, unsigned nslots, double factor, double factor2,
+         int stage_edges, u64 base, unsigned nslots, double factor, double factor2,
          typename AccOf<ACC>::s_t* __restrict__ out) {
     typedef typename AccOf<ACC>::s_t S;
     typedef Binner<T, CMP, BINNER> B;

@@ -1,6 +1,6 @@
 // Shared pieces of hotbin's CUDA histogram kernels: the exact bin rule of
-// hotbin/binning.py, the fixed-point split of hotbin/fixedpoint.py, 16-byte
-// vector loads and the shared-memory primitives of a thread-block cluster.
+// hotbin/binning.py, the fixed-point split of hotbin/fixedpoint.py and 16-byte
+// vector loads.
 // No standard headers: this file compiles under NVRTC and nvcc alike.
 #pragma once
 
@@ -15,7 +15,7 @@ typedef long long i64;
 // A guess by multiplication is accepted without touching the edges only when
 // its fractional part is further than `tau` (in bins) from an integer: the host
 // derives tau from the largest distance of the real edges from the ideal
-// lo + i * width plus the rounding of the guess (cuda._guess_margin), so that
+// lo + i * width plus the rounding of the guess (hotbin.kernel_rule.guess), so that
 // inside that margin the guess provably satisfies the rule. Otherwise the guess
 // is corrected against the edges array, as NumPy does. tau >= 1 disables the
 // shortcut (no fractional part passes). Edges that are not a linspace are
@@ -72,13 +72,29 @@ __device__ __forceinline__ int round_down_guess(double x, double& r) {
     return (int)(__double_as_longlong(y) - __double_as_longlong(M));
 }
 
-// The rule from a guess g: step down while v < e[k], up while e[k+1] <= v.
+// The rule from a start k < nb: step down while v < e[k], up while e[k+1] <= v.
 template <class CMP>
-__device__ __noinline__ unsigned correct_guess(const CMP* e, unsigned nb, CMP v, int g) {
-    unsigned k = g < 0 ? 0u : ((unsigned)g > nb - 1 ? nb - 1 : (unsigned)g);
+__device__ __forceinline__ unsigned walk_bin(const CMP* e, unsigned nb, CMP v, unsigned k) {
     while (k > 0 && lt(v, e[k])) --k;
     while (k < nb - 1 && le(e[k + 1], v)) ++k;
     return k;
+}
+
+// The rule by bisection for e[0] <= v <= e[nb]: the largest a < nb with e[a] <= v.
+template <class CMP>
+__device__ __forceinline__ unsigned search_bin(const CMP* e, unsigned nb, CMP v) {
+    unsigned a = 0, b = nb;
+    while (b - a > 1) {
+        unsigned m = (a + b) >> 1;
+        if (le(e[m], v)) a = m; else b = m;
+    }
+    return a;
+}
+
+// The rule from a guess g (any int): clamped, then walked (out of line: the rare path).
+template <class CMP>
+__device__ __noinline__ unsigned correct_guess(const CMP* e, unsigned nb, CMP v, int g) {
+    return walk_bin(e, nb, v, g < 0 ? 0u : ((unsigned)g > nb - 1 ? nb - 1 : (unsigned)g));
 }
 
 // UNIFORM: edges from linspace, guess by multiplying; else binary search.
@@ -102,14 +118,7 @@ struct RuleBin {
         return in ? correct_guess(e, nb, v, g) : nb;
     }
 
-    __device__ unsigned search(CMP v) const {
-        unsigned a = 0, b = nb;  // e[a] <= v; the answer is the largest such a below nb
-        while (b - a > 1) {
-            unsigned m = (a + b) >> 1;
-            if (le(e[m], v)) a = m; else b = m;
-        }
-        return a;
-    }
+    __device__ unsigned search(CMP v) const { return search_bin(e, nb, v); }
 };
 
 // fixedpoint.split for one weight: t = (w * f1) * f2 = w * 2^(s-32) with the two

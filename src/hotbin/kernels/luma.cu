@@ -14,7 +14,6 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define LUMA_THREADS 512
 #define LANES 32
 
 // The weights split into bytes for two 4-way byte dot products:
@@ -63,8 +62,9 @@ template <> struct Unit<3> {
     }
 };
 
-template <int C>
-__global__ void __launch_bounds__(LUMA_THREADS) luma_histogram(const unsigned char* __restrict__ img,
+// THREADS: threads per block (hotbin.backend.cuda.luma.LUMA_THREADS).
+template <int C, int THREADS>
+__global__ void __launch_bounds__(THREADS) luma_histogram(const unsigned char* __restrict__ img,
                                                                u64 npix, u32 parts, u64* __restrict__ out) {
     __shared__ u32 s[256 * LANES];
     for (u32 i = threadIdx.x; i < 256 * LANES; i += blockDim.x) s[i] = 0;

@@ -3,7 +3,7 @@
 // Shared by the kernels that bin 32-bit values (hist.wgsl): the host prepends this file to
 // the kernel's own source. Data values and edges are both mapped to u32 keys whose unsigned
 // order is the values' order, so one comparison serves u32, i32 and f32 data. The host turns
-// the rule's edges into key thresholds exactly (hotbin.backend.wgpu._thresholds):
+// the rule's edges into key thresholds exactly (hotbin.backend.wgpu.keys.thresholds):
 //   th[off + i]  lowest key of bin i (i < nsearch), so bin i = largest i with th[off+i] <= key;
 //   khi          highest key of the last bin (the closed last edge).
 // A value lands in no bin iff key < th[off] or key > khi; NaN keys fall outside both ends.

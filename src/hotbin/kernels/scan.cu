@@ -8,11 +8,10 @@
 // single store, so no memory fence is needed.
 //
 // scan_lookback serves integer scans (exact in any order). Float scans follow the
-// association order every backend shares (hotbin.backend.cpu.cumsum): lane_sums and
+// association order every backend shares (hotbin.scan_order): lane_sums and
 // lane_scan at the end of this file.
 #include "hist_common.cuh"
-
-#define FULL_MASK 0xffffffffu
+#include "scan_common.cuh"
 
 // A tile descriptor: value and status (0 none, 1 aggregate, 2 inclusive) in one word.
 template <class A, int SIZE = sizeof(A)> struct Desc;
@@ -152,12 +151,7 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u6
 
     if (warp == 0) {
         A wv = lane < (unsigned)WARPS ? s_warp[lane] : (A)0;
-        A inc = wv;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            A u = __shfl_up_sync(FULL_MASK, inc, o);
-            if (lane >= (unsigned)o) inc = u + inc;
-        }
+        A inc = warp_inclusive_scan(wv, lane);
         A wex = __shfl_up_sync(FULL_MASK, inc, 1);
         A tile_agg = __shfl_sync(FULL_MASK, inc, 31);
         A excl = init;
@@ -181,12 +175,7 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u6
         A s = (A)0;
 #pragma unroll
         for (int k = 0; k < VEC; ++k) { s = s + (A)v[c][k]; acc[k] = s; }
-        A inc = s;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            A u = __shfl_up_sync(FULL_MASK, inc, o);
-            if (lane >= (unsigned)o) inc = u + inc;
-        }
+        A inc = warp_inclusive_scan(s, lane);
         A lex = __shfl_up_sync(FULL_MASK, inc, 1);
         A base = lane == 0 ? running : running + lex;
         A o[VEC];
@@ -208,7 +197,7 @@ scan_lookback(const T* __restrict__ x, i64 n, A* __restrict__ out, u64* aggd, u6
     }
 }
 
-// Float scans in the association order every backend shares (hotbin.backend.cpu.cumsum).
+// Float scans in the association order every backend shares (hotbin.scan_order).
 // The data are the lanes [o, :, k] of a C-ordered (outer, m, inner) array of A, each cut
 // into blocks of `block` values; one thread owns one unit u = (o * nblk + b) * inner + k
 // and adds its block left to right (plain adds, never reassociated; -ftz=false keeps
@@ -230,15 +219,15 @@ __device__ __forceinline__ const A* lane_block(const A* x, i64 u, i64 m, i64 inn
 // consecutive units and moves their blocks one 128-byte line (W values) at a time through a
 // transposed tile in shared memory: loads and stores are whole lines, and each thread still
 // adds its own block's values one by one, left to right (the same adds as the loops below).
-#define LANE_WARPS 4  // warps per thread block: hotbin.backend.cuda.LANE_THREADS / 32
-template <class A, bool SCAN>
+// WARPS: warps per thread block (hotbin.backend.cuda.scan.LANE_THREADS / 32).
+template <class A, bool SCAN, int WARPS>
 __device__ __forceinline__ void lane_tiles(const A* __restrict__ x, i64 m, i64 nblk, i64 block,
                                            i64 units, const A* __restrict__ offs,
                                            A* __restrict__ res) {
     constexpr int W = 128 / sizeof(A);   // values per line
     constexpr int R = 32 / W;            // units whose lines one warp-wide access covers
-    __shared__ A tiles[LANE_WARPS][32][W + 1];
-    __shared__ i64 starts[LANE_WARPS][32], counts[LANE_WARPS][32];
+    __shared__ A tiles[WARPS][32][W + 1];
+    __shared__ i64 starts[WARPS][32], counts[WARPS][32];
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     A (*tile)[W + 1] = tiles[w];
     const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
@@ -287,11 +276,11 @@ __device__ __forceinline__ void lane_tiles(const A* __restrict__ x, i64 m, i64 n
     }
 }
 
-template <class A>
+template <class A, int WARPS>
 __global__ void lane_sums(const A* __restrict__ x, i64 m, i64 inner, i64 nblk, i64 block,
                           i64 units, A* __restrict__ sums) {
     if (inner == 1) {
-        lane_tiles<A, false>(x, m, nblk, block, units, nullptr, sums);
+        lane_tiles<A, false, WARPS>(x, m, nblk, block, units, nullptr, sums);
         return;
     }
     for (i64 u = (i64)blockIdx.x * blockDim.x + threadIdx.x; u < units; u += (i64)gridDim.x * blockDim.x) {
@@ -303,11 +292,11 @@ __global__ void lane_sums(const A* __restrict__ x, i64 m, i64 inner, i64 nblk, i
     }
 }
 
-template <class A>
+template <class A, int WARPS>
 __global__ void lane_scan(const A* __restrict__ x, i64 m, i64 inner, i64 nblk, i64 block,
                           i64 units, const A* __restrict__ offs, A* __restrict__ out) {
     if (inner == 1) {
-        lane_tiles<A, true>(x, m, nblk, block, units, offs, out);
+        lane_tiles<A, true, WARPS>(x, m, nblk, block, units, offs, out);
         return;
     }
     for (i64 u = (i64)blockIdx.x * blockDim.x + threadIdx.x; u < units; u += (i64)gridDim.x * blockDim.x) {

@@ -1,4 +1,4 @@
-// float32 prefix sums in the association order every backend shares (hotbin.backend.cpu.cumsum).
+// float32 prefix sums in the association order every backend shares (hotbin.scan_order).
 // The data are the lanes [o, :, k] of a C-ordered (outer, m, inner) array; each lane is cut into
 // blocks of BLOCK values, and one invocation owns one (o, block, k):
 //   lane_sums: S[o, b, k] = ((-0.0 + x[lo]) + x[lo + 1]) + ...          (left to right)
@@ -9,7 +9,7 @@
 // additive identity, so the first block is NumPy's sequential scan bit for bit.
 
 override WG: u32 = 64u;
-override BLOCK: u32 = 2048u;  // set from hotbin.backend.cpu.SCAN_BLOCK
+override BLOCK: u32 = 2048u;  // set from hotbin.scan_order.SCAN_BLOCK
 // Loops step UNROLL values at a time: lavapipe (llvmpipe) ends a loop after 65535 iterations
 // in all (per invocation, nested loops included), so a block is at most 65535 * UNROLL values.
 const UNROLL: u32 = 16u;

@@ -2,7 +2,7 @@
 //
 // A point lands in cell (ix, iy) under the exact bin rule of hotbin.binning, one
 // rule per axis, and gets the 4-byte code ix * ny + iy (DROP when it lands in no
-// cell). hotbin.backend.cuda_spatial picks one of three strategies:
+// cell). hotbin.backend.cuda.spatial picks one of three strategies:
 //
 //   private  the whole grid fits in shared memory: every block accumulates a
 //            private copy and flushes it once (one pass over the points).
@@ -18,37 +18,18 @@
 // Shared-memory counters are 32-bit (the host launches at most 2^28 points at a
 // time, so a block never sees 2^32); global results are 64-bit.
 
+#include "hist_common.cuh"
+#include "scan_common.cuh"
+
 typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef long long i64;
 typedef unsigned short u16;
 
 #define DROP 0xFFFFFFFFu
-#define FULL_MASK 0xFFFFFFFFu
 
 // ---------------------------------------------------------------------------
-// The bin rule (hotbin.binning.BinRule.index; cpu.py's _find)
+// The bin rule (hotbin.binning.BinRule.index): hist_common.cuh's exact
+// comparisons, bisection and walk; the guess is floored here (any number of bins)
 // ---------------------------------------------------------------------------
-
-template <typename T> struct Guess { typedef double type; };
-template <> struct Guess<float> { typedef float type; };
-
-// Comparisons in the comparison type. CuPy compiles with -ftz=true, which would
-// compare float32 subnormals as zero (and an edge at 0 has subnormal neighbours):
-// setp without .ftz compares them exactly. Doubles are never flushed.
-template <typename T> __device__ __forceinline__ bool ge(T a, T b) { return a >= b; }
-template <typename T> __device__ __forceinline__ bool le(T a, T b) { return a <= b; }
-template <typename T> __device__ __forceinline__ bool lt(T a, T b) { return a < b; }
-#define EXACT_SETP_F32(name)                                                                    \
-    template <> __device__ __forceinline__ bool name<float>(float a, float b) {                \
-        unsigned r;                                                                          \
-        asm("{.reg .pred p; setp." #name ".f32 p, %1, %2; selp.u32 %0, 1, 0, p;}"             \
-            : "=r"(r) : "f"(a), "f"(b));                                                     \
-        return r != 0;                                                                       \
-    }
-EXACT_SETP_F32(ge)
-EXACT_SETP_F32(le)
-EXACT_SETP_F32(lt)
 
 __device__ __forceinline__ float floor_of(float t) { return floorf(t); }
 __device__ __forceinline__ double floor_of(double t) { return floor(t); }
@@ -59,7 +40,7 @@ __device__ __forceinline__ double floor_of(double t) { return floor(t); }
 // every comparison gives the float64 answer (edges up, the closed end down).
 template <typename T>
 struct Axis {
-    typedef typename Guess<T>::type G;
+    typedef typename GuessT<T>::type G;
     const T* e;     // nb + 1 edges (global memory; read only off the fast path)
     T first, last;  // e[0], e[nb]
     G lo, scale;    // first guess t = (v - lo) * scale
@@ -69,15 +50,8 @@ struct Axis {
     int mode;       // 0: binary search; 1: guess, then correct; 2: as 1, trusted off the edges
 
     __device__ __forceinline__ u32 find(T v) const {
-        if (!(ge(v, first) && le(v, last))) return nb;  // NaN, out of range
-        if (mode == 0) {
-            u32 a = 0, b = nb;  // e[a] <= v; the answer is the largest such a below nb
-            while (b - a > 1) {
-                u32 m = (a + b) >> 1;
-                if (le(e[m], v)) a = m; else b = m;
-            }
-            return a;
-        }
+        if (!(le(first, v) && le(v, last))) return nb;  // NaN, out of range
+        if (mode == 0) return search_bin(e, nb, v);
         G t = ((G)v - lo) * scale;
         G f = floor_of(t);
         u32 g;
@@ -88,9 +62,7 @@ struct Axis {
         } else {
             g = f < (G)0 ? 0u : nb - 1;  // also NaN (degenerate scale): walk from the top
         }
-        while (g > 0 && lt(v, e[g])) --g;
-        while (g + 1 < nb && ge(v, e[g + 1])) ++g;
-        return g;
+        return walk_bin(e, nb, v, g);
     }
 };
 
@@ -106,8 +78,8 @@ struct Cells {
 
 // Kernel parameters of one axis (CuPy passes scalars, not structs).
 #define AXIS_PARAMS(T, p) const T* p##_e, T p##_first, T p##_last, \
-    typename Guess<T>::type p##_lo, typename Guess<T>::type p##_scale, \
-    typename Guess<T>::type p##_eps, u32 p##_nb, int p##_mode
+    typename GuessT<T>::type p##_lo, typename GuessT<T>::type p##_scale, \
+    typename GuessT<T>::type p##_eps, u32 p##_nb, int p##_mode
 #define AXIS_OF(T, p) Axis<T>{p##_e, p##_first, p##_last, p##_lo, p##_scale, p##_eps, p##_nb, p##_mode}
 #define CELLS_OF(TX, TY) Cells<TX, TY>{AXIS_OF(TX, x), AXIS_OF(TY, y)}
 
@@ -182,10 +154,10 @@ struct FixedAcc {
     static constexpr bool weighted = true;
     static constexpr int words = 2;
     __device__ static void split(double w, Factor f, u64& hi, u64& lo) {
-        double t = __dmul_rn(__dmul_rn(w, f.f1), f.f2);
-        double h = floor(t);
-        hi = (u64)(i64)h;
-        lo = (u64)rint((t - h) * 4294967296.0);
+        i64 h, l;
+        fixed_split(w, f.f1, f.f2, h, l);
+        hi = (u64)h;
+        lo = (u64)l;
     }
     struct Run { u64 hi, lo; };  // a run's words: lo < 2^32 each, at most 2^28 of them
     __device__ static Run run_of(Weight w, Factor factor) {
@@ -308,54 +280,6 @@ __device__ __forceinline__ void for_points(const TX* __restrict__ x, const TY* _
 }
 
 // ---------------------------------------------------------------------------
-// Block-wide scan helpers (blockDim a multiple of 32)
-// ---------------------------------------------------------------------------
-
-// Inclusive sum of v over the block's threads; *total gets the block's sum.
-__device__ __forceinline__ u32 block_inclusive_sum(u32 v, u32* s_warp, u32* total) {
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        u32 t = __shfl_up_sync(FULL_MASK, v, o);
-        if (lane >= (u32)o) v += t;
-    }
-    if (lane == 31) s_warp[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        u32 w = lane < nwarps ? s_warp[lane] : 0u;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            u32 t = __shfl_up_sync(FULL_MASK, w, o);
-            if (lane >= (u32)o) w += t;
-        }
-        s_warp[lane] = w;
-    }
-    __syncthreads();
-    if (warp > 0) v += s_warp[warp - 1];
-    *total = s_warp[nwarps - 1];
-    __syncthreads();  // s_warp is free again
-    return v;
-}
-
-// out[i] = a[0] + ... + a[i-1] for i < n; returns the total to every thread.
-// a and out may be shared or global memory, but not the same array.
-__device__ u32 block_exclusive_scan(const u32* a, u32* out, u32 n, u32* s_warp) {
-    const u32 per = (n + blockDim.x - 1) / blockDim.x;
-    const u32 begin = min(n, threadIdx.x * per), end = min(n, begin + per);
-    u32 sum = 0;
-    for (u32 i = begin; i < end; ++i) sum += a[i];
-    u32 total;
-    u32 run = block_inclusive_sum(sum, s_warp, &total) - sum;
-    for (u32 i = begin; i < end; ++i) {
-        u32 v = a[i];
-        out[i] = run;
-        run += v;
-    }
-    __syncthreads();
-    return total;
-}
-
-// ---------------------------------------------------------------------------
 // Strategy "private": the whole grid in each block's shared memory
 // ---------------------------------------------------------------------------
 
@@ -365,8 +289,9 @@ __device__ __forceinline__ void zero_shared(typename Acc::Shared* s, u32 cells) 
     for (u32 c = threadIdx.x; c < cells * Acc::words; c += blockDim.x) s[c] = 0;
 }
 
-template <typename TX, typename TY, typename Acc>
-__global__ void __launch_bounds__(1024, 1) private_grid(
+// THREADS, GROUPS: the launch's block size and batch shape (hotbin.backend.cuda.spatial).
+template <typename TX, typename TY, typename Acc, int THREADS>
+__global__ void __launch_bounds__(THREADS, 1) private_grid(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
         u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double f1, double f2,
         typename OutOf<Acc>::type* out, u64* dropped) {
@@ -398,8 +323,8 @@ __global__ void __launch_bounds__(1024, 1) private_grid(
 // Strategy "direct": one global atomic per point
 // ---------------------------------------------------------------------------
 
-template <typename TX, typename TY, typename Acc>
-__global__ void __launch_bounds__(256) direct_grid(
+template <typename TX, typename TY, typename Acc, int THREADS>
+__global__ void __launch_bounds__(THREADS) direct_grid(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
         u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double f1, double f2,
         typename OutOf<Acc>::type* out, u64* dropped) {
@@ -431,8 +356,8 @@ __global__ void __launch_bounds__(256) direct_grid(
 
 // 1. counts[t] += sampled points of tile t (t < ntiles), counts[ntiles] += sampled
 //    points in no cell: nsample points, evenly strided over the n points.
-template <typename TX, typename TY>
-__global__ void __launch_bounds__(256) sample_tiles(
+template <typename TX, typename TY, int THREADS>
+__global__ void __launch_bounds__(THREADS) sample_tiles(
         const TX* __restrict__ x, const TY* __restrict__ y, u64 n,
         AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles, u64 nsample, u32* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -454,7 +379,8 @@ __global__ void __launch_bounds__(256) sample_tiles(
 //    (1 + slack, plus `sigmas` standard deviations of the estimate, plus pad),
 //    scaled down if the regions would exceed `capacity`; base = their offsets;
 //    fill = 0; counts zeroed for the next chunk.
-__global__ void __launch_bounds__(1024) plan_tiles(u32* counts, u32 ntiles, u32 nsample, u32 n,
+template <int THREADS>
+__global__ void __launch_bounds__(THREADS) plan_tiles(u32* counts, u32 ntiles, u32 nsample, u32 n,
                                                    u32 capacity, double slack, double sigmas, u32 pad,
                                                    u32* base, u32* cap, u32* fill) {
     __shared__ u32 s_warp[32];
@@ -481,11 +407,9 @@ __global__ void __launch_bounds__(1024) plan_tiles(u32* counts, u32 ntiles, u32 
 //    writes the runs out with consecutive threads on consecutive addresses. A
 //    thread's points in the tile of its first point share one shared atomic (hot
 //    data would otherwise queue every rank on one counter). *kept += points in a cell.
-#define SCATTER_THREADS 256
-#define SCATTER_GROUPS 4  // groups of K points per thread per batch
-
-template <typename TX, typename TY, typename Acc, bool PREFETCH>
-__global__ void __launch_bounds__(SCATTER_THREADS, PREFETCH ? 2 : 3) scatter_codes(
+//    THREADS threads per block, GROUPS groups of K points per thread per batch.
+template <typename TX, typename TY, typename Acc, bool PREFETCH, int THREADS, int GROUPS>
+__global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
         u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles,
         const u32* __restrict__ base, const u32* __restrict__ cap, u32* fill,
@@ -494,8 +418,8 @@ __global__ void __launch_bounds__(SCATTER_THREADS, PREFETCH ? 2 : 3) scatter_cod
     const Factor factor{f1, f2};
     typedef typename Acc::Weight W;
     constexpr int K = Group<TX, TY>::K;
-    constexpr int ITEMS = SCATTER_GROUPS * K;
-    constexpr u32 BATCH = SCATTER_THREADS * ITEMS;
+    constexpr int ITEMS = GROUPS * K;
+    constexpr u32 BATCH = THREADS * ITEMS;
     extern __shared__ __align__(16) unsigned char smem[];
     W* s_w = reinterpret_cast<W*>(smem);                                                  // BATCH (weighted)
     u32* s_code = reinterpret_cast<u32*>(smem + (Acc::weighted ? BATCH * sizeof(W) : 0));  // BATCH
@@ -519,12 +443,12 @@ __global__ void __launch_bounds__(SCATTER_THREADS, PREFETCH ? 2 : 3) scatter_cod
     const u64 nbatches = (n + BATCH - 1) / BATCH;
     // PREFETCH: the points of the next batch are loaded while this one is ranked
     // and written (more bytes in flight, more registers).
-    TX xv[SCATTER_GROUPS][K];
-    TY yv[SCATTER_GROUPS][K];
+    TX xv[GROUPS][K];
+    TY yv[GROUPS][K];
     auto load = [&](u64 b) {
 #pragma unroll
-        for (int u = 0; u < SCATTER_GROUPS; ++u) {
-            const u64 g = b * (BATCH / K) + (u64)u * SCATTER_THREADS + threadIdx.x;
+        for (int u = 0; u < GROUPS; ++u) {
+            const u64 g = b * (BATCH / K) + (u64)u * THREADS + threadIdx.x;
             if ((g + 1) * K <= n) {
                 load_vec<TX, K>(x, g * K, xv[u]);
                 load_vec<TY, K>(y, g * K, yv[u]);
@@ -545,8 +469,8 @@ __global__ void __launch_bounds__(SCATTER_THREADS, PREFETCH ? 2 : 3) scatter_cod
         u32 code[ITEMS], rank[ITEMS];
         W wv[ITEMS];
 #pragma unroll
-        for (int u = 0; u < SCATTER_GROUPS; ++u) {
-            const u64 g = b * (BATCH / K) + (u64)u * SCATTER_THREADS + threadIdx.x;
+        for (int u = 0; u < GROUPS; ++u) {
+            const u64 g = b * (BATCH / K) + (u64)u * THREADS + threadIdx.x;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 code[u * K + k] = g * K + k < n ? cells.code(xv[u][k], yv[u][k]) : DROP;
@@ -610,7 +534,8 @@ __global__ void __launch_bounds__(SCATTER_THREADS, PREFETCH ? 2 : 3) scatter_cod
 
 // 4. One block: start = offsets of the filled part of each region, laid end to end
 //    (start[ntiles] = the total); scratch (ntiles + 1) is left zeroed.
-__global__ void __launch_bounds__(1024) fill_offsets(u32* scratch, const u32* fill, const u32* cap,
+template <int THREADS>
+__global__ void __launch_bounds__(THREADS) fill_offsets(u32* scratch, const u32* fill, const u32* cap,
                                                      u32 ntiles, u32* start) {
     __shared__ u32 s_warp[32];
     for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) scratch[t] = min(fill[t], cap[t]);
@@ -648,8 +573,8 @@ __device__ __forceinline__ void for_codes(const u16* __restrict__ codes, u32 a, 
 // 5. Block k sums the k-th equal slice of the filled regions laid end to end: for
 //    each tile the slice meets, zero the tile in shared memory, accumulate, flush
 //    its non-zero cells once into the result. A hot tile is split over all blocks.
-template <typename Acc>
-__global__ void __launch_bounds__(1024, 1) accumulate_tiles(
+template <typename Acc, int THREADS>
+__global__ void __launch_bounds__(THREADS, 1) accumulate_tiles(
         const u16* __restrict__ codes, const typename Acc::Weight* __restrict__ w,
         const u32* __restrict__ start, const u32* __restrict__ base, u32 ntiles, u32 shift, u32 ncell,
         double f1, double f2, typename OutOf<Acc>::type* out) {

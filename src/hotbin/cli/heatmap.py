@@ -20,7 +20,8 @@ import time
 
 import numpy as np
 
-from .cli import UserError
+from ..backend import NAMES as BACKENDS
+from . import UserError
 from .datafiles import PARQUET_EXT, Files, data_files, need, reader
 
 #: rows per chunk when streaming a file (two float64 columns: 16 MiB)
@@ -31,7 +32,7 @@ DEMO_POINTS = 4_000_000
 
 
 def register(sub):
-    from .shade import CMAPS, HOWS
+    from ..shade import CMAPS, HOWS
 
     p = sub.add_parser(
         "heatmap", help="render a PNG heatmap of two columns of a CSV or Parquet file",
@@ -56,7 +57,7 @@ def register(sub):
     p.add_argument("--smooth", type=float, default=0.0, help="Gaussian blur, standard deviation in cells")
     p.add_argument("--background", default=None, help="colour of empty cells: black, white, #rrggbb or none "
                         "(default: transparent; black for --demo)")
-    p.add_argument("--backend", choices=("cpu", "cuda", "wgpu"), default=None)
+    p.add_argument("--backend", choices=BACKENDS, default=None)
     p.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help=f"rows per chunk (default {CHUNK_ROWS})")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on the Dask cluster at ADDRESS (tcp://host:8786), or 'local' for a local one")
@@ -68,8 +69,8 @@ def register(sub):
 
 
 def run(args) -> int:
-    from .ranges import check_cells, check_clip, interval
-    from .shade import blur, colormap
+    from ..ranges import check_cells, check_clip, interval
+    from ..shade import blur, colormap
 
     t0 = time.perf_counter()
     # reject bad arguments before reading anything
@@ -115,8 +116,8 @@ def _pair(text):
 
 
 def _from_files(args, files, progress):
-    from .heatmap import Heatmap, heatmap
-    from .ranges import data_range, percentile_ranges
+    from ..heatmap import Heatmap, heatmap
+    from ..ranges import data_range, percentile_ranges
 
     columns = [c for c in (args.x, args.y, args.weight) if c]
     chunks = Files([reader(f, columns, args.chunk_rows) for f in files])
@@ -164,7 +165,7 @@ def _on_cluster(args, files):
     """The same heatmap by Dask: partitions of the files, partial heatmaps on the workers."""
     dd = need("dask", "--scheduler", module="dask.dataframe")
     distributed = need("distributed", "--scheduler")
-    from .heatmap import heatmap
+    from ..heatmap import heatmap
 
     columns = list(dict.fromkeys(c for c in (args.x, args.y, args.weight) if c))
     parquet = [f.lower().endswith(PARQUET_EXT) for f in files]
@@ -221,7 +222,7 @@ class _Progress:
 
 def _demo(args):
     """A seeded, skewed point set: dense city centres over sparse countryside and roads."""
-    from .heatmap import heatmap
+    from ..heatmap import heatmap
 
     x, y = demo_points(DEMO_POINTS, args.seed)
     hm = heatmap(x, y, width=args.width, height=args.height,

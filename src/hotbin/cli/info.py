@@ -8,8 +8,8 @@ def register(sub):
 
 
 def run(args) -> int:
-    from . import __version__
-    from . import backend as registry
+    from .. import __version__
+    from .. import backend as registry
 
     print(f"hotbin {__version__}")
     for name in registry.NAMES:

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from .cli import UserError
+from . import UserError
 
 __all__ = ["data_files", "Files", "reader", "need", "PARQUET_EXT"]
 

@@ -11,7 +11,7 @@ import importlib
 import sys
 
 #: modules that provide sub-commands
-COMMANDS = ("hotbin.cli_info", "hotbin.cli_image", "hotbin.cli_heatmap")
+COMMANDS = ("hotbin.cli.info", "hotbin.cli.image", "hotbin.cli.heatmap")
 
 
 class UserError(Exception):
@@ -38,8 +38,3 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 1
 
-
-if __name__ == "__main__":  # python -m hotbin.cli: use the package's module, not a second copy
-    from hotbin.cli import main as _main
-
-    sys.exit(_main())

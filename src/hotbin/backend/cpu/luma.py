@@ -18,20 +18,19 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from ..._jit import njit
+from .parallel import MIN_PER_THREAD
 
 __all__ = ["luma_histogram"]
 
-# --- tuning (benchmarks/luma_cpu.py) -- own constants: cpu.py imports this module
-#: interleaved private copies of the 256 counters (as cpu.NSUB: a constant image
-#: would otherwise serialize every increment on one counter)
+# --- tuning (benchmarks/luma_cpu.py) ------------------------------------------
+#: interleaved private copies of the 256 counters (a constant image would otherwise
+#: serialize every increment on one counter)
 NSUB = 4
 #: pixels per block: levels computed a block at a time (vectorized) into an L1-sized
 #: buffer, then counted. Two phases ran 7x faster on one core than one loop that
 #: computed and counted each pixel (3.1 vs 0.45 Gpix/s, RGBA 2x2048x2048 noise).
 BLOCK = 4096
-#: fewest pixels per parallel task (below it, task start-up costs more than it saves)
-MIN_PER_THREAD = 1 << 15
 #: pixels per task at most: keeps the private int32 counters from overflowing
 MAX_TASK_PIXELS = 1 << 30
 _LITTLE = sys.byteorder == "little"
@@ -115,7 +114,8 @@ def _luma_rgb(px3, ntasks, out):
 
 
 def _tasks(nimg: int, npix: int) -> int:
-    """Tasks per image: enough for every thread, none smaller than MIN_PER_THREAD pixels."""
+    """Tasks per image: enough for every thread, none smaller than MIN_PER_THREAD pixels
+    (below it, task start-up costs more than it saves)."""
     threads = numba.get_num_threads()
     per_image = max(1, -(-threads // max(nimg, 1)))
     per_image = min(per_image, max(1, npix // MIN_PER_THREAD))

@@ -6,7 +6,7 @@ input that does not fit, or does not fit next to what the device holds already,
 can be taken a slab at a time:
 
 * device arrays the kernels read in place go whole, in one launch (the fast path);
-* host arrays up to :data:`STAGE_BYTES` are copied whole (:func:`hotbin.backend.cuda.asarray`);
+* host arrays up to :data:`STAGE_BYTES` are copied whole (:func:`hotbin.backend.cuda.prepare`);
   larger ones stay on the host and are copied here one C-order slab of about
   ``STAGE_BYTES`` at a time, and device arrays that need a converted copy (layout,
   float16) are converted a slab at a time, so device memory and host copies stay
@@ -25,23 +25,19 @@ import math
 
 import numpy as np
 
+from .runtime import cupy as _cupy
+from .tuning import current
+
 #: most input bytes staged on the device at once (one slab). 1 GiB keeps a slab's
 #: transfer ~50 ms against ~10 us of launches and merging per slab.
 STAGE_BYTES = 1 << 30
 #: the smallest slab tried after out-of-memory errors before giving up
 MIN_STAGE_BYTES = 1 << 20
-#: tests force smaller slabs: {"stage_bytes": 4096}
-OVERRIDE: dict = {}
-
-
-def _cupy():
-    import cupy
-
-    return cupy
 
 
 def stage_bytes() -> int:
-    return int(OVERRIDE.get("stage_bytes", STAGE_BYTES))
+    """Bytes per slab: :data:`STAGE_BYTES`, or what ``tuning.forced(stage_bytes=...)`` says."""
+    return int(current().stage_bytes or STAGE_BYTES)
 
 
 def _ready(a) -> bool:

@@ -17,6 +17,8 @@ import warnings
 
 import numpy as np
 
+from ..backend import NAMES as BACKENDS
+
 INSTALL = 'pip install "hotbin[image]"'
 #: plot raster: bar area size in pixels and the margin around it
 PLOT_W, PLOT_H, MARGIN = 512, 256, 16
@@ -30,14 +32,14 @@ def register(sub):
     p.add_argument("--equalize", metavar="OUT", help="write the luma-equalized image here "
                    "(16-bit images need .png or .tif)")
     p.add_argument("--plot", metavar="HIST.png", help="write a PNG chart of the luma histogram here")
-    p.add_argument("--backend", choices=("cpu", "cuda", "wgpu"), default=None,
+    p.add_argument("--backend", choices=BACKENDS, default=None,
                    help="backend to count with (default: $HOTBIN_BACKEND or cpu)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from . import images
-    from .cli import UserError
+    from .. import images
+    from . import UserError
 
     outputs = [(name, path) for name, path in (("plot", args.plot), ("equalize", args.equalize)) if path]
     if len(outputs) == 2 and os.path.abspath(args.plot) == os.path.abspath(args.equalize):
@@ -68,7 +70,7 @@ def _size(img) -> str:
 
 def summary(path, img, counts, pct) -> str:
     """The lines printed for one image (levels are 8-bit, 16-bit for deeper images, 0..65280 for float)."""
-    from .images import FLOAT_TOP
+    from ..images import FLOAT_TOP
 
     h, w = img.shape[:2]
     c = 1 if img.ndim == 2 else img.shape[2]
@@ -121,7 +123,7 @@ def plot(counts, width=PLOT_W, height=PLOT_H) -> np.ndarray:
 
 
 def _pillow():
-    from .cli import UserError
+    from . import UserError
 
     try:
         from PIL import Image
@@ -144,8 +146,8 @@ def read_image(path) -> np.ndarray:
     Any failure to read (missing, unreadable, corrupt, too large, out of memory)
     is a :class:`hotbin.cli.UserError` naming ``path``.
     """
-    from . import png
-    from .cli import UserError
+    from .. import png
+    from . import UserError
 
     if not os.path.isfile(path):
         raise UserError(f"{path}: no such file")
@@ -174,7 +176,7 @@ def read_image(path) -> np.ndarray:
             with Image.open(path) as im:
                 if _pillow_truncates(im):
                     return _read_deep_tiff(path, im)
-                from .pillow import pillow_pixels
+                from ..pillow import pillow_pixels
 
                 return pillow_pixels(im)
     except UserError:
@@ -195,8 +197,8 @@ def _pillow_truncates(im) -> bool:
 
 def _read_deep_tiff(path, im) -> np.ndarray:
     """A 16-bit colour (or gray+alpha) image Pillow cannot keep: read by tifffile."""
-    from . import png
-    from .cli import UserError
+    from .. import png
+    from . import UserError
 
     tifffile = _tifffile()
     if im.format != "TIFF" or tifffile is None:
@@ -218,7 +220,7 @@ def _read_deep_tiff(path, im) -> np.ndarray:
 
 def output_format(path) -> str:
     """The format an output path asks for by its suffix: "PNG" or a Pillow format name."""
-    from .cli import UserError
+    from . import UserError
 
     ext = os.path.splitext(str(path))[1].lower()
     if ext == ".png":
@@ -242,7 +244,7 @@ def write_all(files) -> None:
     one is written are they renamed into place. On any failure the temporary files are removed and a
     :class:`hotbin.cli.UserError` names the output.
     """
-    from .cli import UserError
+    from . import UserError
 
     for path, img, fmt in files:
         if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
@@ -272,7 +274,7 @@ def write_image(path, img, fmt=None) -> None:
     """Write pixels in their own depth: PNG by hotbin.png, other formats by Pillow (tifffile for
     16-bit colour TIFF). ``fmt``: "PNG" or a Pillow format name; default from the suffix.
     Float pixels become 16-bit in PNG, float32 in TIFF."""
-    from . import png
+    from .. import png
 
     fmt = output_format(path) if fmt is None else fmt
     if fmt == "PNG":

@@ -1,0 +1,230 @@
+"""Counting and sums on the cpu: one private histogram per thread, merged at the end.
+
+A hot bin never serializes threads: each thread counts into its own row of
+partials. Points are binned a BLOCK at a time (:func:`~.rule.codes`), then
+scattered. 8/16-bit integers are counted raw, then folded into bins through
+their value table (:func:`hotbin.kernel_rule.value_table`).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import prange
+
+from ... import fixedpoint
+from ... import reductions
+from ..._jit import njit
+from ...binning import BinRule
+from ...kernel_rule import fold_values, value_table
+from .chunks import chunks, kernel_dtype
+from .parallel import Kernel, nparts
+from .rule import codes, rule_args
+
+__all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
+
+#: points whose bins are computed before they are scattered (codes stay in L1)
+BLOCK = 2048
+#: values of 8/16-bit integers are counted raw, then folded through a lookup table
+LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
+
+COUNT, SUM, FIXED = 0, 1, 2  # what a scatter adds: 1, the weight, or fixed-point words
+
+
+class _Acc(NamedTuple):
+    how: int  #: the scatter's branch in :func:`_part`
+    partial: np.dtype  #: dtype of a thread's partial
+    weights: np.dtype | None  #: dtype the kernel reads the weights in
+
+
+#: the accumulator of each :attr:`hotbin.reductions.Reduction.acc`. Counts go into uint32
+#: partials (half the cache footprint of int64; a call takes at most chunks.CALL < 2**32
+#: points, then they are folded into int64); fixed-point words are two int64 partials.
+_HOW = {
+    "count": _Acc(COUNT, np.dtype(np.uint32), None),
+    "f64": _Acc(SUM, np.dtype(np.float64), np.dtype(np.float64)),
+    "i64": _Acc(SUM, np.dtype(np.int64), np.dtype(np.int64)),
+    "fixed": _Acc(FIXED, np.dtype(np.int64), np.dtype(np.float64)),
+}
+
+
+def _accumulator(red, weights) -> _Acc:
+    acc = _HOW.get(red.acc)
+    if acc is None:
+        raise ValueError(f"cpu backend: no accumulator {red.acc!r}")
+    if (weights is None) != (acc.how == COUNT):
+        raise ValueError(f"cpu backend: the reduction {red.name!r} does not match "
+                         f"weights={'None' if weights is None else 'an array'}")
+    return acc
+
+
+@njit(inline="always")
+def _split(w, factor):
+    """fixedpoint.split for one weight: (hi, lo) int64 words; ``factor`` = fixedpoint.factors."""
+    t = (w * factor[0]) * factor[1]
+    hi = np.floor(t)
+    return np.int64(hi), np.int64(np.rint((t - hi) * 4294967296.0))
+
+
+@njit(nogil=True, cache=True)
+def _part(x, y, two_d, w, how, factor, rx, ry, start, stop, h, h2, cx, cy):
+    """One thread's share [start, stop): codes block by block, then scatter into h (and h2).
+
+    The last slot of h takes the points that land in no bin; returns their number.
+    """
+    nx = rx[0].size - 1
+    ny = ry[0].size - 1
+    trash = nx * ny if two_d else nx
+    dropped = 0
+    for b in range(start, stop, BLOCK):
+        m = min(stop, b + BLOCK) - b
+        codes(x[b:b + m], rx, cx)
+        if two_d:
+            codes(y[b:b + m], ry, cy)
+            for k in range(m):
+                cx[k] = cx[k] * ny + cy[k] if (cx[k] < nx) & (cy[k] < ny) else trash
+        for k in range(m):
+            c = np.uint64(cx[k])
+            dropped += cx[k] == trash
+            if how == COUNT:
+                h[c] += 1
+            elif how == SUM:
+                h[c] += w[b + k]
+            else:
+                qh, ql = _split(w[b + k], factor)
+                h[c] += qh
+                h2[c] += ql
+    return dropped
+
+
+@Kernel
+def _hist(x, y, two_d, w, how, factor, rx, ry, out, out2, drops):
+    """Per-thread partial histograms: out[p] (and out2[p] for FIXED), drops[p] dropped points."""
+    parts = out.shape[0]
+    n = x.size
+    step = (n + parts - 1) // parts
+    for p in prange(parts):
+        cx = np.empty(BLOCK, np.int64)
+        cy = np.empty(BLOCK if two_d else 0, np.int64)
+        drops[p] += _part(x, y, two_d, w, how, factor, rx, ry, p * step, min(n, (p + 1) * step),
+                          out[p], out2[p], cx, cy)
+
+
+@Kernel
+def _hist_rows(a, r, out):
+    """out[i] += the histogram of row i of the 2-D ``a`` (column nb: dropped); rows in parallel."""
+    for i in prange(a.shape[0]):
+        cx = np.empty(BLOCK, np.int64)
+        row = a[i]
+        h = out[i]
+        for b in range(0, row.size, BLOCK):
+            m = min(row.size, b + BLOCK) - b
+            codes(row[b:b + m], r, cx)
+            for k in range(m):
+                h[np.uint64(cx[k])] += 1
+
+
+@Kernel
+def _count_values(a, w, weighted, out):
+    """out[p, v] += 1 (or w) for each value v of a non-negative integer array."""
+    parts = out.shape[0]
+    n = a.size
+    step = (n + parts - 1) // parts
+    for p in prange(parts):
+        h = out[p]
+        for j in range(p * step, min(n, (p + 1) * step)):
+            if weighted:
+                h[np.uint64(a[j])] += w[j]
+            else:
+                h[np.uint64(a[j])] += 1
+
+
+def _run(arrays, rx, ry, weights, red):
+    """Drive the _hist kernel over chunks: ``(partial of red, dropped)``.
+
+    Fixed-point low words carry into the high words after each call, so they stay
+    below 2**63 whatever the input size.
+    """
+    acc = _accumulator(red, weights)
+    how, dt = acc.how, acc.partial
+    two_d = ry is not None
+    ncell = rx.nbins * (ry.nbins if two_d else 1)
+    parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (2 if how == FIXED else 1))
+    out = np.zeros((parts, ncell + 1), dt)
+    out2 = np.zeros((parts, ncell + 1 if how == FIXED else 0), np.int64)
+    drops = np.zeros(parts, np.int64)
+    total = None
+    factor = fixedpoint.factors(red.scale) if how == FIXED else (0.0, 0.0)
+    r1 = rule_args(rx)
+    r2 = rule_args(ry) if two_d else r1
+    ins = list(arrays) + ([] if weights is None else [weights])
+    kds = [kernel_dtype(v.dtype) for v in arrays] + ([] if weights is None else [acc.weights])
+    dummy = np.empty(0, np.int64)
+    for c in chunks(ins, kds):
+        x, y = c[0], (c[1] if two_d else c[0])
+        w = c[-1] if weights is not None else dummy
+        if how == COUNT and total is not None:
+            out[:] = 0
+        _hist(x.size, x, y, two_d, w, how, factor, r1, r2, out, out2, drops)
+        if how == COUNT:
+            part = out.sum(axis=0, dtype=np.int64)
+            total = part if total is None else np.add(total, part, out=total)
+        elif how == FIXED:
+            out += out2 >> fixedpoint.SPLIT
+            out2 &= (1 << fixedpoint.SPLIT) - 1
+    if how == COUNT:
+        res = total[:ncell]
+    elif how == FIXED:
+        res = fixedpoint.merge(np.stack([out[:, :ncell], out2[:, :ncell]], axis=1))
+    else:
+        res = out.sum(axis=0)[:ncell]
+    return res, int(drops.sum())
+
+
+def _histogram_lut(a, kd, rule):
+    """8/16-bit integers: count each raw value, then fold values into bins exactly."""
+    u = np.dtype(f"u{kd.itemsize}")
+    nvals = 1 << (8 * kd.itemsize)
+    counts = np.zeros((nparts(a.size, nvals * 8), nvals), np.int64)
+    dummy = np.empty(0, np.int64)
+    for (c,) in chunks([a], [kd]):
+        _count_values(c.size, c.view(u), dummy, False, counts)
+    return fold_values(counts.sum(axis=0), value_table(rule, kd), rule.nbins)
+
+
+def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
+    """The partial of ``red`` over the bins of ``rule``: ``red.lead + (nbins,)``."""
+    a = np.asarray(a)
+    kd = kernel_dtype(a.dtype)
+    if _accumulator(red, weights).how == COUNT and kd in LUT_KINDS:
+        return _histogram_lut(a, kd, rule)
+    return _run([a], rule, None, weights, red)[0]
+
+
+def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT):
+    """``(partial of red over red.lead + (nx, ny), points in a cell)``."""
+    x = np.asarray(x)
+    res, dropped = _run([x, np.asarray(y)], rx, ry, weights, red)
+    return res.reshape(res.shape[:-1] + (rx.nbins, ry.nbins)), x.size - dropped
+
+
+def histogram_rows(a, rule: BinRule):
+    """``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``."""
+    a = np.asarray(a)
+    a = np.ascontiguousarray(a, kernel_dtype(a.dtype))
+    out = np.zeros((a.shape[0], rule.nbins + 1), np.int64)
+    _hist_rows(a.size, a, rule_args(rule), out)
+    return out[:, :rule.nbins]
+
+
+def bincount(x, length, weights=None):
+    """int64 counts (float64 sums with ``weights``) of the non-negative integers ``x < length``."""
+    x = np.asarray(x)
+    wd = np.dtype(np.int64) if weights is None else np.dtype(np.float64)
+    out = np.zeros((nparts(x.size, length * 8), length), wd)
+    kd = kernel_dtype(x.dtype)
+    arrays, dtypes = ([x], [kd]) if weights is None else ([x, weights], [kd, wd])
+    dummy = np.empty(0, wd)
+    for c in chunks(arrays, dtypes):
+        _count_values(c[0].size, c[0], dummy if weights is None else c[1], weights is not None, out)
+    return out.sum(axis=0)

@@ -1,0 +1,235 @@
+"""The cuda backend: CUDA C++ kernels (``hotbin/kernels/*.cu``) compiled with NVRTC.
+
+The protocol of :mod:`hotbin.backend` and nothing else; the work is in the
+package's modules, each with one job:
+
+=============  ==========================================================================
+``runtime``    CuPy, kernel sources, NVRTC options, compile cache, device facts, launches
+``tuning``     tuned tables by architecture, forced choices, launch planning (no CuPy)
+``rule``       the bin rule as kernel arguments (:mod:`hotbin.kernel_rule`'s tolerance)
+``stage``      bounded device memory: inputs staged slab by slab, partials combined
+``hist1d``     1-D counts and weighted sums (hist1d.cu)
+``spatial``    2-D binning (spatial.cu)
+``scan``       prefix sums (scan.cu)
+``luma``       the fused luminance histogram (luma.cu)
+=============  ==========================================================================
+
+Inputs are NumPy arrays (copied to the device by :func:`prepare`, or staged slab
+by slab when large) or CuPy arrays (used as they are); :mod:`hotbin.arrays`
+adapts everything else. Semantics are the cpu backend's, bit for bit: the exact
+bin rule of :mod:`hotbin.binning` is fused into the kernels (multiply guess,
+then correct against the edges array), 8/16-bit integers are counted by raw
+value and folded into bins through a table built by :meth:`BinRule.index`,
+counts are 32-bit per block and 64-bit in the result, and fixed-point words
+equal the cpu backend's after :func:`hotbin.fixedpoint.fold`. Float64 weighted
+sums use float64 atomics (not bitwise reproducible; ``deterministic=True`` is).
+Float comparisons keep subnormals (``-ftz=false`` and explicit PTX), and
+float16 is widened by integer operations, so the neighbours of an edge at 0
+land where NumPy puts them. Scans are one pass (decoupled look-back), exact for
+integers and bitwise reproducible run to run for floats. Inputs no kernel takes
+give ``NotImplemented`` (the registry runs the cpu backend's primitive).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import fixedpoint, reductions
+from ...arrays import on_gpu, to_host
+from ...binning import BinRule
+from . import hist1d, luma, scan, spatial
+from .runtime import INSTALL, cupy, kernel_dtype
+from .stage import device, out_of_memory, stage_bytes, staged, upload
+from .tuning import current
+
+NAME = "cuda"
+DEVICE = "cuda"
+CAPABILITIES = frozenset({"histogram_rows", "luma"})
+__all__ = ["NAME", "INSTALL", "DEVICE", "CAPABILITIES", "claims", "require", "available", "devices",
+           "prepare", "minmax", "max_abs", "histogram", "histogram_rows", "histogram2d", "bincount",
+           "cumsum", "luma_histogram", "ci_name_expressions"]
+
+
+# --- availability ---------------------------------------------------------------
+
+def require() -> None:
+    cp = cupy()
+    try:
+        n = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # no driver, no device
+        raise RuntimeError(f"cuda backend: no CUDA device ({exc})") from None
+    if n < 1:
+        raise RuntimeError("cuda backend: no CUDA device found")
+
+
+def available() -> bool:
+    try:
+        require()
+        return True
+    except Exception:
+        return False
+
+
+def devices() -> list[str]:
+    cp = cupy()
+    out = []
+    for i in range(cp.cuda.runtime.getDeviceCount()):
+        p = cp.cuda.runtime.getDeviceProperties(i)
+        name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+        out.append(f"{name} (cuda:{i}, {p['multiProcessorCount']} SMs, "
+                   f"{p['totalGlobalMem'] / 2**30:.0f} GiB)")
+    return out
+
+
+def ci_name_expressions() -> dict[str, list[str]]:
+    """Every template instantiation the package launches, by kernel file (.ci/compile_kernels.py)."""
+    out: dict = {}
+    for mod in (hist1d, scan, spatial, luma):
+        for f, names in mod.ci_name_expressions().items():
+            out.setdefault(f, []).extend(names)
+    return out
+
+
+# --- arrays ------------------------------------------------------------------------
+
+def claims(a) -> bool:
+    return on_gpu(a)  # CuPy arrays, torch CUDA tensors
+
+
+def prepare(a: np.ndarray):
+    """Host data copied to the device; over :func:`stage.stage_bytes` (or when the
+    device is full) it stays on the host and every primitive stages it a slab at a time
+    (:mod:`hotbin.backend.cuda.stage`), so device memory stays bounded."""
+    cp = cupy()
+    if a.dtype.kind not in "biufc" or a.nbytes > stage_bytes():
+        return a  # the caller's dtype check names the argument; big data is staged
+    try:
+        return upload(a)
+    except cp.cuda.memory.OutOfMemoryError:
+        return a
+
+
+def asarray(a):
+    """A CuPy array as it is; NumPy data through :func:`prepare` (the primitives take both)."""
+    return a if isinstance(a, cupy().ndarray) else prepare(np.asarray(a))
+
+
+# --- primitives -------------------------------------------------------------------------------
+# Each takes host or device arrays and runs through stage.staged: device arrays the kernels
+# read in place go whole; anything else a slab at a time, partials combined exactly.
+
+def minmax(a):
+    cp = cupy()
+    a = asarray(a)
+
+    def run(x):
+        v = x.view(cp.uint8) if x.dtype == np.bool_ else x
+        return cp.stack([v.min(), v.max()])[None]
+
+    def add(total, part, region):
+        return part if total is None else cp.concatenate([total, part])
+
+    with device(a):  # CuPy's reductions read any layout: device arrays go whole
+        found = to_host(staged([a], run, add, ready=lambda x: True))
+    lo, hi = np.min(found[:, 0]), np.max(found[:, 1])  # NaN when any slab had one
+    return a.dtype.type(lo), a.dtype.type(hi)
+
+
+def max_abs(w) -> float:
+    if w.size == 0:
+        return 0.0
+    lo, hi = minmax(w)
+    return fixedpoint.max_abs(np.array([lo, hi]))
+
+
+def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
+    """The partial of ``red`` over the bins of ``rule`` (:mod:`hotbin.backend`)."""
+    a, weights = asarray(a), None if weights is None else asarray(weights)
+    kdt = kernel_dtype(a.dtype)
+    if kdt is None:
+        return NotImplemented
+    tune = current()
+    with device(a, weights), out_of_memory():
+        if red.acc == "count":
+            if kdt in hist1d.LUT_KINDS and tune.lut:
+                return hist1d.histogram_lut(a, kdt, rule, tune)
+            return hist1d.staged_counts(a, kdt, rule, rule.nbins, tune)
+        factor = fixedpoint.factors(red.scale) if red.acc == "fixed" else (0.0, 0.0)
+        return hist1d.staged_sums(a, weights, kdt, rule, rule.nbins, red.acc, tune, factor)
+
+
+def histogram_rows(a, rule: BinRule):
+    """``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``, in one launch."""
+    a = asarray(a)
+    kdt = kernel_dtype(a.dtype)
+    if kdt is None:
+        return NotImplemented
+    with device(a) as dev, out_of_memory():
+        return hist1d.histogram_rows(a, kdt, rule, current(), dev.id)
+
+
+def bincount(x, length, weights=None):
+    x, weights = asarray(x), None if weights is None else asarray(weights)
+    kdt = kernel_dtype(x.dtype)
+    if kdt is None:
+        return NotImplemented
+    tune = current()
+    with device(x, weights), out_of_memory():
+        if weights is None:
+            return hist1d.staged_counts(x, kdt, None, length, tune)
+        return hist1d.staged_sums(x, weights, kdt, None, length, "f64", tune)
+
+
+def cumsum(a, axis, od, exclusive=False):
+    """Prefix sums in the order of :mod:`hotbin.scan_order` (:func:`scan.cumsum`)."""
+    a = asarray(a)
+    with device(a), out_of_memory():
+        return scan.cumsum(a, axis, od, exclusive, current())
+
+
+def _wide(a) -> bool:
+    """Read in place by the 2-D kernels, or converted whole at no more than twice its size."""
+    return a.flags.c_contiguous and a.dtype.itemsize >= 4
+
+
+def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT):
+    """``(grid, kept)`` by the skew-proof tiled kernels (:mod:`hotbin.backend.cuda.spatial`)."""
+    arrays = [asarray(x), asarray(y)] + ([] if weights is None else [asarray(weights)])
+    n = arrays[0].size
+    if arrays[1].size != n:
+        raise ValueError(f"y: has {arrays[1].size} points but x has {n}")
+    if weights is not None and arrays[2].size != n:
+        raise ValueError(f"weights: has {arrays[2].size} values but x has {n} points")
+    arrays = [a.reshape(-1) for a in arrays]
+    tune = current()
+
+    def run(xs, ys, ws=None):
+        return spatial.histogram2d(xs, ys, rx, ry, ws, red, tune)
+
+    def add(total, part, region):
+        if total is None:
+            return part
+        if red.acc == "fixed":
+            return hist1d.fold_sum(total[0], part[0]), total[1] + part[1]
+        return total[0] + part[0], total[1] + part[1]
+
+    with device(*arrays), out_of_memory():
+        return staged(arrays, run, add, ready=_wide)
+
+
+def luma_histogram(img):
+    """``(N, 256)`` int64 luma counts of uint8 ``(N, H, W, C)`` images, C in {3, 4} (kernels/luma.cu)."""
+    cp = cupy()
+    a = luma.batch(asarray(img))
+
+    def run(x):  # whole images (4-D), rows of one image (3-D) or pixels of one row (2-D)
+        return luma.luma_histogram(x if x.ndim > 2 else x[None])
+
+    def add(total, part, region):
+        if isinstance(region[0], slice) and region[0] == slice(0, a.shape[0]):
+            return part
+        total = cp.zeros((a.shape[0], 256), cp.int64) if total is None else total
+        total[region[0]] += part if isinstance(region[0], slice) else part[0]
+        return total
+
+    with device(a), out_of_memory():
+        return staged([a], run, add, keep=1) if a.size else cp.zeros((a.shape[0], 256), cp.int64)

@@ -1,0 +1,256 @@
+"""1-D counts and weighted sums on the device (kernels/hist1d.cu).
+
+Counts are 32-bit per block and 64-bit in the result; 8/16-bit integers are
+counted by raw value and folded into bins through the value table of
+:meth:`BinRule.index`. Weighted sums take the accumulator of the reduction
+(:data:`SUM_ACC`): float64 atomics (not bitwise reproducible), exact int64, or
+fixed-point words equal to the cpu backend's after :func:`hotbin.fixedpoint.fold`.
+Every function here takes device arrays; :mod:`.stage` feeds them slab by slab.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import fixedpoint
+from ...binning import BinRule
+from .rule import BIN_RAW, BIN_RAW_FULL, BIN_RULE, BIN_SEARCH, binner, edge_bytes, raw_args, rule_args
+from .rule import value_table
+from .runtime import CTYPE, cupy, device_info, flat, kernel, launch
+from .stage import add as add_parts
+from .stage import staged
+from .tuning import EDGE_STAGE_BYTES, SMEM_RESERVED, Tuning, count_policy, count_slots, grid, sum_policy
+
+__all__ = ["SUM_ACC", "LUT_KINDS", "count", "sums", "staged_counts", "staged_sums", "histogram_lut",
+           "histogram_rows", "fold_words", "fold_sum", "ci_name_expressions"]
+
+
+class _Acc:
+    """One accumulator of hist_sum: its ACC template argument, words per slot, the
+    result's dtype and the dtype kind the weights are read as."""
+
+    def __init__(self, code: int, words: int, out, weights: str):
+        self.code, self.words, self.out, self.weights = code, words, np.dtype(out), weights
+
+
+#: hist_sum's accumulator by :attr:`hotbin.reductions.Reduction.acc` (hist1d.cu ACC_*)
+SUM_ACC = {"f64": _Acc(0, 1, np.float64, "f"), "i64": _Acc(1, 1, np.uint64, "i"),
+           "fixed": _Acc(2, 2, np.uint64, "f")}
+#: 8/16-bit integers: counted by raw value, then folded into bins
+LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
+_LAYOUT = {"lanes": 0, "copies": 1, "windows": 1, "global": 2}  #: hist1d.cu LAYOUT_*
+_U32_SHARE = 1 << 31  #: most samples one block counts in one launch (32-bit counters)
+MAX_GRID_Y = 65535  #: most rows of a batch in one launch (CUDA's grid dimension y)
+FOLD_THREADS = 256  #: fold_lut: threads per block, one value each
+#: hist_sum reads one value per thread per grid stride: size the grid for 4 per thread
+SUM_PER_THREAD = 4
+VECTOR_BYTES = 16  #: hist_count reads 16-byte vectors
+
+
+def _rule_kernel_args(x, rule: BinRule | None, dev_id: int, eb: int, tune: Tuning, full: bool):
+    """``(comparison ctype, binner, rule arguments)`` of a launch over ``x``."""
+    if rule is None:
+        return CTYPE[x.dtype], (BIN_RAW_FULL if full else BIN_RAW), raw_args(x.dtype, dev_id)
+    return CTYPE[rule.kernel_cmp.dtype], binner(rule), rule_args(rule, dev_id, eb > 0, tune.shortcut)
+
+
+def count(x, rule: BinRule | None, nslots: int, out, tune: Tuning, rows: int = 1, fold=None):
+    """out[s] += number of values of x whose bin (rule) or value (rule None) is s.
+
+    ``out`` (uint64) has at least nslots entries; the "windows" layout needs
+    ``windows * ceil(nslots / windows)`` of them (:func:`tuning.count_slots`). With
+    ``rows`` > 1, ``x`` is C-contiguous ``(rows, n)`` and ``out`` ``(rows, slots)``:
+    one histogram per row, in one launch per :data:`MAX_GRID_Y` rows.
+    ``fold`` (a device value table, one window): slot s goes to ``out[fold[s]]`` instead.
+    """
+    n = x.size // max(rows, 1)
+    if n == 0 or nslots == 0:
+        return
+    dev = x.device.id
+    info = device_info(dev)
+    t = CTYPE[x.dtype]
+    eb = edge_bytes(rule, EDGE_STAGE_BYTES)
+    pol = count_policy(nslots, info, eb, tune, n if rows > 1 else None)
+    wins = pol.windows if pol.layout == "windows" else 1
+    if fold is not None and wins > 1:
+        raise ValueError("a value table needs the slots in one window")
+    per = -(-nslots // wins)  # slots per block
+    full = wins == 1 and x.dtype.itemsize <= 2 and nslots == 1 << (8 * x.dtype.itemsize)
+    c, how, args = _rule_kernel_args(x, rule, dev, eb, tune, full)
+    if pol.layout == "lanes":
+        smem, copies = per * 32 * 4, 32
+    elif pol.layout in ("copies", "windows"):
+        stride = per | 1
+        budget = info["smem_sm"] // pol.blocks_per_sm - SMEM_RESERVED - eb
+        copies = max(1, min(pol.copies if pol.layout == "copies" else 1, budget // (stride * 4),
+                            (info["smem_block"] - eb) // (stride * 4)))
+        smem = stride * copies * 4
+    else:
+        smem, copies = 0, 0
+    smem = ((smem + 15) & ~15) + eb if (smem or eb) else 0
+    kern = kernel("hist1d.cu", f"hist_count<{t}, {c}, {how}, {_LAYOUT[pol.layout]}, {pol.unroll}>")
+    per_thread = (VECTOR_BYTES // x.dtype.itemsize) * pol.unroll
+    g = grid(info, pol, smem, n * rows * wins, per_thread)
+    g = max(wins, -(-g // rows) // wins * wins)  # blocks per row
+    step = g // wins * _U32_SHARE
+    x2 = x.reshape(rows, n)
+    o2 = out.reshape(rows, -1)
+    for r in range(0, rows, MAX_GRID_Y):
+        nr = min(rows, r + MAX_GRID_Y) - r
+        for s in range(0, n, step):
+            xs = x2[r:r + nr, s:s + step]
+            launch(kern, (g, nr), pol.block,
+                   (xs, np.int64(xs.shape[1]), *args, np.uint64(0), np.uint32(per),
+                    np.uint32(copies), np.uint32(wins), o2[r:r + nr], np.int64(n),
+                    np.uint64(o2.shape[1]), np.uint64(0) if fold is None else fold), smem)
+
+
+def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, factor=(0.0, 0.0)):
+    """Weighted sums of w by bin (rule) or value (rule None) into out (hist_sum), with the
+    accumulator ``SUM_ACC[acc]``. ``factor``: the fixed-point factor as two powers of two
+    (:func:`hotbin.fixedpoint.factors`)."""
+    n = x.size
+    if n == 0 or nslots == 0:
+        return
+    a = SUM_ACC[acc]
+    dev = x.device.id
+    info = device_info(dev)
+    eb = edge_bytes(rule, EDGE_STAGE_BYTES)
+    pol, shared = sum_policy(nslots * a.words, eb, info, tune)
+    smem = (nslots * a.words * 8 if shared else 0) + eb
+    c, how, args = _rule_kernel_args(x, rule, dev, eb, tune, False)
+    kern = kernel("hist1d.cu", f"hist_sum<{CTYPE[x.dtype]}, {c}, {how}, {a.code}, {CTYPE[w.dtype]}, "
+                               f"{'false' if shared else 'true'}>")
+    g = grid(info, pol, smem, n, SUM_PER_THREAD)
+    # fixed point: a launch takes at most LO_CHUNK weights, then the low words are folded
+    step = fixedpoint.LO_CHUNK if acc == "fixed" else g * _U32_SHARE
+    for s in range(0, n, step):
+        xs, ws = x[s:s + step], w[s:s + step]
+        launch(kern, g, pol.block,
+               (xs, ws, np.int64(xs.size), *args, np.uint64(0), np.uint32(nslots),
+                np.float64(factor[0]), np.float64(factor[1]), out), smem)
+        if acc == "fixed":
+            fold_words(out, nslots)
+
+
+def fold_words(out, nslots):
+    """In place: hi += lo >> 32, lo &= 2^32 - 1 on flat words [hi..., lo...] (int64 view)."""
+    v = out.view(np.int64)
+    hi, lo = v[:nslots], v[nslots:]
+    hi += lo >> fixedpoint.SPLIT
+    lo &= (1 << fixedpoint.SPLIT) - 1
+
+
+def fold_sum(total, part, region=None):
+    """Fixed-point words of two slabs: added, then folded (0 <= lo < 2^32 again)."""
+    if total is None:
+        return part
+    total += part
+    fold_words(total.reshape(-1), total.size // 2)
+    return total
+
+
+def staged_counts(a, kdt, rule: BinRule | None, nslots: int, tune: Tuning):
+    """int64 counts of ``a`` by bin (rule) or value (rule None), a slab at a time."""
+    cp = cupy()
+
+    def run(x):
+        out = cp.zeros(count_slots(nslots, device_info(cp.cuda.Device().id), tune), cp.uint64)
+        count(flat(x, kdt), rule, nslots, out, tune)
+        return out[:nslots].view(cp.int64)
+    return staged([a], run)
+
+
+def _weights(w, kind):
+    """Weights as a kernel dtype: float32/float64 (widened in the kernel) or int64."""
+    if kind == "f":
+        return flat(w, None if w.dtype in (np.float32, np.float16) else np.dtype(np.float64))
+    return flat(w, np.dtype(np.int64))
+
+
+def staged_sums(a, w, kdt, rule: BinRule | None, nslots: int, acc: str, tune: Tuning, factor=(0.0, 0.0)):
+    """Sums of the weights ``w`` by bin or value (:func:`sums`), a slab at a time: float64
+    (acc "f64"), int64 ("i64") or fixed-point words ``(2, nslots)`` ("fixed")."""
+    cp = cupy()
+    spec = SUM_ACC[acc]
+
+    def run(x, ws):
+        out = cp.zeros(spec.words * nslots, spec.out)
+        sums(flat(x, kdt), _weights(ws, spec.weights), rule, nslots, acc, out, tune, factor)
+        if spec.out != np.uint64:
+            return out
+        out = out.view(cp.int64)
+        return out.reshape(spec.words, nslots) if spec.words > 1 else out
+    return staged([a, w], run, fold_sum if acc == "fixed" else add_parts)
+
+
+def histogram_lut(a, kdt, rule: BinRule, tune: Tuning):
+    """8/16-bit integers: count each raw value, then fold values into bins exactly."""
+    cp = cupy()
+    u = np.dtype(f"u{kdt.itemsize}")
+    nvals = 1 << (8 * kdt.itemsize)
+    dev = cp.cuda.Device().id
+
+    def run(x):
+        counts = cp.zeros(count_slots(nvals, device_info(dev), tune), cp.uint64)
+        count(flat(x, kdt).view(u), None, nvals, counts, tune)
+        return counts
+
+    counts = staged([a], run)
+    out = cp.zeros(rule.nbins, cp.uint64)
+    launch(kernel("hist1d.cu", "fold_lut"), -(-nvals // FOLD_THREADS), FOLD_THREADS,
+           (counts, value_table(dev, kdt, rule), np.uint32(nvals), out))
+    return out.view(cp.int64)
+
+
+def histogram_rows(a, kdt, rule: BinRule, tune: Tuning, dev_id: int):
+    """``(N, nbins)`` int64 counts of the rows of the 2-D ``a``, one launch per slab.
+
+    8-bit integers are counted by raw value, and the value table folds them into
+    bins as each block flushes its counters.
+    """
+    cp = cupy()
+    rows, n = a.shape
+    raw = kdt.itemsize == 1 and tune.lut
+    width = rule.nbins if raw else count_slots(rule.nbins, device_info(dev_id), tune)
+    fold = value_table(dev_id, kdt, rule) if raw else None
+
+    def run(x):  # a slab of whole rows, or a piece of one row
+        part = cp.zeros((x.shape[0] if x.ndim == 2 else 1, width), cp.uint64)
+        if x.size:
+            x = flat(x, kdt)
+            if raw:
+                count(x.view(cp.uint8), None, 256, part, tune, part.shape[0], fold)
+            else:
+                count(x, rule, rule.nbins, part, tune, part.shape[0])
+        return part
+
+    def add(total, part, region):
+        if region[0] == slice(0, rows):
+            return part
+        total = cp.zeros((rows, width), cp.uint64) if total is None else total
+        total[region[0]] += part if isinstance(region[0], slice) else part[0]
+        return total
+
+    out = staged([a], run, add) if rows and n else cp.zeros((rows, width), cp.uint64)
+    return out[:, :rule.nbins].view(cp.int64)
+
+
+def ci_name_expressions() -> dict[str, list[str]]:
+    """Every instantiation of hist1d.cu this module launches (for .ci/compile_kernels.py)."""
+    f, d, u8, u16, i64 = "float", "double", "unsigned char", "unsigned short", "long long"
+    h = []
+    for t, c in ((f, f), (d, d), (f, d), ("int", d), (i64, i64), (u8, d)):
+        for b in (BIN_RULE, BIN_SEARCH):
+            for lay in (0, 1, 2):
+                h.append(f"hist_count<{t}, {c}, {b}, {lay}, 2>")
+            for acc, w in ((0, f), (0, d), (1, i64), (2, f), (2, d)):
+                h.append(f"hist_sum<{t}, {c}, {b}, {acc}, {w}, false>")
+                h.append(f"hist_sum<{t}, {c}, {b}, {acc}, {w}, true>")
+    for t in (u8, u16, "unsigned int", i64):
+        for lay in (0, 1, 2):
+            h.append(f"hist_count<{t}, {t}, {BIN_RAW}, {lay}, 2>")
+        h.append(f"hist_sum<{t}, {t}, {BIN_RAW}, 0, {d}, false>")
+    for t in (u8, u16):
+        h.append(f"hist_count<{t}, {t}, {BIN_RAW_FULL}, 0, 2>")
+    h.append("fold_lut")
+    return {"hist1d.cu": h}

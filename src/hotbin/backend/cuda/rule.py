@@ -1,0 +1,120 @@
+"""The bin rule as the cuda kernels take it: binner, guess and edges, by kernel family.
+
+The tolerance of the multiply guess is :func:`hotbin.kernel_rule.guess`'s, for
+the 1-D kernels (hist1d.cu through hist_common.cuh's ``RuleBin``) and the 2-D ones
+(spatial.cu's ``Axis``) alike. The host parts here need no CuPy; :func:`rule_args`
+and :func:`value_table` upload their tables once per device.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import kernel_rule
+from ...binning import BinRule
+from .runtime import CTYPE, device_table
+
+__all__ = ["BIN_RULE", "BIN_RAW", "BIN_RAW_FULL", "BIN_SEARCH", "binner", "hist1d_guess", "rule_args",
+           "raw_args", "edge_bytes", "value_table", "axis_args"]
+
+#: how hist1d.cu makes a value a slot (its enum)
+BIN_RULE, BIN_RAW, BIN_RAW_FULL, BIN_SEARCH = 0, 1, 2, 3
+#: RuleBin's tau that no fraction passes: every guess is checked against the edges
+DISABLED = 2.0
+#: the float32 guess's floor (hist_common.cuh ``round_down_guess``) holds below 2**22 bins:
+#: float32 rules with more are searched
+F32_GUESS_BINS = 1 << 22
+#: the trusted shortcut stops at 2**21 bins, a factor 2 below that floor's limit
+SHORTCUT_BINS = 1 << 21
+
+
+def binner(rule: BinRule) -> int:
+    """Guess-and-correct (BIN_RULE) or bisection (BIN_SEARCH).
+
+    The guess is computed in float32 for float32 edges: its floor trick
+    (``round_down_guess``) holds below 2**22 bins only, and a float32 scale must
+    not overflow; beyond, a guess could be millions of bins off and the
+    correction O(bins), so those rules are searched (O(log bins)).
+    """
+    f32 = rule.kernel_cmp.dtype == np.float32
+    with np.errstate(over="ignore"):
+        ok = not f32 or (rule.nbins < F32_GUESS_BINS and np.isfinite(np.float32(rule.scale)))
+    return BIN_RULE if rule.uniform and rule.nbins >= 1 and ok else BIN_SEARCH
+
+
+def hist1d_guess(rule: BinRule, shortcut: bool = True) -> tuple[float, float, float]:
+    """``(glo, gscale, tau)`` of hist_common.cuh's ``RuleBin`` for ``rule``.
+
+    The kernel guesses ``x = (v - glo) * gscale`` in ``G``, the guess dtype of its
+    comparison dtype (float32 for float32 :attr:`BinRule.kernel_cmp`, so also for
+    float16 rules; float64 otherwise), with one rounding per operation (``__fsub_rn``,
+    ``__fmul_rn``: no FMA) on the value itself (``G`` is the comparison dtype, so
+    ``(G)v`` is exact), and trusts ``floor(x)`` when its fraction lies in
+    ``(tau, 1 - tau)``. That is :func:`hotbin.kernel_rule.guess` computed in ``G``,
+    whose ``lo`` and ``scale`` are passed here so the kernel rounds exactly what the
+    tolerance bounds (``lo`` is exact in ``G``; ``scale`` is the float64 quotient
+    rounded once to ``G``). Its ``eps`` bounds the edges' deviation plus those three
+    roundings of ``x <= nbins + |ends| / step``; values past the last edge fail the
+    kernel's range test first. ``tau`` is ``eps`` in mode 2 and :data:`DISABLED`
+    otherwise, or beyond :data:`SHORTCUT_BINS` (the float32 floor needs ``x < 2**22``).
+    Integer rules (mode 0) keep their float64 guess, always corrected.
+    """
+    gdt = np.float32 if rule.kernel_cmp.dtype == np.float32 else np.float64
+    g = kernel_rule.guess(rule, gdt)
+    if g.mode == 0:
+        return float(rule.lo), float(rule.scale), DISABLED
+    ok = g.mode == 2 and shortcut and rule.nbins < SHORTCUT_BINS
+    return float(g.lo), float(g.scale), float(g.eps) if ok else DISABLED
+
+
+def edge_bytes(rule: BinRule | None, stage_max: int) -> int:
+    """Shared-memory bytes of the edges staged for ``rule`` (0: read through L1)."""
+    if rule is None:
+        return 0
+    b = (rule.nbins + 1) * rule.kernel_cmp.dtype.itemsize
+    return b if b <= stage_max else 0
+
+
+def rule_args(rule: BinRule, dev_id: int, stage_edges: bool, shortcut: bool = True) -> tuple:
+    """hist1d.cu's rule arguments: ``(edges, nb, glo, gscale, tau, stage_edges)``."""
+    k = rule.kernel_cmp
+    e = device_table(dev_id, np.ascontiguousarray(k).tobytes(), k.dtype.str)
+    glo, gscale, tau = hist1d_guess(rule, shortcut)
+    return (e, np.uint32(rule.nbins), np.float64(glo), np.float64(gscale), np.float64(tau),
+            np.int32(stage_edges))
+
+
+def raw_args(dtype, dev_id: int) -> tuple:
+    """hist1d.cu's rule arguments when values are slots (no rule)."""
+    dummy = device_table(dev_id, bytes(np.dtype(dtype).itemsize), np.dtype(dtype).str)
+    return (dummy, np.uint32(0), np.float64(0), np.float64(0), np.float64(DISABLED), np.int32(0))
+
+
+def value_table(dev_id: int, kdt, rule: BinRule):
+    """Device table value -> bin (-1: none) of every 8/16-bit value (:func:`kernel_rule.value_table`)."""
+    idx = kernel_rule.value_table(rule, kdt)
+    return device_table(dev_id, idx.tobytes(), idx.dtype.str)
+
+
+def axis_args(rule: BinRule, vdt) -> tuple:
+    """``(kdt, edges, guess)`` of one axis of spatial.cu for values of dtype ``vdt``.
+
+    float32 values against float edges compare against :func:`kernel_rule.edges_f32`
+    (float32 edges giving the float64 answers) and guess in float32; float16 values are
+    widened to float64 (CuPy's conversion kernels may flush float32 subnormals, never
+    float64 ones); other values are converted to the comparison dtype and guess in float64.
+    """
+    cmp = rule.kernel_cmp
+    vdt = np.dtype(vdt)
+    if vdt == np.float32 and cmp.dtype.kind == "f":
+        kdt, edges = np.dtype(np.float32), kernel_rule.edges_f32(cmp.astype(np.float64))
+    elif vdt == np.float16:
+        kdt, edges = np.dtype(np.float64), cmp.astype(np.float64)
+    else:
+        kdt, edges = cmp.dtype, cmp
+    gdt = np.float32 if kdt == np.float32 else np.float64
+    return kdt, edges.astype(kdt, copy=False), kernel_rule.guess(rule, gdt)
+
+
+def ctype(dt) -> str:
+    """The C++ type name of a kernel dtype."""
+    return CTYPE[np.dtype(dt)]

@@ -1,0 +1,249 @@
+"""Tuning of the cuda backend: tables by device architecture, and the choices they make.
+
+Pure functions from (workload, device facts, :class:`Tuning`) to a launch plan,
+as CUB's dispatch layer: no CuPy here, so tests check the choices without a GPU.
+A device is described by the dict of :func:`hotbin.backend.cuda.runtime.device_info`
+(``sms``, ``smem_block``, ``smem_sm``, ``arch``). Each tuned entry names the
+benchmark run that chose it. Benchmarks and tests force choices with
+:func:`forced`; primitives read :func:`current` once and pass it down.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+from dataclasses import dataclass, field, fields, replace
+
+__all__ = ["Policy", "Regions", "Table", "TABLES", "table", "Tuning", "current", "forced",
+           "count_policy", "count_slots", "sum_policy", "grid", "spatial_plan"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How one counting launch is laid out."""
+
+    layout: str  #: lanes | copies | windows | global (see kernels/hist1d.cu)
+    block: int = 512  #: threads per block
+    blocks_per_sm: int = 4  #: resident blocks wanted per SM (capped by shared memory)
+    unroll: int = 2  #: 16-byte loads in flight per thread
+    copies: int = 8  #: most private copies per block (layout "copies")
+    windows: int = 0  #: layout "windows": blocks sharing one part of the input (0: fewest that fit)
+
+
+@dataclass(frozen=True)
+class Regions:
+    """Tiled 2-D binning: a tile's region holds ``estimate * (1 + slack) + sigmas``
+    standard deviations ``+ pad`` points, estimated from ``sample`` points; runs beyond
+    it go to the result by global atomics (exact, only slower)."""
+
+    slack: float = 0.02
+    sigmas: float = 6.0
+    pad: int = 4096
+    #: a strided gather: 2^20 of 2^28 points reads ~64 MB of sectors instead of run 1's
+    #: counting pass over 2 GiB
+    sample: int = 1 << 20
+
+
+@dataclass(frozen=True)
+class Table:
+    """The tuned choices for one device architecture."""
+
+    #: counting policies by number of slots: the first whose layout holds them wins
+    count: tuple
+    short_row: Policy  #: batches of rows of at most SHORT_ROW values
+    sum_shared: Policy  #: weighted sums, one private copy per block
+    sum_global: Policy  #: weighted sums, global atomics
+    scan_nvec: int  #: look-back scan: 16-byte vectors per thread
+    #: log2 of the cells of one tile of the 2-D kernels, by accumulator
+    tile_shift: dict = field(default_factory=dict)
+    scatter_prefetch: bool = False  #: scatter_codes variant
+    regions: Regions = Regions()
+
+
+_H200 = Table(
+    count=(
+        # <= 256 slots: 32 lane-indexed copies, bank-conflict free on every input.
+        # gpu_suite run 3 (2026-11-30, H200; results/gpu-2026-11-30-h200.md), G1 u8 2^31
+        # uniform/narrow/constant GB/s: lanes unroll 4: 3410/3424/3454; unroll 2: 3201/3211/3242;
+        # one copy: 2151/2941/3618; 8 copies: 2198/3049/3602. G2 f32 2^28: unroll 4:
+        # 2787/2744/2824; unroll 2: 2642/2636/2691.
+        Policy("lanes", block=512, blocks_per_sm=4, unroll=4),
+        # fits one block: private copies, up to `copies` of them (G3 "rule" rows: the u16
+        # rule path through this layout ran 582-1343 GB/s, below the value windows below).
+        Policy("copies", block=512, blocks_per_sm=4, unroll=2, copies=8),
+        # up to MAX_WINDOWS blocks' worth: blocks share input parts, one window of slots
+        # each. G3 u16 2^28, 65536 values: 2 windows unroll 4: 1293/1377/1401;
+        # unroll 2: 1173/1282/1293; 4 windows: 800/816/893. A cluster of 2 or 4 blocks
+        # sharing counters through distributed shared memory ran 65-316 GB/s (run 1),
+        # global atomics 3-169 GB/s.
+        Policy("windows", block=1024, blocks_per_sm=2, unroll=4, windows=0),
+        # beyond: 64-bit global atomics straight into the result.
+        Policy("global", block=512, blocks_per_sm=4, unroll=2),
+    ),
+    # gpu_batched.py --sweep (2026-11-30, H200; results/gpu-batched-2026-11-30-h200.md), u8 rows
+    # 65536 x 4 KiB, uniform / dark GB/s: copies x2 128 threads 974 / 1057; copies x1 256:
+    # 885 / 916; lanes 512 (the table): 491 / 499. At 64 KiB rows the table's lanes were as
+    # good (1239 / 1302). Small blocks, few copies: zeroing and flushing cost little.
+    short_row=Policy("copies", block=128, blocks_per_sm=16, unroll=2, copies=2),
+    # not benchmarked: weighted sums have no target yet
+    sum_shared=Policy("copies", block=512, blocks_per_sm=4),
+    sum_global=Policy("global", block=512, blocks_per_sm=4),
+    # gpu_suite "scan/sweep", runs 2-3, float32 2^28 input GB/s, 2 / 4 / 8 / 16 vectors:
+    # 300 / 911 / 1421 / 1494; int32 -> int64: 707 / 866 / 997 / 1010
+    scan_nvec=16,
+    # 128 KiB of shared accumulators per block (u32 counts 2^15, float64/int64 sums 2^14,
+    # fixed-point word pairs 2^13); fewer, larger tiles keep the scatter's runs long.
+    # Unswept (gpu_spatial run 1, results/gpu-spatial-2026-11-30-h200.md, used 2^15 for
+    # counts: 74-85 G points/s on 0-100 % hot, vs 1.4-94.5 global atomics).
+    tile_shift={"count": 15, "f64": 14, "i64": 14, "fixed": 13},
+    # the prefetching variant holds 108 vs 80 registers (2 vs 3 resident blocks).
+    # benchmarks/gpu_spatial.py, H200, 2026-11-30 (results/gpu-spatial-2026-11-30-h200.md),
+    # 2^28 points into 1024^2, 0/50/90/100 % hot: 74.8/66.6/68.7/65.7 G points/s with it,
+    # 79.7/77.0/80.2/75.7 without.
+    scatter_prefetch=False,
+)
+
+#: tuned tables by compute capability; "default" for devices no benchmark has run on
+TABLES = {"sm_90": _H200, "default": _H200}
+
+
+def table(info: dict) -> Table:
+    return TABLES.get(info.get("arch"), TABLES["default"])
+
+
+# --- forced choices -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Tuning:
+    """Choices that benchmarks and tests force; the default forces nothing.
+
+    Policy fields (``layout``, ``block``, ``blocks_per_sm``, ``unroll``, ``copies``,
+    ``windows``) replace the table's; ``lut=False`` counts 8/16-bit integers through
+    the rule, not the value table; ``shortcut=False`` always checks the guess against
+    the edges; ``scan_nvec`` the look-back scan's vectors; ``strategy`` ("private",
+    "tiled", "direct"), ``prefetch`` and ``regions`` the 2-D kernels';
+    ``stage_bytes`` the slab size of :mod:`hotbin.backend.cuda.stage`.
+    """
+
+    layout: str | None = None
+    block: int | None = None
+    blocks_per_sm: int | None = None
+    unroll: int | None = None
+    copies: int | None = None
+    windows: int | None = None
+    lut: bool = True
+    shortcut: bool = True
+    scan_nvec: int | None = None
+    strategy: str | None = None
+    prefetch: bool | None = None
+    regions: Regions | None = None
+    stage_bytes: int | None = None
+
+    def policy_fields(self) -> dict:
+        """The Policy fields forced (all but the layout)."""
+        return {f.name: getattr(self, f.name) for f in fields(Policy)
+                if f.name != "layout" and getattr(self, f.name) is not None}
+
+
+_CURRENT = contextvars.ContextVar("hotbin_cuda_tuning", default=Tuning())
+
+
+def current() -> Tuning:
+    """The :class:`Tuning` in force (in this thread / task)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def forced(**choices):
+    """``with forced(layout="global", strategy="direct", stage_bytes=1 << 16):`` runs its
+    body with those choices (on top of any outer :func:`forced`)."""
+    token = _CURRENT.set(replace(current(), **choices))
+    try:
+        yield current()
+    finally:
+        _CURRENT.reset(token)
+
+
+# --- 1-D counting and sums -------------------------------------------------------------------
+
+#: layout "lanes": 32 copies of at most this many 4-byte slots (32 KiB of shared memory)
+LANES_MAX_SLOTS = 256
+#: layout "windows": most blocks sharing one part of the input (4 ran at 60 % of 2, G3)
+MAX_WINDOWS = 8
+#: rows of a batch up to this many values take the table's short_row policy
+SHORT_ROW = 1 << 14
+#: edges are staged in shared memory up to this size, else read through L1
+EDGE_STAGE_BYTES = 16 << 10
+#: shared memory the CUDA runtime reserves per resident block (sm_80 and later)
+SMEM_RESERVED = 1024
+#: hist_count stages the edges 16-byte aligned after its counters: up to 15 bytes of padding
+COUNTER_SLACK = 16
+#: most resident threads per SM (sm_80 to sm_90)
+THREADS_PER_SM = 2048
+
+
+def count_policy(nslots: int, info: dict, edge_bytes: int, tune: Tuning,
+                 row_n: int | None = None) -> Policy:
+    """The counting policy for ``nslots`` slots (``row_n``: values per row of a batch)."""
+    tab = table(info)
+    cap = (info["smem_block"] - edge_bytes - COUNTER_SLACK) // 4  # one-copy counters that fit
+    bounds = {"lanes": LANES_MAX_SLOTS, "copies": cap - 1, "windows": MAX_WINDOWS * (cap - 1),
+              "global": math.inf}
+    forced_layout = tune.layout
+    pol = next((p for p in tab.count if p.layout == forced_layout and nslots <= bounds[p.layout]), None)
+    if pol is None and row_n is not None and row_n <= SHORT_ROW and nslots <= bounds["copies"] \
+            and not forced_layout:
+        pol = tab.short_row
+    if pol is None:
+        pol = next(p for p in tab.count if nslots <= bounds[p.layout])
+    pol = replace(pol, **tune.policy_fields())
+    if pol.layout == "windows":
+        w = max(2, pol.windows or 1)
+        while -(-nslots // w) > cap - 1:
+            w *= 2
+        pol = replace(pol, windows=w)
+    return pol
+
+
+def count_slots(nslots: int, info: dict, tune: Tuning) -> int:
+    """Length of the counting buffer for ``nslots`` slots (the windows layout pads)."""
+    pol = count_policy(nslots, info, 0, tune)
+    w = pol.windows if pol.layout == "windows" else 1
+    return w * -(-nslots // w)
+
+
+def sum_policy(words: int, edge_bytes: int, info: dict, tune: Tuning) -> tuple[Policy, bool]:
+    """``(policy, shared)`` of weighted sums over ``words`` 8-byte words: one private copy
+    per block when it fits shared memory, else global atomics."""
+    tab = table(info)
+    shared = words * 8 + edge_bytes <= info["smem_block"] and tune.layout != "global"
+    return (tab.sum_shared if shared else tab.sum_global), shared
+
+
+def grid(info: dict, policy: Policy, smem: int, n: int, per_thread: int) -> int:
+    """Blocks to launch: the resident blocks that fit, fewer for small inputs."""
+    fit = info["smem_sm"] // (smem + SMEM_RESERVED) if smem else policy.blocks_per_sm
+    per_sm = max(1, min(policy.blocks_per_sm, THREADS_PER_SM // policy.block, fit))
+    return min(info["sms"] * per_sm, max(1, -(-n // (policy.block * per_thread))))
+
+
+# --- 2-D binning ----------------------------------------------------------------------------
+
+#: most tiles the scatter ranks in shared memory; beyond, strategy "direct"
+MAX_TILES = 4096
+#: below this many points, one direct pass beats four launches (unswept)
+DIRECT_BELOW = 1 << 16
+
+
+def spatial_plan(n: int, ncell: int, acc: str, info: dict, tune: Tuning) -> str:
+    """The 2-D strategy: "private" (the grid fits a block's shared memory), "tiled" or
+    "direct" (too many tiles to sort, or too few points to amortize four launches)."""
+    shift = table(info).tile_shift[acc]
+    fits = ncell <= 1 << shift
+    if tune.strategy:
+        return "tiled" if tune.strategy == "private" and not fits else tune.strategy
+    if fits:
+        return "private"
+    if n < DIRECT_BELOW or -(-ncell >> shift) > MAX_TILES:
+        return "direct"
+    return "tiled"

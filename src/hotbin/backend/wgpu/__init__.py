@@ -1,0 +1,123 @@
+"""The wgpu backend: WGSL compute shaders through wgpu-py, on any GPU (Vulkan, Metal, D3D12).
+
+Inputs are NumPy arrays (copied to the device a binding at a time), results are NumPy.
+Kernels live in ``hotbin/kernels/*.wgsl``, are specialized with WGSL ``override``
+constants and compiled once per device (:mod:`.device`). Modules: :mod:`.device` (adapter,
+pipelines, buffers), :mod:`.tuning` (launch sizes), :mod:`.keys` (a rule as u32 key
+thresholds), :mod:`.hist` (1-D and 2-D counting), :mod:`.scan`, :mod:`.luma`.
+
+What runs on the device, and what is exact
+------------------------------------------
+* ``histogram`` counts (``red.acc`` "count") of 8/16/32-bit integers, float32, float16
+  and bool, for any edges (:mod:`.hist`); ``histogram2d`` counts of the same dtypes.
+* ``bincount`` without weights (int64/uint64 input narrowed to 32 bits: the caller has
+  checked ``0 <= x < length``).
+* ``cumsum`` of integers (64-bit two's-complement sums: exact, wrapping as NumPy) and
+  float32 (the block order every backend shares: bitwise the cpu backend's result).
+* ``luma_histogram`` of uint8 RGB/RGBA batches (exact integer Rec. 709 levels).
+
+Every other input is answered ``NotImplemented`` and the registry runs the cpu backend's
+primitive on it: float64 and 64-bit integer data (WGSL has no f64, and the data could not
+be compared exactly in 32 bits), every other reduction (float64 or int64 sums, the
+fixed-point words, which need 64-bit integer arithmetic per weight), results larger than
+one storage binding, float scans whose blocks do not fit one, images of 2**31 pixels.
+``minmax`` and ``max_abs`` are NumPy reductions on the host (the data are there already).
+
+Counts are exact and 64-bit: workgroups count in u32 and add their totals into 64-bit
+global counters through the adapter's 64-bit atomics where it has them
+(``shader-int64-atomic-all-ops``: Vulkan on NVIDIA, AMD, lavapipe), otherwise into split
+counters, two u32 words whose high word takes the carry of whichever atomic add wrapped
+the low word. Both leave the same little-endian u64 per counter
+(``kernels/out_atomic64.wgsl``, ``out_split.wgsl``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import fixedpoint, reductions, scan_order
+from ...binning import BinRule, index_rule
+from . import device, hist, keys, scan
+from .device import ENV_ADAPTER, INSTALL
+from .luma import luma_histogram
+
+__all__ = ["NAME", "INSTALL", "ENV_ADAPTER", "DEVICE", "CAPABILITIES", "claims", "available",
+           "require", "devices", "minmax", "max_abs", "histogram", "histogram2d", "bincount",
+           "cumsum", "luma_histogram"]
+
+NAME = "wgpu"
+DEVICE = "host"
+CAPABILITIES = frozenset({"luma"})
+
+
+def claims(a) -> bool:
+    return False  # chosen by name only: backend="wgpu" or $HOTBIN_BACKEND
+
+
+def available() -> bool:
+    try:
+        device.gpu()
+        return True
+    except Exception:
+        return False
+
+
+def require() -> None:
+    device.import_wgpu()
+    device.gpu()
+
+
+def devices() -> list[str]:
+    return [device.gpu().name]
+
+
+def minmax(a):
+    """``(a.min(), a.max())`` by NumPy (NaN when ``a`` holds a NaN): one vectorized host
+    pass over data that is on the host anyway, and no numba compilation."""
+    a = np.asarray(a)
+    if a.dtype == np.bool_:
+        a = a.view(np.uint8)
+    return a.dtype.type(a.min()), a.dtype.type(a.max())
+
+
+def max_abs(w) -> float:
+    return fixedpoint.max_abs(w)
+
+
+def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
+    """int64 counts on the device; NotImplemented for other reductions, 64-bit data and
+    rules the kernels cannot hold."""
+    if red.acc != "count" or not keys.rule_ok(rule) or not device.gpu().fits(rule.nbins):
+        return NotImplemented
+    return hist.counts(device.native(a).reshape(-1), rule)
+
+
+def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT):
+    """``(grid, kept)`` int64 counts on the device; NotImplemented as :func:`histogram`."""
+    g = device.gpu()
+    if (red.acc != "count" or not (keys.rule_ok(rx) and keys.rule_ok(ry))
+            or not (g.fits(rx.nbins * ry.nbins) and g.fits(rx.nbins + ry.nbins))):
+        return NotImplemented
+    return hist.counts2d(device.native(x).reshape(-1), device.native(y).reshape(-1), rx, ry)
+
+
+def bincount(x, length, weights=None):
+    """int64 counts of ``0 <= x < length`` on the device; NotImplemented with weights."""
+    if weights is not None or length == 0 or not device.gpu().fits(length):
+        return NotImplemented
+    x = np.asarray(x)
+    if x.dtype.itemsize == 8:
+        x = x.astype(np.int32)  # the caller checked 0 <= x < length
+    return histogram(x, index_rule(length))
+
+
+def cumsum(a, axis, od, exclusive=False):
+    """Prefix sums as :mod:`hotbin.scan_order` defines them, bit for bit (:mod:`.scan`):
+    integers into integers, and float32. NotImplemented for the rest (float64, bool,
+    float16, complex, integers from floats)."""
+    a = np.asarray(a)
+    od = np.dtype(od)
+    if a.size and scan_order.scan_kind(od) == "int" and a.dtype.kind in "biu":
+        return scan.int_cumsum(a, axis, od, exclusive)
+    if a.size and od == np.float32 and a.dtype.kind in "biuf":
+        return scan.float_cumsum(a, axis, exclusive)
+    return NotImplemented

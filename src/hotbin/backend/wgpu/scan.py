@@ -1,0 +1,126 @@
+"""Prefix sums on the device, as :mod:`hotbin.scan_order` defines them, bit for bit.
+
+Integers: 64-bit two's-complement words (scan.wgsl, reduce-then-scan: exact, wrapping
+as NumPy); along an axis, the lanes are scanned end to end as one array and each lane
+then loses the sum before it (:func:`hotbin.scan_order.int_lanes`). float32: the shared
+block order (scan_lanes.wgsl sums and scans each block, the host chains the block
+offsets with :func:`hotbin.scan_order.block_offsets`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import scan_order
+from .device import gpu, native
+from .tuning import SCAN_ITEMS, SCAN_LANES_WG, WG
+
+#: scan.wgsl's ELEM: input words as u32, as i32 (sign-extended), or 64-bit (lo, hi) pairs
+ELEM_U32, ELEM_I32, ELEM_64 = 0, 1, 2
+
+
+def int_cumsum(a, axis, od, exclusive):
+    """Integer prefix sums of integer (or bool) ``a`` into the integer ``od``."""
+    if axis is not None and a.ndim > 1:
+        return scan_order.int_lanes(lambda x, wide: int_cumsum(x, None, wide, False), a, axis, od,
+                                    exclusive)
+    x = native(a).reshape(-1)
+    if x.dtype.itemsize <= 4:
+        elem = ELEM_I32 if x.dtype.kind == "i" else ELEM_U32
+        x = x.astype(np.int32 if elem == ELEM_I32 else np.uint32, copy=False)
+    else:
+        elem = ELEM_64
+    res = _scan(x, elem, np.dtype(np.int64 if od.kind == "i" else np.uint64), exclusive)
+    return res if res.dtype == od else res.astype(od)
+
+
+def float_cumsum(a, axis, exclusive):
+    """float32 scans in the shared block order: whole lanes per chunk, or one long lane in
+    chunks of whole blocks continued from the previous chunk's total (the same offsets).
+    NotImplemented when one lane's blocks do not fit a binding."""
+    g = gpu()
+    block = scan_order.SCAN_BLOCK
+    x = native(a).astype(np.float32, copy=False)
+    res = np.empty(x.shape if axis is not None else (x.size,), np.float32)
+    outer, m, inner = scan_order.scan_layout(x.shape, axis)
+    src, dst = x.reshape(outer, m, inner), res.reshape(outer, m, inner)
+    cap = g.binding // 4  # values per binding
+    if m * inner <= cap:
+        rows = cap // (m * inner)
+        for o in range(0, outer, rows):
+            _lanes(g, src[o:o + rows], dst[o:o + rows])
+    elif outer == inner == 1 and block <= cap:
+        step = cap // block * block
+        carry = None
+        for s in range(0, m, step):
+            carry = _lanes(g, src[:, s:s + step], dst[:, s:s + step], carry, True)
+    else:
+        return NotImplemented
+    return scan_order.shift_exclusive(res, 0 if axis is None else axis) if exclusive else res
+
+
+def _scan(x: np.ndarray, elem: int, od: np.dtype, exclusive: bool) -> np.ndarray:
+    """Prefix sums of flat integers ``x`` (words of kind ``elem``) in the 64-bit ``od``."""
+    g = gpu()
+    n = x.size
+    res = np.empty(n, od)
+    if n == 0:
+        return res
+    block = WG * SCAN_ITEMS
+    step = max(block, g.binding // max(x.itemsize, od.itemsize) // block * block)
+    src = g.storage(min(n, step) * x.itemsize)
+    dst = g.storage(min(n, step) * od.itemsize)
+    carry = np.zeros(1, od)
+    for s in range(0, n, step):
+        chunk = x[s:s + step]
+        g.upload(src, chunk)
+        _scan_device(g, src, chunk.size, elem, exclusive, carry.view(np.uint32), dst)
+        part = g.read(dst, chunk.size * od.itemsize).view(od)
+        res[s:s + chunk.size] = part
+        carry = part[-1:] + chunk[-1:].astype(od) if exclusive else part[-1:].copy()
+    return res
+
+
+def _params(n, nblk, exclusive=False, carry=(0, 0)) -> bytes:
+    """scan.wgsl's Params: n, nblk, exclusive, pad, carry (lo, hi), pad pair."""
+    return np.array([n, nblk, int(exclusive), 0, carry[0], carry[1], 0, 0], np.uint32).tobytes()
+
+
+def _scan_device(g, src, n, elem, exclusive, carry, dst):
+    """Scan ``n`` values of ``src`` into ``dst`` on the device (reduce, scan totals, scan)."""
+    block = WG * SCAN_ITEMS
+    nblk = -(-n // block)
+    consts = dict(WG=WG, ITEMS=SCAN_ITEMS)
+    groups = (max(1, min(nblk, g.workgroups, g.max_groups)),)
+    offs = g.storage(nblk * 8)
+    if nblk > 1:
+        sums = g.storage(nblk * 8)
+        g.run("scan", g.pipeline("scan", "reduce_blocks", ELEM=elem, **consts), _params(n, nblk),
+              {2: src, 3: offs, 4: sums}, groups)
+        _scan_device(g, sums, nblk, ELEM_64, True, np.zeros(2, np.uint32), offs)
+    g.run("scan", g.pipeline("scan", "scan_blocks", ELEM=elem, **consts),
+          _params(n, nblk, exclusive, carry), {2: src, 3: offs, 4: dst}, groups)
+
+
+def _lanes(g, src, dst, carry=None, total=False):
+    """Scan the lanes of ``src`` ``(outer, m, inner)`` float32 into ``dst`` from ``carry``
+    (scan_lanes.wgsl); returns the lanes' totals (the next carry) when ``total``."""
+    block = scan_order.SCAN_BLOCK
+    outer, m, inner = src.shape
+    nblk = -(-m // block)
+    units = outer * nblk * inner
+    wg = SCAN_LANES_WG[g.kind]
+    consts = dict(WG=wg, BLOCK=block)
+    head = np.array([m, inner, nblk, units], np.uint32).tobytes()
+    groups = (max(1, min(-(-units // wg), g.max_groups)),)
+    buf, out = g.with_data(src), g.storage(src.size * 4)
+    sums = np.full((outer, nblk, inner), -0.0, np.float32)
+    if nblk > 1 or total:
+        sbuf, unused = g.storage(units * 4), g.storage(0)  # lane_sums reads no offsets
+        g.run("scan_lanes", g.pipeline("scan_lanes", "lane_sums", **consts), head,
+              {2: buf, 3: unused, 4: sbuf}, groups)
+        sums = g.read(sbuf, units * 4).view(np.float32).reshape(sums.shape)
+    offsets, after = scan_order.block_offsets(sums, carry)
+    g.run("scan_lanes", g.pipeline("scan_lanes", "lane_scan", **consts), head,
+          {2: buf, 3: g.with_data(np.ascontiguousarray(offsets)), 4: out}, groups)
+    dst[...] = g.read(out, src.size * 4).view(np.float32).reshape(src.shape)
+    return after

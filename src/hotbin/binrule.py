@@ -1,0 +1,232 @@
+"""Which bin a value lands in: :class:`BinRule`, the one owner of the rule.
+
+This module is the only owner of that rule. Every backend re-implements
+:meth:`BinRule.index` in its own language (numba, CUDA C++, WGSL) and is tested
+against it on the same edge cases.
+
+The rule (DESIGN.md §4)
+-----------------------
+Edges are NumPy's, value for value and dtype for dtype: they are produced by
+``numpy.histogram_bin_edges`` itself, called so that it does not scan the data
+unless NumPy's own rule needs it (string bin rules).
+
+A value ``v`` lands in bin ``i`` iff ``edges[i] <= v < edges[i+1]``, the last bin
+closed (``v == edges[-1]`` lands in the last bin), compared in ``cmp_dtype``:
+
+* ``bins`` an int: the edges' dtype (``np.result_type(first, last, a)``, made
+  floating), exactly as NumPy casts the data before comparing;
+* ``bins`` a sequence: ``np.result_type(a, edges)``, as ``searchsorted`` compares.
+
+Values outside ``[edges[0], edges[-1]]`` and NaN land in no bin. Kernels may
+guess ``i`` by multiplying (``(v - lo) * nbins / (hi - lo)``) but must then
+correct the guess against the edges array until the rule above holds, so the
+result does not depend on how the guess rounds; :attr:`BinRule.slack` says
+when the guess needs no correction.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["BinRule", "MAX_SLACK", "exact_counts", "first_true", "int_at_least"]
+
+# Comparison dtypes that kernels implement. Narrower types are widened exactly.
+_KERNEL_CMP = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64)}
+#: largest :attr:`BinRule.slack` (bins) for which kernels guess by multiplying and
+#: then step to the bin; beyond it the guess could be far off and rules are searched.
+MAX_SLACK = 4.0
+
+
+@dataclass(frozen=True)
+class BinRule:
+    """A 1-D bin rule: the edges returned to the user and how values are compared."""
+
+    edges: np.ndarray  #: edges exactly as NumPy returns them
+    cmp: np.ndarray  #: the same edges in the comparison dtype (what kernels compare against)
+    uniform: bool  #: edges came from ``linspace`` and a multiply guess lands within MAX_SLACK bins
+    #: ``(first, last)``, NumPy scalars of the data's dtype, or None: for int64/uint64
+    #: data binned over a range with integer ends, NumPy keeps only the values
+    #: ``first <= v <= last`` compared exactly (``first > last``: none), then bins
+    #: them by the float64 edges; the float64 test that kernels make differs for
+    #: ends of magnitude 2**53 or more (see :attr:`exact_bins`). None when the
+    #: float64 test is already exact.
+    exact: tuple | None = None
+
+    def __post_init__(self):
+        # No rule may cost O(bins) per value: a guess that overflows (scale 0) or
+        # lands far from its bin (float32 edges collapsing under many bins) would be
+        # corrected one bin at a time, so such rules are searched (O(log bins)).
+        if self.uniform and not (self.scale > 0 and self.slack <= MAX_SLACK):
+            object.__setattr__(self, "uniform", False)
+            self.__dict__.pop("slack", None)
+
+    @property
+    def nbins(self) -> int:
+        return self.edges.size - 1
+
+    @property
+    def lo(self) -> float:
+        return float(self.cmp[0])
+
+    @property
+    def hi(self) -> float:
+        return float(self.cmp[-1])
+
+    @property
+    def scale(self) -> float:
+        """Multiplier of the first guess: ``nbins / (hi - lo)``.
+
+        Always finite: 0 when the width is 0, infinite or so small that the
+        quotient overflows (the guess is then bin 0 and the edges correct it), so
+        ``(v - lo) * scale`` is never NaN for a value inside the edges.
+        """
+        width = self.hi - self.lo
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            s = self.nbins / width if width > 0 else 0.0
+        return s if np.isfinite(s) else 0.0
+
+    @functools.cached_property
+    def slack(self) -> float:
+        """How far the multiply guess can be from the edges, in bins.
+
+        Kernels compute ``t(v) = (float64(v) - lo) * scale`` (subtract, then
+        multiply: no fused multiply-add). ``t`` is monotone in ``v``, so with
+        ``T[i] = t(edges[i])`` and ``slack = max |T[i] - i|``: if ``g = floor(t(v))``
+        and ``slack < t(v) - g < 1 - slack`` then ``T[g] < t(v) < T[g+1]``, hence
+        ``edges[g] < v < edges[g+1]`` and ``v`` is in bin ``g`` with no edge
+        loaded. Only values whose fraction is within ``slack`` of an integer are
+        compared against the edges. ``inf`` for non-uniform rules.
+        """
+        if not self.uniform:
+            return np.inf
+        with np.errstate(all="ignore"):
+            t = (self.kernel_cmp.astype(np.float64) - self.lo) * self.scale
+            return float(np.max(np.abs(t - np.arange(t.size))))
+
+    @functools.cached_property
+    def linear_step(self) -> float | None:
+        """``step`` when every interior edge is exactly ``i * step + lo`` in float64, else None.
+
+        NumPy's ``linspace`` computes its float64 edges that way, so for those
+        rules a kernel can recompute any edge instead of loading it (the last
+        edge is the closed end, compared separately). Checked bit for bit here,
+        once per rule, and only offered when the guess is off by at most one bin
+        (``slack < 1``), so one correction step each way suffices.
+        """
+        if not self.uniform or self.cmp.dtype != np.float64 or self.slack >= 1:
+            return None
+        n = self.nbins
+        step = (float(self.edges[-1]) - float(self.edges[0])) / n
+        with np.errstate(all="ignore"):
+            same = np.array_equal(np.arange(n, dtype=np.float64) * step + self.lo, self.cmp[:n])
+        return step if same else None
+
+    @property
+    def kernel_cmp(self) -> np.ndarray:
+        """Edges widened exactly to a dtype every kernel implements (f32, f64, i64, u64).
+
+        Comparing a value widened to this dtype against these edges gives the same
+        answer as comparing in :attr:`cmp`'s dtype, because the widening is exact
+        and order preserving (float16 -> float32, small ints -> int64).
+        """
+        dt = self.cmp.dtype
+        if dt in _KERNEL_CMP:
+            return self.cmp
+        if dt == np.float16:
+            return self.cmp.astype(np.float32)
+        if dt.kind == "i" or dt.kind == "b":
+            return self.cmp.astype(np.int64)
+        if dt.kind == "u":
+            return self.cmp.astype(np.uint64)
+        raise TypeError(f"no kernel compares in {dt}")
+
+    @functools.cached_property
+    def exact_bins(self):
+        """How callers make the kernels' float64 range test exact: None, or ``(pairs, rule)``.
+
+        With :attr:`exact` set, kernels (which test ``edges[0] <= v <= edges[-1]``
+        in float64) count correctly every bin but two: the first bin holding
+        ``edges[0]`` and the last bin, which may take integers just outside the
+        range whose float64 equals an end. ``rule`` has integer edges in the data's
+        dtype (compared exactly, binary search) and, for each ``(b, k)`` of
+        ``pairs``, its bin ``k`` holds exactly what NumPy puts in bin ``b``
+        (``k`` None: bin ``b`` is empty). Callers count under ``rule`` too and
+        replace those bins: one more pass over the data, only for such ranges.
+        """
+        if self.exact is None:
+            return None
+        dt = self.exact[0].dtype
+        first, last = (int(v) for v in self.exact)
+        e, nb = self.cmp, self.nbins
+        b0 = min(int(np.count_nonzero(e == e[0])) - 1, nb - 1)  # the bin edges[0] lands in
+        if b0 == nb - 1:
+            spans = [(b0, first, last)]
+        else:  # integers of bin b0 and of the last bin, cut to [first, last]
+            spans = [(b0, first, min(int_at_least(e[b0 + 1], dt) - 1, last)),
+                     (nb - 1, max(int_at_least(e[nb - 1], dt), first), last)]
+        pairs, edges = [], []
+        for b, lo, hi in spans:
+            if lo > hi:
+                pairs.append((b, None))
+                continue
+            if edges:
+                edges[-1] += 1  # the previous span's closed top becomes its open edge
+            pairs.append((b, len(edges)))
+            edges += [lo, hi]
+        if not edges:
+            return pairs, None
+        edges = np.array(edges, dt)
+        return pairs, BinRule(edges=edges, cmp=edges, uniform=False)
+
+    def index(self, v) -> np.ndarray:
+        """Reference implementation: the bin of each value, -1 for none (NumPy only)."""
+        v = np.asarray(v)
+        if v.dtype == np.bool_:
+            v = v.astype(np.uint8)
+        c = v.astype(self.cmp.dtype)
+        e = self.cmp
+        i = np.searchsorted(e, c, side="right") - 1
+        i[c == e[-1]] = self.nbins - 1
+        out = (c >= e[0]) & (c <= e[-1])
+        if self.exact is not None:
+            out &= (v >= self.exact[0]) & (v <= self.exact[1])
+        i[~out] = -1
+        return i
+
+
+def exact_counts(rule: BinRule, out, run):
+    """``out`` (bins on the last axis) with the bins fixed that the kernels' float64
+    range test gets wrong under ``rule``: ``run(sub)`` counts under the integer rule of
+    :attr:`BinRule.exact_bins` (one more pass over the data, only for such rules).
+
+    Linear in the data, so partial counts of pieces (threads, Dask blocks) fixed this
+    way add up to the fixed count of the whole.
+    """
+    fix = rule.exact_bins
+    if fix is None:
+        return out
+    pairs, sub = fix
+    part = None if sub is None else run(sub)
+    for b, k in pairs:
+        out[..., b] = 0 if k is None else part[..., k]
+    return out
+
+
+def first_true(lo: int, hi: int, pred) -> int:
+    """Smallest integer ``v`` in ``[lo, hi]`` with ``pred(v)`` (false, then true); ``hi + 1`` if none."""
+    while lo <= hi:
+        m = (lo + hi) // 2
+        if pred(m):
+            hi = m - 1
+        else:
+            lo = m + 1
+    return lo
+
+
+def int_at_least(e, dt) -> int:
+    """Smallest integer of ``dt`` whose float64 is ``>= e`` (one past ``dt``'s maximum if none)."""
+    info = np.iinfo(dt)
+    e = float(e)
+    return first_true(int(info.min), int(info.max), lambda v: float(v) >= e)

@@ -1,0 +1,166 @@
+"""One front door: an operation described once, run in memory or on Dask.
+
+Every public function (:mod:`hotbin.api`, :func:`hotbin.heatmap`,
+:func:`hotbin.hist`, :mod:`hotbin.images`) does the same five steps, each
+owned here or below:
+
+1. **executor**: :func:`executor` picks where it runs from the inputs:
+   :class:`Local` (one backend of :mod:`hotbin.backend`, chosen by name or by
+   the inputs' device) or :class:`hotbin.distributed.Dask` (dask arrays and
+   dataframe columns, a lazy result). Both offer the same methods.
+2. **arrays**: ``ex.array(a)`` adapts an input (:mod:`hotbin.arrays`) and
+   ``ex.align(w, x)`` pairs weights with their values.
+3. **rules**: ``ex.rules(build, arrays)`` calls ``build(arrays, minmax)``, the
+   rule builders of :mod:`hotbin.binning` (in memory with the backend's
+   ``minmax``; on Dask with stand-ins that hold the data's extent, found in one
+   pass).
+4. **plan**: a :class:`Plan` says what one block of the inputs contributes
+   (``block(be, *arrays)``, run on the whole arrays in memory, on every chunk on
+   Dask) and, per output, the :class:`hotbin.reductions.Reduction` that merges and
+   finishes the partials. :func:`weighted` builds the plan of a weighted count
+   (fixed point, exact integer sums, complex weights).
+5. **run**: ``ex.run(plan, *arrays)`` returns the finished outputs (lazy on
+   Dask); ``ex.restore(x, like)`` gives them the caller's array type.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend as _backends
+from . import fixedpoint
+from .arrays import adapt, is_dask, restore, to_host
+from .blocks import Executor, Plan, block_extent
+from .ranges import percentile_range
+from .reductions import SUM_I64, fits_int64, for_weights
+
+__all__ = ["Plan", "Local", "executor", "weighted"]
+
+
+class Local(Executor):
+    """In-memory executor on one loaded backend."""
+
+    lazy = False
+
+    def __init__(self, be):
+        self.be = be
+        self.name = be.NAME
+
+    def array(self, a, name="a"):
+        return adapt(self.be, a)
+
+    def align(self, other, x, message):
+        """``other`` checked to have ``x``'s shape (``message``: the ValueError's)."""
+        if tuple(other.shape) != tuple(x.shape):
+            raise ValueError(message)
+        return other
+
+    def check_bins(self, bins):
+        pass
+
+    def rules(self, build, arrays):
+        return build(arrays, self.be.minmax)
+
+    def stats(self, w) -> tuple[float, int]:
+        """``(max |w|, number of weights)``."""
+        return self.be.max_abs(w), int(w.size)
+
+    def run(self, plan: Plan, *arrays):
+        parts = plan.block(self.be, *arrays)
+        return tuple(red.finalize(p) for (red, _), p in zip(plan.outputs, parts))
+
+    def restore(self, x, like):
+        return restore(x, like)
+
+    def compute(self, *xs):
+        return xs
+
+    def extents(self, arrays, finite=False):
+        """``(lo, hi)`` of each array (of its finite values as float64 with ``finite``);
+        ``lo > hi`` for no values."""
+        return [tuple(block_extent(self.be, a, finite)[0]) for a in arrays]
+
+    def percentiles(self, arrays, q):
+        """Exact ``(lo, hi)`` percentiles of each array's finite values (:mod:`hotbin.ranges`)."""
+        return [percentile_range(a, q) for a in arrays]
+
+
+def executor(backend, *inputs):
+    """The executor of ``inputs``: Dask for dask collections, else the chosen backend in memory."""
+    if is_dask(*inputs):
+        from .distributed import Dask
+
+        return Dask(backend, *inputs)
+    return Local(_backends.select(backend, *inputs))
+
+
+# --- weighted counts ------------------------------------------------------------------------
+
+def weighted(ex, count, arrays, w, shape, deterministic, extra=((), None)):
+    """The sums of ``count(be, blocks, weights, red)`` over ``shape`` bins, finished.
+
+    The one runner of weighted counts for every front door: ``w`` None counts;
+    integer weights sum exactly (int64, or an OverflowError naming the bin);
+    float weights in float64, or in fixed point when ``deterministic`` (the scale
+    from the whole data's ``max |w|`` and count); complex weights are two real
+    runs. ``extra`` is ``(outputs, fn)``: more ``(Reduction, shape)`` outputs whose
+    partials ``fn(be, blocks)`` adds to each block (a heatmap's point counts).
+    Returns the tuple of finished outputs, sums first.
+    """
+    if w is not None and w.dtype.kind == "c":
+        re = weighted(ex, count, arrays, w.real, shape, deterministic, extra)
+        im = weighted(ex, count, arrays, w.imag, shape, deterministic)
+        return (re[0] + 1j * im[0],) + re[1:]
+    scale = None
+    if deterministic and w is not None and w.dtype.kind == "f":
+        scale = fixedpoint.scale_for(*ex.stats(w))
+    red = for_weights(w, scale)
+    n = len(arrays)
+
+    def block(be, *blocks):
+        data, ww = blocks[:n], (blocks[n] if w is not None else None)
+        if ww is not None and tuple(ww.shape) != tuple(data[0].shape):  # dask partitions
+            raise ValueError("weights should have the same shape as a.")
+        if red is SUM_I64:
+            part = exact_int_sums(lambda p, r: count(be, data, p, r), be, ww)
+        else:
+            part = count(be, data, ww, red)
+        return (part,) + (tuple(extra[1](be, data)) if extra[0] else ())
+
+    plan = Plan(block, ((red, tuple(shape)),) + tuple(extra[0]))
+    return ex.run(plan, *arrays, *([] if w is None else [w]))
+
+
+_I64 = 1 << 63
+
+
+def exact_int_sums(compute, be, w):
+    """``compute(w, SUM_I64)``: int64 sums of integer weights that never wrap.
+
+    When ``max|w| * n`` could reach 2**63 (decided from the dtype alone when it can
+    be, else from the weights' minimum and maximum), each weight is cut into
+    ``k``-bit pieces (``w = sum_j p_j * 2**(k*j)``, the top piece signed), small
+    enough that ``n`` of them sum in int64; the pieces' sums are combined in
+    Python integers.
+
+    Raises
+    ------
+    OverflowError
+        Naming the bin whose exact sum does not fit in int64.
+    """
+    n = int(w.size)
+    info = np.iinfo(w.dtype)
+    if max(-int(info.min), int(info.max)) * n < _I64:
+        return compute(w, SUM_I64)
+    lo, hi = be.minmax(w)
+    if max(-int(lo), int(hi)) * n < _I64:
+        return compute(w, SUM_I64)
+    k = min(32, 62 - n.bit_length())  # n pieces below 2**k sum below 2**62
+    npieces = -(-64 // k)
+    total = 0
+    for j in range(npieces):
+        p = w >> (k * j) if j else w & ((1 << k) - 1)
+        if 0 < j < npieces - 1:
+            p &= (1 << k) - 1
+        p = p.view(np.int64) if p.dtype == np.uint64 else p.astype(np.int64, copy=False)
+        total = total + to_host(compute(p, SUM_I64)).astype(object) * (1 << (k * j))
+    return fits_int64(total)

@@ -1,0 +1,124 @@
+"""Reductions as data: what a partial holds, how partials combine, how they finish.
+
+A :class:`Reduction` is the one description of an accumulator that every layer
+reads: the backends pick their accumulator by :attr:`Reduction.acc` (a kernel
+template, a numba branch, a WGSL pipeline), the executors (in memory and the
+Dask tree, :mod:`hotbin.plan`) merge partials with :meth:`Reduction.combine`
+and turn the last one into the result with :meth:`Reduction.finalize`.
+
+=========  ======  ===========  ==========================  ==========================
+name       acc     partial      combine                     finalize
+=========  ======  ===========  ==========================  ==========================
+count      count   int64        addition                    as is
+sum        f64     float64      addition                    as is
+sum        i64     int64        exact (Python integers):    as is
+                                OverflowError, never a wrap
+fixed sum  fixed   (2, ...)     :func:`fixedpoint.merge`    :func:`fixedpoint.combine`
+                   int64 words
+=========  ======  ===========  ==========================  ==========================
+
+Adding a reduction (``mean``: the ``sum`` and ``count`` partials finished as
+``where(count > 0, sum / count, nan)``; ``max``: a new ``acc`` with
+``maximum`` as combine) is one spec here plus, for a new ``acc``, one
+accumulator per backend.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+
+from . import fixedpoint
+from .arrays import to_host, xp
+
+__all__ = ["Reduction", "COUNT", "SUM_F64", "SUM_I64", "fixed", "words", "for_weights", "fits_int64"]
+
+_I64 = 1 << 63
+
+
+def _add(parts):
+    return parts.sum(axis=0)
+
+
+def _exact(parts):
+    """Integer sums merged in Python integers on the host: int64, or an OverflowError."""
+    return fits_int64(np.asarray(to_host(parts)).astype(object).sum(axis=0))
+
+
+def _words(parts):
+    return fixedpoint.merge(np.asarray(to_host(parts)))
+
+
+def _same(partial):
+    return partial
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """One accumulator: its id in the backends, its partial, its combine and finalize."""
+
+    name: str  #: what the result means: "count", "sum", "fixed"
+    acc: str  #: the accumulator the backends implement: "count", "f64", "i64", "fixed"
+    dtype: np.dtype  #: dtype of a partial
+    merge: Callable = _add  #: partials stacked on axis 0 -> one partial
+    finish: Callable = _same  #: the last partial -> the result
+    lead: tuple = ()  #: leading axes of a partial before the bins ((2,) for fixed-point words)
+    scale: int | None = None  #: fixed-point exponent (acc "fixed")
+    out: np.dtype | None = None  #: dtype of the result when it is not the partial's
+
+    @property
+    def result_dtype(self) -> np.dtype:
+        return self.dtype if self.out is None else self.out
+
+    def combine(self, parts):
+        """One partial from partials stacked on axis 0 (NumPy or CuPy)."""
+        return self.merge(parts)
+
+    def finalize(self, partial):
+        """The result from the last partial."""
+        return self.finish(partial)
+
+    def zeros(self, shape, like=None):
+        """An empty partial of bins ``shape`` (the identity of :meth:`combine`)."""
+        return (np if like is None else xp(like)).zeros(self.lead + tuple(shape), self.dtype)
+
+
+COUNT = Reduction("count", "count", np.dtype(np.int64))
+SUM_F64 = Reduction("sum", "f64", np.dtype(np.float64))
+SUM_I64 = Reduction("sum", "i64", np.dtype(np.int64), merge=_exact)
+
+
+def words(scale: int) -> Reduction:
+    """Fixed-point sums of float weights at ``2**-scale`` kept as their integer words
+    (:class:`hotbin.Histogram` merges them later)."""
+    return Reduction("fixed", "fixed", np.dtype(np.int64), merge=_words, lead=(2,), scale=int(scale))
+
+
+def fixed(scale: int) -> Reduction:
+    """Fixed-point sums of float weights at ``2**-scale`` (:mod:`hotbin.fixedpoint`), finished
+    as float64."""
+    return replace(words(scale), finish=lambda w: fixedpoint.combine(np.asarray(to_host(w)), scale),
+                   out=np.dtype(np.float64))
+
+
+def for_weights(w, scale: int | None = None) -> Reduction:
+    """The reduction of weights ``w`` (None: counts); ``scale``: fixed point for float weights."""
+    if w is None:
+        return COUNT
+    if w.dtype.kind in "biu":
+        return SUM_I64
+    return SUM_F64 if scale is None else fixed(scale)
+
+
+def fits_int64(total: np.ndarray) -> np.ndarray:
+    """Exact integer sums (an object array of Python ints) as int64, or an OverflowError
+    naming the first bin whose sum does not fit."""
+    total = np.asarray(total)
+    bad = np.flatnonzero((total < -_I64) | (total >= _I64))
+    if bad.size:
+        b = np.unravel_index(bad[0], total.shape)
+        b = b[0] if len(b) == 1 else tuple(int(i) for i in b)
+        raise OverflowError(f"weights: the sum of bin {b} is {total.flat[bad[0]]}, which does not "
+                            "fit in int64 (the sums of integer weights)")
+    return total.astype(np.int64)
