@@ -14,7 +14,7 @@ import hotbin
 
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402
-from hotbin.backend.cuda import runtime, tuning  # noqa: E402
+from hotbin.backend.cuda import rule, runtime, tuning  # noqa: E402
 
 if not cb.available():
     pytest.skip("cuda backend: no CUDA device", allow_module_level=True)
@@ -157,6 +157,7 @@ def full_device():
         # Tables cached by earlier calls would be evicted, and their blocks reused, once a
         # call adds its own: start from no cached tables so that the device is really full.
         runtime.device_table.cache_clear()
+        rule.device_value_table.cache_clear()
         gc.collect()
         pool.free_all_blocks()
         pool.set_limit(size=pool.total_bytes() + max(1, leave))  # 0 would mean no limit

@@ -74,7 +74,7 @@ class BinRule:
     def hi(self) -> float:
         return float(self.cmp[-1])
 
-    @property
+    @functools.cached_property
     def scale(self) -> float:
         """Multiplier of the first guess: ``nbins / (hi - lo)``.
 

@@ -74,17 +74,23 @@ def guess(rule: BinRule, gdt) -> Guess:
     allow for flush-to-zero of operands below ``2**-126`` (kernels compile with
     ``-ftz=false``; the term keeps the bound valid for any build).
     """
-    gdt = np.dtype(gdt)
-    zero = Guess(0, gdt.type(0), gdt.type(0), gdt.type(0))
+    gstr = np.dtype(gdt).str
     if not rule.uniform or rule.scale == 0 or rule.cmp.dtype.kind != "f":
-        return zero
-    return _guess(rule.cmp.astype(np.float64).tobytes(), float(rule.edges[-1]), rule.nbins, gdt.str)
+        return _search(gstr)
+    cmp = rule.cmp if rule.cmp.dtype == np.float64 else rule.cmp.astype(np.float64)
+    return _guess(cmp.tobytes(), float(rule.edges[-1]), rule.nbins, gstr)
+
+
+@functools.lru_cache(maxsize=None)
+def _search(gstr: str) -> Guess:
+    t = np.dtype(gstr).type
+    return Guess(0, t(0), t(0), t(0))
 
 
 @functools.lru_cache(maxsize=256)
 def _guess(cmp: bytes, last: float, nb: int, gstr: str) -> Guess:
     gdt = np.dtype(gstr)
-    zero = Guess(0, gdt.type(0), gdt.type(0), gdt.type(0))
+    zero = _search(gstr)
     e = np.frombuffer(cmp, np.float64)
     lo, hi = float(e[0]), last
     width = hi - lo

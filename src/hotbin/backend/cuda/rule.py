@@ -7,6 +7,8 @@ and :func:`value_table` upload their tables once per device.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ... import kernel_rule
@@ -90,8 +92,15 @@ def raw_args(dtype, dev_id: int) -> tuple:
 
 
 def value_table(dev_id: int, kdt, rule: BinRule):
-    """Device table value -> bin (-1: none) of every 8/16-bit value (:func:`kernel_rule.value_table`)."""
-    idx = kernel_rule.value_table(rule, kdt)
+    """Device table value -> bin (-1: none) of every 8/16-bit value (:func:`kernel_rule.value_table`),
+    uploaded once per device and rule (a call hashes the edges once)."""
+    return device_value_table(dev_id, np.dtype(kdt).str, rule.cmp.tobytes(), rule.cmp.dtype.str)
+
+
+@functools.lru_cache(maxsize=64)
+def device_value_table(dev_id: int, kdt: str, cmp: bytes, cmp_dtype: str):
+    e = np.frombuffer(cmp, cmp_dtype)
+    idx = kernel_rule.value_table(BinRule(edges=e, cmp=e, uniform=False), kdt)
     return device_table(dev_id, idx.tobytes(), idx.dtype.str)
 
 

@@ -196,7 +196,9 @@ def count_policy(nslots: int, info: dict, edge_bytes: int, tune: Tuning,
         pol = tab.short_row
     if pol is None:
         pol = next(p for p in tab.count if nslots <= bounds[p.layout])
-    pol = replace(pol, **tune.policy_fields())
+    forced_fields = tune.policy_fields()
+    if forced_fields:
+        pol = replace(pol, **forced_fields)
     if pol.layout == "windows":
         w = max(2, pol.windows or 1)
         while -(-nslots // w) > cap - 1:
