@@ -69,6 +69,10 @@ class _PlanePath:
 
     bincount = staticmethod(cpu.bincount)
 
+    @staticmethod
+    def has(capability):
+        return False  # no fused luma primitive: the plane path
+
 
 def hotbin_plane_path(img):
     return luma.level_counts(_PlanePath, luma.parse(img))

@@ -16,17 +16,29 @@ from hotbin.plan import Local, executor
 SRC = pathlib.Path(hotbin.__file__).parent
 
 
+def _finish_mean(partial):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(partial[1] > 0, partial[0] / partial[1], np.nan)
+
+
+#: agg="mean" is one spec: a partial of (sum, count) rows, added, finished as sum / count
+MEAN = reductions.Reduction("mean", "f64", np.dtype(np.float64), lead=(2,), finish=_finish_mean,
+                            out=np.dtype(np.float64))
+
+
 def _mean_plan(rule):
-    """``agg="mean"`` as a plan: the sum and count reductions, finished as sum / count."""
+    """The block computes the partial with accumulators every backend has (f64 and count)."""
     def block(be, x, v):
-        return be.histogram(x, rule, v, reductions.SUM_F64), be.histogram(x, rule)
-    return Plan(block, ((reductions.SUM_F64, (rule.nbins,)), (reductions.COUNT, (rule.nbins,))))
+        s = be.histogram(x, rule, v, reductions.SUM_F64)
+        c = be.histogram(x, rule)
+        xp = np if isinstance(s, np.ndarray) else __import__("cupy")
+        return (xp.stack([xp.asarray(s), xp.asarray(c, dtype=np.float64)]),)
+    return Plan(block, ((MEAN, (rule.nbins,)),))
 
 
 def _mean(ex, x, v, rule):
-    s, c = ex.compute(*ex.run(_mean_plan(rule), x, v))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(c > 0, s / c, np.nan)
+    (m,) = ex.compute(*ex.run(_mean_plan(rule), x, v))
+    return np.asarray(m)
 
 
 def test_a_new_reduction_is_a_plan_of_existing_ones(rng):

@@ -60,7 +60,7 @@ def _rows(be, v, rule):
     if v.ndim == 1:
         return be.histogram(v, rule).reshape(1, rule.nbins)
     v = v.reshape(math.prod(v.shape[:-1]), v.shape[-1])
-    if hasattr(be, "histogram_rows"):
+    if be.has("histogram_rows"):
         return be.histogram_rows(v, rule)
     if v.shape[0] == 0:
         return np.zeros((0, rule.nbins), np.int64)

@@ -174,7 +174,7 @@ def row_blocks(x):
 def level_counts(be, img: Image):
     """(N, levels) int64: how many pixels of each image have each luma level."""
     x = img.data
-    if x.shape[0] and img.depth == 8 and img.channels >= 3 and hasattr(be, "luma_histogram"):
+    if x.shape[0] and img.depth == 8 and img.channels >= 3 and be.has("luma"):
         return _like(be.luma_histogram(x), x)
     out = np.zeros((x.shape[0], img.levels), np.int64, like=x)
     for i in range(x.shape[0]):
