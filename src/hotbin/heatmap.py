@@ -91,6 +91,10 @@ class Heatmap:
                 f"x_range={interval(self.x_range, self.x_closed)}, "
                 f"y_range={interval(self.y_range, self.y_closed)}, dropped={self.dropped})")
 
+    def _repr_png_(self) -> bytes:
+        """The shaded heatmap, north up, as PNG bytes: Jupyter shows a Heatmap as its picture."""
+        return png.encode(self.shade()[::-1])
+
     def __add__(self, other: Heatmap) -> Heatmap:
         """Merge two partial heatmaps of the same cells (e.g. two chunks of one data set).
 

@@ -289,6 +289,13 @@ class Histogram:
 
         return plot(self, ax, **kw)
 
+    def _repr_html_(self) -> str:
+        """An HTML summary (Jupyter): kind, label, each axis's bins and range, totals with the
+        flow bins (:func:`hotbin.uhi.html`)."""
+        from .uhi import html
+
+        return html(self)
+
     def __repr__(self) -> str:
         kind = "deterministic weighted" if self.deterministic else "weighted" if self.weighted else "count"
         lab = f", label={self.label!r}" if self.label else ""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["serialize", "plot"]
+__all__ = ["serialize", "plot", "html"]
 
 _PLOT_HINT = 'plotting needs matplotlib: pip install "hotbin[plot]"'
 
@@ -67,3 +67,20 @@ def plot(h, ax=None, **kw):
     if h.axes[0].label:
         ax.set_xlabel(h.axes[0].label)
     return ax
+
+
+def html(h) -> str:
+    """An HTML table summarizing a histogram: kind, label, axes, in-range and flow totals."""
+    from html import escape
+
+    kind = "deterministic weighted" if h.deterministic else "weighted" if h.weighted else "count"
+    rows = [("kind", kind)] + ([("label", h.label)] if h.label else [])
+    for i, ax in enumerate(h.axes):
+        e = ax.edges
+        name = f"axis {i}" + (f" ({ax.label})" if ax.label else "")
+        rows.append((name, f"{e.size - 1} bins over [{e[0]}, {e[-1]}] ({e.dtype})"))
+    total, flow = h.values().sum(), h.values(flow=True).sum()
+    rows += [("sum", f"{total}"), ("outside (flow bins)", f"{flow - total}")]
+    cells = "".join(f"<tr><th style='text-align:left'>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
+                    for k, v in rows)
+    return f"<table><caption>hotbin.Histogram</caption>{cells}</table>"

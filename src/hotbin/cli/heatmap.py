@@ -23,6 +23,10 @@ import numpy as np
 from ..backend import NAMES as BACKENDS
 from . import UserError
 from .datafiles import PARQUET_EXT, Files, data_files, need, reader
+from .files import check_output, write_all
+
+#: Pillow formats without an alpha channel
+NO_ALPHA = frozenset({"JPEG", "BMP", "PPM"})
 
 #: rows per chunk when streaming a file (two float64 columns: 16 MiB)
 CHUNK_ROWS = 1 << 20
@@ -64,7 +68,9 @@ def register(sub):
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.add_argument("--demo", action="store_true", help="render a generated data set (no INPUT needed)")
     p.add_argument("--seed", type=int, default=2026, help="seed of the --demo data (default 2026)")
-    p.add_argument("-o", "--output", default="heatmap.png", metavar="OUT.png", help="default heatmap.png")
+    p.add_argument("-o", "--output", default="heatmap.png", metavar="OUT",
+                   help="by suffix: .png (default heatmap.png), .npy (the counts), .jpg/.webp/.tif "
+                        "(Pillow); checked before any work")
     p.set_defaults(func=run)
 
 
@@ -74,6 +80,7 @@ def run(args) -> int:
 
     t0 = time.perf_counter()
     # reject bad arguments before reading anything
+    fmt = check_output(args.output, raw=True)
     colormap(args.cmap)
     check_cells(args.width, args.height, weighted=bool(args.weight))
     check_clip(args.clip)
@@ -97,7 +104,12 @@ def run(args) -> int:
         what = os.path.basename(files[0]) if len(files) == 1 else f"{len(files)} files"
     if args.background in ("none", "transparent"):
         args.background = None
-    hm.to_png(args.output, how=args.how, cmap=args.cmap, smooth=args.smooth, background=args.background)
+    if fmt == "NPY":  # the counts (sums) themselves, row 0 at y_range[0]
+        out = np.asarray(hm.counts)
+    else:  # the picture north up; formats without alpha (JPEG) keep the colours of empty cells
+        out = hm.shade(how=args.how, cmap=args.cmap, smooth=args.smooth, background=args.background)[::-1]
+        out = out[..., :3] if fmt in NO_ALPHA else out
+    write_all([(args.output, np.ascontiguousarray(out), fmt)])
     xr, yr = interval(hm.x_range, hm.x_closed, ".10g"), interval(hm.y_range, hm.y_closed, ".10g")
     print(f"ranges: x {xr}, y {yr}; {hm.dropped:,} of {n:,} points outside (dropped)", file=sys.stderr)
     print(f"wrote {args.output}: {hm.width}x{hm.height} cells, {n:,} points of {what}, "

@@ -13,13 +13,12 @@ written to a temporary file beside it, then all are renamed into place.
 from __future__ import annotations
 
 import os
-import warnings
 
 import numpy as np
 
 from ..backend import NAMES as BACKENDS
+from .files import check_output, read_image, write_all
 
-INSTALL = 'pip install "hotbin[image]"'
 #: plot raster: bar area size in pixels and the margin around it
 PLOT_W, PLOT_H, MARGIN = 512, 256, 16
 _INK = {"bg": 255, "bar": 96, "axis": 0}
@@ -44,7 +43,7 @@ def run(args) -> int:
     outputs = [(name, path) for name, path in (("plot", args.plot), ("equalize", args.equalize)) if path]
     if len(outputs) == 2 and os.path.abspath(args.plot) == os.path.abspath(args.equalize):
         raise UserError(f"--plot and --equalize: both name {args.plot}")
-    formats = {name: output_format(path) for name, path in outputs}
+    formats = {name: check_output(path) for name, path in outputs}
     img = read_image(args.path)
     try:
         counts = images.luminance_histogram(img, bins=1 << (8 if img.dtype == np.uint8 else 16),
@@ -120,175 +119,3 @@ def plot(counts, width=PLOT_W, height=PLOT_H) -> np.ndarray:
         x = MARGIN + min(width - 1, t * width // 4)
         out[MARGIN + height:MARGIN + height + 5, x] = _INK["axis"]
     return out
-
-
-def _pillow():
-    from . import UserError
-
-    try:
-        from PIL import Image
-    except ModuleNotFoundError:
-        raise UserError(f"reading and writing formats other than PNG needs Pillow: {INSTALL}") from None
-    return Image
-
-
-def _tifffile():
-    try:
-        import tifffile
-    except ModuleNotFoundError:
-        return None
-    return tifffile
-
-
-def read_image(path) -> np.ndarray:
-    """Pixels of an image file: (H, W) or (H, W, C) uint8/uint16 (float32 for float TIFFs).
-
-    Any failure to read (missing, unreadable, corrupt, too large, out of memory)
-    is a :class:`hotbin.cli.UserError` naming ``path``.
-    """
-    from .. import png
-    from . import UserError
-
-    if not os.path.isfile(path):
-        raise UserError(f"{path}: no such file")
-    with open(path, "rb") as f:
-        head = f.read(26)
-    if head[:8] == png._SIG:
-        # kinds hotbin.png reads (8/16-bit gray/RGB(A)) are not retried with Pillow,
-        # which would reduce 16-bit colour to 8 bits
-        ours = len(head) == 26 and head[12:16] == b"IHDR" and head[24] in (8, 16) and head[25] in (0, 2, 4, 6)
-        try:
-            return png.read(path)
-        except MemoryError:
-            raise UserError(f"{path}: not enough memory to read this image") from None
-        except Exception as exc:  # palette, 1/2/4-bit, corrupt: Pillow may read it
-            if ours:
-                raise UserError(str(exc)) from None
-            first = exc
-        try:
-            from PIL import Image  # noqa: F401
-        except ModuleNotFoundError:
-            raise UserError(f"{path}: {first} (other PNG kinds need Pillow: {INSTALL})") from None
-    Image = _pillow()
-    try:
-        with warnings.catch_warnings():  # over MAX_IMAGE_PIXELS is an error, as in hotbin.png
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as im:
-                if _pillow_truncates(im):
-                    return _read_deep_tiff(path, im)
-                from ..pillow import pillow_pixels
-
-                return pillow_pixels(im)
-    except UserError:
-        raise
-    except MemoryError:
-        raise UserError(f"{path}: not enough memory to read this image") from None
-    except Exception as exc:  # a hostile or damaged file may fail anywhere in a decoder
-        raise UserError(f"{path}: cannot read image: {type(exc).__name__}: {exc}") from None
-
-
-def _pillow_truncates(im) -> bool:
-    """Whether Pillow would reduce this opened image's 16-bit samples to 8 bits."""
-    if im.mode.startswith("I") or im.mode == "F":
-        return False
-    raw = [t.args if isinstance(t.args, str) else (t.args or ("",))[0] for t in im.tile]
-    return any(";16" in str(r) for r in raw)
-
-
-def _read_deep_tiff(path, im) -> np.ndarray:
-    """A 16-bit colour (or gray+alpha) image Pillow cannot keep: read by tifffile."""
-    from .. import png
-    from . import UserError
-
-    tifffile = _tifffile()
-    if im.format != "TIFF" or tifffile is None:
-        raise UserError(f"{path}: 16-bit {im.mode} image; Pillow would reduce it to 8 bits"
-                        + (" (install tifffile to read it)" if im.format == "TIFF" else ""))
-    limit = png.max_pixels()
-    if limit is not None and im.size[0] * im.size[1] > limit:
-        raise UserError(f"{path}: {im.size[0]}x{im.size[1]} pixels is over the limit of {limit} "
-                        "(PIL.Image.MAX_IMAGE_PIXELS): a possible decompression bomb")
-    with tifffile.TiffFile(path) as tf:
-        series = tf.series[0]
-        a = series.asarray()
-    if series.axes == "SYX":
-        a = np.moveaxis(a, 0, -1)
-    elif series.axes not in ("YXS", "YX"):
-        raise UserError(f"{path}: unsupported TIFF layout (axes {series.axes})")
-    return a
-
-
-def output_format(path) -> str:
-    """The format an output path asks for by its suffix: "PNG" or a Pillow format name."""
-    from . import UserError
-
-    ext = os.path.splitext(str(path))[1].lower()
-    if ext == ".png":
-        return "PNG"
-    fmt = _pillow().registered_extensions().get(ext)
-    if fmt is None:
-        raise UserError(f"{path}: unknown image format {ext!r}; use .png, .tif, .jpg, ...")
-    return fmt
-
-
-def _deep_ok(img, fmt) -> bool:
-    """Whether ``fmt`` keeps these 16-bit or float pixels (PNG always; TIFF gray by Pillow, else tifffile)."""
-    return fmt == "PNG" or (fmt == "TIFF" and (img.ndim == 2 or _tifffile() is not None))
-
-
-def write_all(files) -> None:
-    """Write ``(path, pixels, format)`` outputs all or none.
-
-    Each output is checked (its directory exists, the format can hold the pixels'
-    depth), then written to a temporary file in its directory; only when every
-    one is written are they renamed into place. On any failure the temporary files are removed and a
-    :class:`hotbin.cli.UserError` names the output.
-    """
-    from . import UserError
-
-    for path, img, fmt in files:
-        if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise UserError(f"{path}: no such directory")
-        if img.dtype != np.uint8 and not _deep_ok(img, fmt):
-            raise UserError(f"{path}: {fmt} cannot hold {img.dtype} pixels without losing depth; "
-                            "write .png or .tif (16-bit colour TIFF needs tifffile)")
-    staged = []
-    try:
-        for i, (path, img, fmt) in enumerate(files):
-            head, tail = os.path.split(os.path.abspath(path))
-            tmp = os.path.join(head, f".{tail}.{os.getpid()}-{i}.hotbin-tmp")
-            staged.append(tmp)
-            try:
-                write_image(tmp, img, fmt)
-            except (OSError, ValueError, TypeError, KeyError) as exc:
-                raise UserError(f"{path}: cannot write {fmt}: {exc}") from None
-        for tmp, (path, _, _) in zip(staged, files):
-            os.replace(tmp, path)
-    finally:
-        for tmp in staged:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-
-
-def write_image(path, img, fmt=None) -> None:
-    """Write pixels in their own depth: PNG by hotbin.png, other formats by Pillow (tifffile for
-    16-bit colour TIFF). ``fmt``: "PNG" or a Pillow format name; default from the suffix.
-    Float pixels become 16-bit in PNG, float32 in TIFF."""
-    from .. import png
-
-    fmt = output_format(path) if fmt is None else fmt
-    if fmt == "PNG":
-        if img.dtype.kind == "f":
-            img = np.rint(np.clip(img.astype(np.float64), 0, 1) * 65535).astype(np.uint16)
-        png.write(path, img)
-        return
-    if img.dtype.kind == "f":
-        img = img.astype(np.float32)
-    if img.dtype == np.uint8 or img.ndim == 2:
-        _pillow().fromarray(img).save(path, format=fmt)
-        return
-    if fmt != "TIFF" or _tifffile() is None:
-        raise ValueError(f"{fmt} cannot hold {img.dtype} colour pixels")
-    c = img.shape[2]
-    _tifffile().imwrite(path, img, photometric="rgb" if c >= 3 else "minisblack",
-                        extrasamples=["unassalpha"] if c in (2, 4) else None)
