@@ -22,7 +22,7 @@ import numpy as np
 
 from ..backend import NAMES as BACKENDS
 from . import UserError
-from .datafiles import PARQUET_EXT, Files, data_files, need, reader
+from .datafiles import PARQUET_EXT, Files, Junk, data_files, need, reader
 from .files import check_output, write_all
 
 #: Pillow formats without an alpha channel
@@ -65,6 +65,9 @@ def register(sub):
     p.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help=f"rows per chunk (default {CHUNK_ROWS})")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on the Dask cluster at ADDRESS (tcp://host:8786), or 'local' for a local one")
+    p.add_argument("--strict", action="store_true",
+                   help="a cell that is not a number is an error naming its line (default: the row "
+                        "is skipped and counted)")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.add_argument("--demo", action="store_true", help="render a generated data set (no INPUT needed)")
     p.add_argument("--seed", type=int, default=2026, help="seed of the --demo data (default 2026)")
@@ -100,7 +103,10 @@ def run(args) -> int:
         if not (args.x and args.y):
             raise UserError("name the coordinate columns with --x COL --y COL")
         files = data_files(args.input)
-        hm, n = _on_cluster(args, files) if args.scheduler else _from_files(args, files, progress)
+        junk = Junk(args.strict)
+        hm, n = _on_cluster(args, files, junk) if args.scheduler else _from_files(args, files, progress, junk)
+        if junk.message():
+            print(f"hotbin heatmap: {junk.message()}", file=sys.stderr)
         what = os.path.basename(files[0]) if len(files) == 1 else f"{len(files)} files"
     if args.background in ("none", "transparent"):
         args.background = None
@@ -127,12 +133,12 @@ def _pair(text):
     return lo, hi
 
 
-def _from_files(args, files, progress):
+def _from_files(args, files, progress, junk):
     from ..heatmap import Heatmap, heatmap
     from ..ranges import data_range, percentile_ranges
 
     columns = [c for c in (args.x, args.y, args.weight) if c]
-    chunks = Files([reader(f, columns, args.chunk_rows) for f in files])
+    chunks = Files([reader(f, columns, args.chunk_rows, junk) for f in files])
     ranges = [args.x_range, args.y_range]
     closed = tuple(r is None for r in ranges)  # ranges from the data are closed, as in memory
     auto = [k for k, r in enumerate(ranges) if r is None]
@@ -173,7 +179,7 @@ def _from_files(args, files, progress):
     return total, n
 
 
-def _on_cluster(args, files):
+def _on_cluster(args, files, junk):
     """The same heatmap by Dask: partitions of the files, partial heatmaps on the workers."""
     dd = need("dask", "--scheduler", module="dask.dataframe")
     distributed = need("distributed", "--scheduler")
@@ -197,8 +203,16 @@ def _on_cluster(args, files):
     else:
         cluster, client = None, distributed.Client(args.scheduler, timeout="20s")
     try:
-        x, y = df[args.x].astype("float64"), df[args.y].astype("float64")
-        w = df[args.weight].astype("float64") if args.weight else None
+        cols, bad = _numbers(dd, df, [c for c in (args.x, args.y, args.weight) if c])
+        nbad = 0 if bad is None else int(bad.sum().compute())  # one more pass, only for text columns
+        if nbad:
+            junk.rows = nbad  # places unknown: partitions carry no line numbers
+            if args.strict:
+                raise UserError(f"{nbad:,} rows hold a cell that is not a number (without --strict "
+                                "they are skipped and counted)")
+            cols = [c[~bad] for c in cols]
+        x, y = cols[0], cols[1]
+        w = cols[2] if args.weight else None
         hm = heatmap(x, y, w, width=args.width, height=args.height, x_range=args.x_range,
                      y_range=args.y_range, clip=args.clip, backend=args.backend)
         return hm, int(np.asarray(hm.points).sum()) + hm.dropped
@@ -206,6 +220,23 @@ def _on_cluster(args, files):
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _numbers(dd, df, names):
+    """float64 columns of a dask dataframe and the rows holding a cell that is not a number
+    (parsed per partition on the workers; empty cells stay NaN), or None when every column
+    is numeric."""
+    cols, bad = [], None
+    for name in names:
+        raw = df[name]
+        if raw.dtype.kind in "biuf":
+            cols.append(raw.astype("float64"))
+            continue
+        num = dd.to_numeric(raw, errors="coerce")
+        junk = num.isna() & ~raw.isna()
+        bad = junk if bad is None else bad | junk
+        cols.append(num.astype("float64"))
+    return cols, bad  # bad None: every column numeric, no pass to count junk
 
 
 class _Progress:
