@@ -390,9 +390,10 @@ def _lazy_cumsum(x, axis, dtype, out, exclusive, backend):
 
     if out is not None:
         raise TypeError("out: not supported for dask input (the result is lazy)")
+    x = x.reshape(1) if x.ndim == 0 else x  # scanned as shape (1,), as in memory
     if any(np.isnan(n) for n in x.shape):
         raise ValueError("a: cumsum needs the length of every partition (compute_chunk_sizes())")
     od = np.cumsum(np.empty(0, x.dtype), dtype=dtype).dtype
-    shape = (max(x.size, 1) if x.ndim == 0 else x.size,) if axis is None else x.shape
+    shape = (x.size,) if axis is None else x.shape
     task = dask.delayed(cumsum, pure=True)(x, axis, dtype, exclusive=exclusive, backend=backend)
     return dask_array().from_delayed(task, shape=shape, dtype=od, meta=np.empty((0,) * len(shape), od))

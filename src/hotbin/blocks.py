@@ -55,7 +55,7 @@ class Executor:
     ``lazy``; ``array(a, name)`` and ``align(other, x, message)`` (inputs);
     ``check_bins(bins)``; ``rules(build, arrays)``; ``stats(w)`` (``max |w|``, n);
     ``extents(arrays, finite)``; ``percentiles(arrays, q)``; ``run(plan, *arrays)``;
-    ``compute(*results)``; ``restore(x, like)``.
+    ``each(fn, x)`` (a blockwise map); ``compute(*results)``; ``restore(x, like)``.
     """
 
     lazy = False

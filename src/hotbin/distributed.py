@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import backend as _backends
-from .arrays import adapt, align_dask, as_dask, dask_array, on_gpu, to_host
+from .arrays import adapt, align_dask, as_dask, cupy, dask_array, on_gpu, to_host
 from .blocks import Executor, Plan, block_extent
 from .ranges import percentile_ranges
 from .reductions import Reduction
@@ -63,8 +63,8 @@ class Dask(Executor):
 
         self._dask = dask
         self.split_every = max(int(dask.config.get("split_every", None) or SPLIT_EVERY), 2)
-        metas = [as_dask(i, "input")._meta for i in inputs if i is not None]
-        self.name = _backends.name_for(backend, *metas)
+        # the backend claims a dask input by its chunks' type (meta), other inputs by their own
+        self.name = _backends.name_for(backend, *(getattr(i, "_meta", i) for i in inputs if i is not None))
 
     # --- arrays ---------------------------------------------------------------------------
 
@@ -91,6 +91,10 @@ class Dask(Executor):
 
     def compute(self, *xs):
         return self._dask.compute(*xs)
+
+    def each(self, fn, x):
+        """``fn`` applied to every chunk of ``x`` (same shape and dtype), lazily."""
+        return x.map_blocks(fn, dtype=x.dtype)
 
     # --- passes that decide the plan --------------------------------------------------------
 
@@ -172,21 +176,21 @@ class Dask(Executor):
                 if len(ps) == 1:
                     out.append(ps[0])
                     continue
-                xp = np if not any(on_gpu(p) for p in ps) else __import__("cupy")
-                out.append(red.combine(xp.stack([xp.asarray(p) for p in ps])))
+                ns = cupy() if any(on_gpu(p) for p in ps) else np
+                out.append(red.combine(ns.stack([ns.asarray(p) for p in ps])))
             return tuple(out)
 
         def finish(parts):
             return tuple(np.asarray(to_host(red.finalize(p))) for (red, _), p in zip(outputs, parts))
 
         empty = tuple(red.zeros(shape) for red, shape in outputs)
-        parts = [dask.delayed(partial, pure=True)(*b) for b in blocks]
+        parts = [dask.delayed(partial)(*b) for b in blocks]
         if not parts:
             parts = [dask.delayed(lambda: empty)()]
         while len(parts) > 1:
-            parts = [dask.delayed(merge, pure=True)(parts[i:i + self.split_every])
+            parts = [dask.delayed(merge)(parts[i:i + self.split_every])
                      for i in range(0, len(parts), self.split_every)]
-        done = dask.delayed(finish, pure=True)(parts[0])
+        done = dask.delayed(finish)(parts[0])
         return tuple(da.from_delayed(done[i], shape=shape, dtype=red.result_dtype,
                                      meta=np.empty((0,) * len(shape), red.result_dtype))
                      for i, (red, shape) in enumerate(outputs))

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .arrays import to_host
+from .arrays import to_host, xp
 from .binning import check_data, index_rule
 from .plan import weighted
 
@@ -99,5 +99,5 @@ def _coded(be, cols, rules, w, red):
             code = code * r.nbins + i
         code[outside] = -1
         part = be.histogram(code, rule, None if w is None else w[lo:hi], red)
-        out = part if out is None else red.combine(np.stack([to_host(out), to_host(part)]))
+        out = part if out is None else red.combine(xp(part).stack([out, part]))  # on the device
     return out

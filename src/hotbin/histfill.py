@@ -89,16 +89,26 @@ def flow_rule(rule: BinRule) -> tuple[BinRule, bool]:
     return BinRule(edges=e, cmp=e, uniform=False), over
 
 
-def _nan_to_inf(be, x, rule, name):
-    """``x`` with NaN as ``+inf`` (a copy, only when it holds a NaN)."""
-    if x.dtype.kind != "f" or not x.size or not np.isnan(be.minmax(x)[0]):
-        return x
-    if np.isposinf(rule.cmp[-1]):
-        raise ValueError(f"{name}: NaN values belong in the overflow bin, which an axis whose "
-                         "last edge is +inf does not have")
+def _inf_for_nan(x):
+    """``x`` (a block) with NaN as ``+inf``: a copy."""
     x = x.copy()
     x[x != x] = np.inf
     return x
+
+
+def _flow_arrays(ex, arrays, rules, names):
+    """The coordinate arrays with NaN as ``+inf`` (the overflow bin), found in one pass over the
+    float arrays; only those holding a NaN are copied, once for every count that follows."""
+    floats = [i for i, x in enumerate(arrays) if x.dtype.kind == "f"]
+    out = list(arrays)
+    for i, (lo, _) in zip(floats, ex.extents([arrays[i] for i in floats])):
+        if not np.isnan(lo):
+            continue
+        if np.isposinf(rules[i].cmp[-1]):
+            raise ValueError(f"{names[i]}: NaN values belong in the overflow bin, which an axis whose "
+                             "last edge is +inf does not have")
+        out[i] = ex.each(_inf_for_nan, arrays[i])
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -106,23 +116,22 @@ class Source:
     """Data to fill from, in memory or on Dask, under the histogram's rules."""
 
     ex: object  #: the executor (:mod:`hotbin.plan`)
-    arrays: tuple  #: the coordinate arrays
+    arrays: tuple  #: the coordinate arrays, NaN as +inf
     rules: tuple  #: the histogram's rules, one per axis
     names: tuple  #: the arguments' names, for messages
     weights: object = None  #: the weights, checked
 
     def count(self, rs, ww, s):
         """Sums (words with a scale ``s``) of the weights ``ww`` under the per-axis rules
-        ``rs`` (lazy on Dask); NaN counts as ``+inf``."""
+        ``rs`` (lazy on Dask)."""
         red = for_weights(ww, s) if s is None else words(s)
         n = len(self.arrays)
 
         def block(be, *b):
-            flat = [_nan_to_inf(be, x, r, nm) for x, r, nm in zip(b[:n], self.rules, self.names)]
             w = b[n] if ww is not None else None
             if n == 1:
-                return (be.histogram(flat[0], rs[0], w, red),)
-            return (be.histogram2d(flat[0], flat[1], rs[0], rs[1], w, red)[0],)
+                return (be.histogram(b[0], rs[0], w, red),)
+            return (be.histogram2d(b[0], b[1], rs[0], rs[1], w, red)[0],)
 
         shape = tuple(r.nbins for r in rs)
         return self.ex.run(Plan(block, ((red, shape),)), *self.arrays, *([] if ww is None else [ww]))[0]
@@ -180,7 +189,7 @@ def source(data, weights, bins, range, backend, rules=None):
     found = ex.rules(build, arrays)
     if rules is not None:  # the histogram's own rules keep their fast guess
         found = [r if r.cmp.dtype == f.cmp.dtype else f for r, f in zip(rules, found)]
-    return Source(ex, tuple(arrays), tuple(found), names, w), w
+    return Source(ex, _flow_arrays(ex, arrays, found, names), tuple(found), names, w), w
 
 
 def fill(src: Source, runs):

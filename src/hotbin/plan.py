@@ -74,6 +74,10 @@ class Local(Executor):
     def compute(self, *xs):
         return xs
 
+    def each(self, fn, x):
+        """``fn`` applied to every block of ``x``: here the whole array."""
+        return fn(x)
+
     def extents(self, arrays, finite=False):
         """``(lo, hi)`` of each array (of its finite values as float64 with ``finite``);
         ``lo > hi`` for no values."""

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 from . import fixedpoint
-from .arrays import to_host, xp
+from .arrays import to_host
 
 __all__ = ["Reduction", "COUNT", "SUM_F64", "SUM_I64", "fixed", "words", "for_weights", "fits_int64"]
 
@@ -79,9 +79,9 @@ class Reduction:
         """The result from the last partial."""
         return self.finish(partial)
 
-    def zeros(self, shape, like=None):
+    def zeros(self, shape):
         """An empty partial of bins ``shape`` (the identity of :meth:`combine`)."""
-        return (np if like is None else xp(like)).zeros(self.lead + tuple(shape), self.dtype)
+        return np.zeros(self.lead + tuple(shape), self.dtype)
 
 
 COUNT = Reduction("count", "count", np.dtype(np.int64))
