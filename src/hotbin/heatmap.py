@@ -12,17 +12,27 @@ This module owns no kernel.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from . import png, validate
-from .binning import cell_rule
-from .blocks import Plan
-from .plan import executor, weighted
+from . import frames, png, validate
+from .aggregate import aggregate, check_agg
+from .binning import cell_rule, positive_int
+from .project import CRS, PROJECTIONS, mercator
+from .plan import executor
 from .ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
-from .reductions import COUNT
+
+#: well-known text of the CRSs a heatmap can be in (for rioxarray / GDAL)
+_WKT = {CRS: (
+    'PROJCS["WGS 84 / Pseudo-Mercator",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",'
+    '6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],'
+    'PROJECTION["Mercator_1SP"],PARAMETER["central_meridian",0],PARAMETER["scale_factor",1],'
+    'PARAMETER["false_easting",0],PARAMETER["false_northing",0],UNIT["metre",1],'
+    'AXIS["Easting",EAST],AXIS["Northing",NORTH],EXTENSION["PROJ4","+proj=merc +a=6378137 '
+    '+b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +nadgrids=@null +wktext +no_defs"],'
+    'AUTHORITY["EPSG","3857"]]')}
 
 # data_range, check_cells, percentile_ranges and MAX_CELLS are hotbin.ranges', re-exported
 __all__ = ["Heatmap", "heatmap", "data_range"]
@@ -35,12 +45,20 @@ class Heatmap:
     Attributes
     ----------
     counts : array, shape (height, width)
-        ``counts[i, j]`` is the number of points (int64), or the sum of their
-        weights (float64), with ``y`` in row ``i`` and ``x`` in column ``j``.
-        Row 0 is ``y_range[0]``. Same array type and device as the input.
+        ``counts[i, j]`` is the number of points (int64) with ``y`` in row ``i``
+        and ``x`` in column ``j``; for the weighted count (``agg="count"`` with
+        weights) the sum of their weights (float64). With a value aggregation
+        (sum, mean, min, max, std, var) the points with a value (a non-NaN
+        weight); with ``by``, the points with a category. Row 0 is
+        ``y_range[0]``. Same array type and device as the input.
+    values : array
+        The aggregation ``agg`` of each cell as float64, NaN where a cell has no
+        value (count and any: 0); shape ``(height, width)``, or ``(ncat,
+        height, width)`` with ``by``.
     dropped : int
         Points that landed in no cell: outside the ranges, NaN or infinite.
-        ``counts.sum() + dropped == n`` for unweighted heatmaps.
+        ``counts.sum() + skipped + dropped == n`` for unweighted counts and
+        every value aggregation.
     x_range, y_range : (float, float)
         The extents that the cells divide evenly: ``[lo, hi)``, or ``[lo, hi]``
         when ``x_closed`` / ``y_closed``.
@@ -48,9 +66,19 @@ class Heatmap:
         Whether the last column / row holds the points on its upper edge (true
         for ranges taken from the data, as ``numpy.histogram2d``).
     points : array, shape (height, width)
-        The number of points in each cell (int64): ``counts`` itself without
-        weights. A cell is empty iff it holds no points; a weighted cell whose
-        sum is 0 is not empty.
+        The number of points in each cell (int64): ``counts`` itself unless
+        ``counts`` are weight sums. A cell is empty iff it holds no points; a
+        weighted cell whose sum is 0 is not empty.
+    agg : str
+        The aggregation (:mod:`hotbin.aggregate`).
+    categories : tuple or None
+        The labels of ``values``' first axis with ``by``.
+    skipped : int
+        Points in a cell that have no value (NaN weight) or no category.
+    x_name, y_name : str
+        Names of the coordinates (the columns, with ``data=``): ``to_xarray``'s dims.
+    crs : str or None
+        The coordinates' reference system when projected (``"EPSG:3857"``).
     """
 
     counts: Any
@@ -60,12 +88,23 @@ class Heatmap:
     x_closed: bool = False
     y_closed: bool = False
     points: Any = None
+    agg: str = "count"
+    values: Any = None
+    categories: tuple | None = None
+    skipped: int = 0
+    x_name: str = "x"
+    y_name: str = "y"
+    crs: str | None = None
 
     def __post_init__(self):
         if self.points is None:
             if self.counts.dtype.kind == "f":
                 raise ValueError("points: a weighted heatmap needs the number of points per cell")
             object.__setattr__(self, "points", self.counts)
+        if self.values is None:
+            if self.agg != "count" or self.categories is not None:
+                raise ValueError(f"values: a heatmap of agg={self.agg!r} needs its values")
+            object.__setattr__(self, "values", self.counts.astype("float64"))
 
     @property
     def height(self) -> int:
@@ -86,7 +125,9 @@ class Heatmap:
         return cell_rule(self.height, *self.y_range, "height", self.y_closed).edges
 
     def __repr__(self) -> str:
-        kind = "sums" if self.counts.dtype.kind == "f" else "counts"
+        kind = self.agg if self.agg != "count" else "sums" if self.counts.dtype.kind == "f" else "counts"
+        if self.categories is not None:
+            kind += f" by {len(self.categories)} categories"
         return (f"Heatmap({self.width}x{self.height} {kind}, "
                 f"x_range={interval(self.x_range, self.x_closed)}, "
                 f"y_range={interval(self.y_range, self.y_closed)}, dropped={self.dropped})")
@@ -105,14 +146,19 @@ class Heatmap:
             return NotImplemented
         if (other.counts.shape != self.counts.shape or other.x_range != self.x_range
                 or other.y_range != self.y_range or other.x_closed != self.x_closed
-                or other.y_closed != self.y_closed):
+                or other.y_closed != self.y_closed or other.categories != self.categories):
             raise ValueError("other: heatmaps can only be added when their cells are the same "
                              f"({self._cells()} vs {other._cells()})")
+        if self.agg != other.agg or self.agg not in ("count", "any"):
+            raise ValueError(f"other: heatmaps of agg={self.agg!r} and {other.agg!r} do not add; "
+                             "only counts do (aggregate the points of both at once)")
         counts = self.counts + other.counts
         points = None if self.points is self.counts and other.points is other.counts \
             else self.points + other.points
-        return Heatmap(counts, self.dropped + other.dropped, self.x_range, self.y_range,
-                       self.x_closed, self.y_closed, points)
+        values = self.values + other.values if self.agg == "count" \
+            else (self.values + other.values > 0).astype("float64")
+        return replace(self, counts=counts, dropped=self.dropped + other.dropped, points=points,
+                       values=values, skipped=self.skipped + other.skipped)
 
     def _cells(self) -> str:
         return (f"{self.width}x{self.height} over {interval(self.x_range, self.x_closed)} x "
@@ -138,37 +184,80 @@ class Heatmap:
         """
         png.write(path, self.shade(**shade_kwargs)[::-1])
 
-    def to_xarray(self):
-        """An ``xarray.DataArray`` named ``counts`` with dims ``("y", "x")``.
+    def plot(self, ax=None, **kwargs):
+        """Draw on a matplotlib ``ax`` with the data's extent and a colorbar (or a legend of
+        the categories); see :func:`hotbin.plotting.plot`. Needs matplotlib."""
+        from .plotting import plot
 
-        Coordinates are the cell centres; ``x_range``, ``y_range``, ``x_closed``,
-        ``y_closed`` and ``dropped`` are attributes. Needs xarray (``pip install xarray``).
+        return plot(self, ax=ax, **kwargs)
+
+    def to_xarray(self):
+        """An ``xarray.DataArray`` of ``values`` with dims ``(y_name, x_name)`` (``("category",
+        y_name, x_name)`` with ``by``), named after ``agg``.
+
+        Coordinates are the cell centres (and the category labels); ``counts`` is a
+        coordinate of the same cells; ``x_range``, ``y_range``, ``x_closed``,
+        ``y_closed``, ``dropped``, ``skipped`` and ``agg`` are attributes. A projected
+        heatmap carries its CRS as ``attrs["crs"]`` and a ``spatial_ref`` coordinate
+        (CF grid mapping), which rioxarray reads to write GeoTIFF. Needs xarray
+        (``pip install xarray``).
         """
         try:
             import xarray as xr
         except ModuleNotFoundError:
             raise ModuleNotFoundError("Heatmap.to_xarray needs xarray: pip install xarray") from None
+        from .arrays import to_host
+
         xe, ye = self.x_edges, self.y_edges
-        return xr.DataArray(
-            self.counts, dims=("y", "x"), name="counts",
-            coords={"y": (ye[:-1] + ye[1:]) / 2, "x": (xe[:-1] + xe[1:]) / 2},
-            attrs={"x_range": self.x_range, "y_range": self.y_range, "x_closed": self.x_closed,
-                   "y_closed": self.y_closed, "dropped": self.dropped})
+        dims = (self.y_name, self.x_name)
+        coords = {self.y_name: (ye[:-1] + ye[1:]) / 2, self.x_name: (xe[:-1] + xe[1:]) / 2,
+                  "counts": (dims, np.asarray(to_host(self.counts)))}
+        if self.categories is not None:
+            dims = ("category",) + dims
+            coords["category"] = list(self.categories)
+        attrs = {"x_range": self.x_range, "y_range": self.y_range, "x_closed": int(self.x_closed),
+                 "y_closed": int(self.y_closed), "dropped": self.dropped, "skipped": self.skipped,
+                 "agg": self.agg}
+        if self.crs is not None:
+            attrs["crs"] = self.crs
+            attrs["grid_mapping"] = "spatial_ref"
+            coords["spatial_ref"] = ((), 0, {"crs_wkt": _WKT.get(self.crs, self.crs),
+                                             "spatial_ref": _WKT.get(self.crs, self.crs)})
+        return xr.DataArray(np.asarray(to_host(self.values)), dims=dims, name=self.agg,
+                            coords=coords, attrs=attrs)
 
 
-def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=None, clip=None,
-            closed=None, backend=None, deterministic=False) -> Heatmap:
-    """Count points ``(x, y)`` on a ``height x width`` grid of cells.
+def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, width=512, height=512,
+            x_range=None, y_range=None, clip=None, closed=None, project=None, backend=None,
+            deterministic=False) -> Heatmap:
+    """Count points ``(x, y)`` on a ``height x width`` grid of cells, or aggregate their weights.
 
     Parameters
     ----------
-    x, y : array_like, 1-D, same length
+    x, y : array_like, 1-D, same length, or column names
         Coordinates: bool, integers or real floats, any layout and byte order.
-        NumPy, CuPy or torch CUDA arrays.
-    weights : array_like, optional
-        One real weight per point; cells then hold the sum of their weights.
+        NumPy, CuPy or torch CUDA arrays, dask arrays or dataframe columns; with
+        ``data=``, the names of its columns.
+    weights : array_like or column name, optional
+        One real weight per point: the values that ``agg`` aggregates. With
+        ``agg="count"`` cells hold the sum of their weights (the weighted count).
+    agg : {"count", "any", "sum", "mean", "min", "max", "std", "var"}
+        What a cell holds (:mod:`hotbin.aggregate`): ``Heatmap.values``, float64,
+        NaN where a cell has no value. All but count and any aggregate the
+        weights; a NaN weight is no value (counted in ``skipped``); std and var
+        are the population's (ddof=0, as datashader).
+    by : array_like or column name, optional
+        A category per point: integer codes ``0 <= code < ncat``, a pandas
+        Categorical, polars Categorical, pyarrow dictionary or strings
+        (:mod:`hotbin.frames`). ``values`` then has shape ``(ncat, height,
+        width)``, one grid per category, and ``categories`` their labels.
+    data : table, optional
+        A pandas, polars or pyarrow table (or dask dataframe) whose columns
+        ``x``, ``y``, ``weights`` and ``by`` name; ``to_xarray()`` names its dims
+        after them.
     width, height : int
-        Number of cells along x (columns) and y (rows), at most
+        Number of cells along x (columns) and y (rows); ``height=None`` follows
+        the aspect of the ranges (square cells). At most
         :data:`~hotbin.ranges.MAX_CELLS` cells in all and no more than the memory
         available (:func:`~hotbin.ranges.check_cells`), checked before anything
         is allocated.
@@ -197,6 +286,11 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
         False for a given range. ``closed=True`` with a given range reproduces
         ``numpy.histogram2d(y, x, bins, range)``; chunks binned with the ranges
         and closure of a whole data set add up to its heatmap.
+    project : {"mercator"}, optional
+        ``x``, ``y`` are longitude and latitude in degrees, binned in Web Mercator
+        metres (:func:`hotbin.project.mercator`, EPSG:3857, the CRS of web maps);
+        ``x_range`` / ``y_range`` are given in degrees too, the Heatmap's are in
+        metres and ``crs`` is ``"EPSG:3857"``.
     backend : {"cpu", "cuda", "wgpu"}, optional
         Defaults to ``$HOTBIN_BACKEND``, else the device of the input.
     deterministic : bool
@@ -205,7 +299,9 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
         sums for any order of the points, thread count and backend; a cell of
         ``k`` weights is within ``k * 2**-(s+1)`` plus 2 ulp of their exact sum,
         ``2**-s`` being the quantum of :func:`hotbin.fixedpoint.scale_for`.
-        Needs finite weights.
+        Needs finite weights. With ``agg``, every float sum (of sum, mean, std
+        and var) is a fixed-point sum, so ``values`` are bitwise the same for
+        any chunking and backend; min and max are exact anyway.
 
     Returns
     -------
@@ -229,12 +325,24 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
     columns are binned per chunk and tree-merged by the same plan (:mod:`hotbin.distributed`), with
     the same cells as in memory.
     """
-    ex = executor(backend, x, y, weights)
+    if x is None or y is None:
+        raise TypeError("heatmap: needs x and y (arrays, or column names with data=)")
+    x_in, ya, weights, by = (frames.column(data, k, what) for k, what in
+                             ((x, "x"), (y, "y"), (weights, "weights"), (by, "by")))
+    names = frames.name_of(x, "x"), frames.name_of(y, "y")
+    agg = check_agg(agg, weights)
+    crs = None
+    if project is not None:
+        x_in, ya, x_range, y_range, crs = _projected(project, x_in, ya, x_range, y_range)
+    ex = executor(backend, x_in, ya, weights, *(() if by is None else (by,)))
     xa, ya = validate.coordinates(
-        ex, x, y, "y: has {1} points but x has {0}", "x, y: expected 1-D arrays, got shapes {0} and {1}")
+        ex, x_in, ya, "y: has {1} points but x has {0}", "x, y: expected 1-D arrays, got shapes {0} and {1}")
     w = validate.check_weights(ex, weights, xa, "biuf",
                                f"weights: expected one weight per point ({xa.shape[0]})")
-    width, height = check_cells(width, height, weighted=w is not None)
+    codes = labels = None
+    if by is not None:
+        codes, labels = frames.categories(ex, by, xa.shape[0])
+        codes = ex.align(ex.array(codes, "by"), xa, f"by: expected one category per point ({xa.shape[0]})")
     given = [given_range(r, f"{a}_range") if r is not None else None
              for a, r in (("x", x_range), ("y", y_range))]
     xc, yc = check_closed(closed, given)
@@ -245,24 +353,32 @@ def heatmap(x, y, weights=None, *, width=512, height=512, x_range=None, y_range=
     for i, ext in zip(auto, found):
         given[i] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[i])
     xr, yr = given
+    if height is None:  # square cells: the height follows the ranges' aspect
+        height = max(1, round(positive_int(width, "width") * (yr[1] - yr[0]) / (xr[1] - xr[0])))
+    width, height = check_cells(width, height, weighted=w is not None,
+                                layers=1 if labels is None else len(labels) + 1)
     rx, ry = cell_rule(width, *xr, "width", xc), cell_rule(height, *yr, "height", yc)
-    cells = (height, width)
+    nby = None if labels is None else len(labels)
 
-    def points(be, d):  # the count grid and [points in a cell, points] of a block
-        grid, kept = be.histogram2d(d[1], d[0], ry, rx)
-        return grid, np.array([int(kept), int(d[0].shape[0])], np.int64)
+    def hist(be, d, ww, red):  # one block: d = (x, y[, codes])
+        return be.histogram2d(d[1], d[0], ry, rx, ww, red,
+                              **({} if nby is None else {"by": (d[2], nby)}))
 
-    tally = ((COUNT, cells), (COUNT, (2,)))
-    if w is None:
-        counts, tal = ex.run(Plan(lambda be, *d: points(be, d), tally), xa, ya)
-        pts = None
-    else:  # the sums under the one runner of weighted counts, the points beside them
-        counts, pts, tal = weighted(ex, lambda be, d, ww, red: be.histogram2d(d[1], d[0], ry, rx, ww, red)[0],
-                                    [xa, ya], w, cells, deterministic, extra=(tally, points))
-    counts, pts, tal = ex.compute(counts, pts, tal)
-    kept, n = (int(v) for v in np.asarray(ex.restore(tal, None)))
-    if w is not None:
-        counts = counts.astype(np.float64)
-    counts = ex.restore(counts, x)
-    pts = counts if w is None else ex.restore(pts, x)
-    return Heatmap(counts, n - kept, xr, yr, xc, yc, pts)
+    cells = aggregate(ex, hist, [xa, ya], w, None if nby is None else (codes, nby),
+                      (height, width), agg, deterministic)
+    counts, values = ex.restore(cells.counts, x_in), ex.restore(cells.values, x_in)
+    points = counts if cells.points is cells.counts else ex.restore(cells.points, x_in)
+    return Heatmap(counts, cells.n - cells.kept, xr, yr, xc, yc, points, agg, values, labels,
+                   cells.skipped, *names, crs)
+
+
+def _projected(project, x, y, x_range, y_range):
+    """Coordinates and ranges in the projection's units, and its CRS."""
+    if project not in PROJECTIONS:
+        raise ValueError(f"project: expected one of {', '.join(PROJECTIONS)}, got {project!r}")
+    x, y = mercator(x, y)
+    if x_range is not None:
+        x_range = tuple(float(v) for v in mercator(np.asarray(given_range(x_range, "x_range")), 0.0)[0])
+    if y_range is not None:
+        y_range = tuple(float(v) for v in mercator(0.0, np.asarray(given_range(y_range, "y_range")))[1])
+    return x, y, x_range, y_range, CRS

@@ -32,7 +32,7 @@ MAX_CELLS = 1 << 31
 _CELL_BYTES = 16
 
 
-def check_cells(width, height, weighted=False) -> tuple[int, int]:
+def check_cells(width, height, weighted=False, layers=1) -> tuple[int, int]:
     """``(width, height)`` checked before anything is allocated.
 
     Raises
@@ -40,12 +40,14 @@ def check_cells(width, height, weighted=False) -> tuple[int, int]:
     TypeError, ValueError
         Naming ``width`` / ``height``: not positive integers, more than
         :data:`MAX_CELLS` cells, or a grid whose memory (16 bytes per cell, twice
-        that with weights) exceeds the memory available now.
+        that with weights) exceeds the memory available now. ``layers``: grids of
+        these cells (the categories of ``by=``).
     """
     width, height = positive_int(width, "width"), positive_int(height, "height")
-    cells = width * height
+    cells = width * height * layers
     if cells > MAX_CELLS:
-        raise ValueError(f"width, height: {width} x {height} = {cells:,} cells is more than "
+        per = f" x {layers} categories" if layers > 1 else ""
+        raise ValueError(f"width, height: {width} x {height}{per} = {cells:,} cells is more than "
                          f"the {MAX_CELLS:,} a heatmap can have")
     need = cells * _CELL_BYTES * (2 if weighted else 1)
     avail = _available_memory()

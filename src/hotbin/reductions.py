@@ -15,24 +15,35 @@ sum        i64     int64        exact (Python integers):    as is
                                 OverflowError, never a wrap
 fixed sum  fixed   (2, ...)     :func:`fixedpoint.merge`    :func:`fixedpoint.combine`
                    int64 words
+values     mean    (2, ...)     addition                    as is: [sum, n]
+                   float64
+values     min     (2, ...)     [minimum, addition]         as is: [min, n]
+values     max     (2, ...)     [maximum, addition]         as is: [max, n]
 =========  ======  ===========  ==========================  ==========================
 
-Adding a reduction (``mean``: the ``sum`` and ``count`` partials finished as
-``where(count > 0, sum / count, nan)``; ``max``: a new ``acc`` with
-``maximum`` as combine) is one spec here plus, for a new ``acc``, one
-accumulator per backend.
+The three ``values`` accumulators serve the heatmap aggregations
+(:mod:`hotbin.aggregate`): row 0 accumulates the weights (the values being
+aggregated), row 1 counts them, both in float64 (counts exact below 2**53 per
+cell); a NaN weight changes neither row. ``fixed`` also skips NaN weights.
+With :attr:`Reduction.center` (a float64 array of the cells' shape, ``mean``
+and ``fixed`` only) a weight ``w`` in cell ``c`` is accumulated as
+``(w - center[c])**2``: the second pass of the two-pass variance.
+
+Adding a reduction is one spec here plus, for a new ``acc``, one accumulator
+per backend.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
 from . import fixedpoint
-from .arrays import to_host
+from .arrays import to_host, xp
 
-__all__ = ["Reduction", "COUNT", "SUM_F64", "SUM_I64", "fixed", "words", "for_weights", "fits_int64"]
+__all__ = ["Reduction", "COUNT", "SUM_F64", "SUM_I64", "MEAN", "MIN", "MAX", "fixed", "words",
+           "centered", "for_weights", "fits_int64"]
 
 _I64 = 1 << 63
 
@@ -54,6 +65,13 @@ def _same(partial):
     return partial
 
 
+def _extreme(pick):
+    """Merge of [extreme, n] partials: ``pick`` ("min" or "max") of row 0, sum of row 1."""
+    def merge(parts):
+        return xp(parts).stack([getattr(parts[:, 0], pick)(axis=0), parts[:, 1].sum(axis=0)])
+    return merge
+
+
 @dataclass(frozen=True)
 class Reduction:
     """One accumulator: its id in the backends, its partial, its combine and finalize."""
@@ -66,6 +84,9 @@ class Reduction:
     lead: tuple = ()  #: leading axes of a partial before the bins ((2,) for fixed-point words)
     scale: int | None = None  #: fixed-point exponent (acc "fixed")
     out: np.dtype | None = None  #: dtype of the result when it is not the partial's
+    identity: tuple = ()  #: initial value of each lead row (empty: zeros)
+    #: cell centers: accumulate (w - center[cell])**2 (acc "mean" and "fixed")
+    center: object = field(default=None, compare=False, repr=False)
 
     @property
     def result_dtype(self) -> np.dtype:
@@ -81,12 +102,27 @@ class Reduction:
 
     def zeros(self, shape):
         """An empty partial of bins ``shape`` (the identity of :meth:`combine`)."""
-        return np.zeros(self.lead + tuple(shape), self.dtype)
+        z = np.zeros(self.lead + tuple(shape), self.dtype)
+        for row, v in enumerate(self.identity):
+            z[row] = v
+        return z
 
 
 COUNT = Reduction("count", "count", np.dtype(np.int64))
 SUM_F64 = Reduction("sum", "f64", np.dtype(np.float64))
 SUM_I64 = Reduction("sum", "i64", np.dtype(np.int64), merge=_exact)
+MEAN = Reduction("values", "mean", np.dtype(np.float64), lead=(2,))
+MIN = Reduction("values", "min", np.dtype(np.float64), merge=_extreme("min"),
+                lead=(2,), identity=(np.inf, 0.0))
+MAX = Reduction("values", "max", np.dtype(np.float64), merge=_extreme("max"),
+                lead=(2,), identity=(-np.inf, 0.0))
+
+
+def centered(red: Reduction, center) -> Reduction:
+    """``red`` (MEAN or a fixed-point sum) accumulating ``(w - center[cell])**2``."""
+    if red.acc not in ("mean", "fixed"):
+        raise ValueError(f"centered: no centered form of the accumulator {red.acc!r}")
+    return replace(red, center=center)
 
 
 def words(scale: int) -> Reduction:

@@ -33,8 +33,14 @@ and the primitives, on arrays adapted by :func:`hotbin.arrays.adapt`:
     :class:`hotbin.binning.BinRule`: shape ``red.lead + (nbins,)``.
 ``histogram_rows(a, rule)`` (capability ``"histogram_rows"``)
     ``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``.
-``histogram2d(x, y, rx, ry, weights=None, red=COUNT) -> (grid, kept)``
-    the partial ``red.lead + (nx, ny)`` and the number of points in a cell.
+``histogram2d(x, y, rx, ry, weights=None, red=COUNT, by=None) -> (grid, kept)``
+    the partial ``red.lead + (nx, ny)`` and the number of points in a cell
+    (whatever their weight). Every accumulator of :mod:`hotbin.reductions`
+    (``count``, ``f64``, ``i64``, ``fixed``, and the values accumulators
+    ``mean``, ``min``, ``max`` with ``red.identity`` and ``red.center``).
+    ``by=(codes, ncat)``: integer category codes, one per point; the partial
+    is then ``red.lead + (ncat + 1, nx, ny)``, a point going to category
+    ``code`` when ``0 <= code < ncat`` and to category ``ncat`` otherwise.
 ``bincount(x, length, weights=None)``
     int64 counts, or float64 sums, of the non-negative integers ``x < length``.
 ``cumsum(a, axis, od, exclusive)``

@@ -13,6 +13,7 @@ import numpy as np
 from numba import prange
 
 from ... import fixedpoint
+from ...arrays import to_host
 from ... import reductions
 from ..._jit import njit
 from ...binning import BinRule
@@ -28,13 +29,14 @@ BLOCK = 2048
 #: values of 8/16-bit integers are counted raw, then folded through a lookup table
 LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 
-COUNT, SUM, FIXED = 0, 1, 2  # what a scatter adds: 1, the weight, or fixed-point words
+#: what a scatter does: add 1, the weight, fixed-point words; [sum, n], [min, n], [max, n]
+COUNT, SUM, FIXED, MEAN, MIN, MAX = 0, 1, 2, 3, 4, 5
 
 
 class _Acc(NamedTuple):
     how: int  #: the scatter's branch in :func:`_part`
     partial: np.dtype  #: dtype of a thread's partial
-    weights: np.dtype | None  #: dtype the kernel reads the weights in
+    weights: np.dtype | str | None  #: dtype the kernel reads the weights in ("own": theirs)
 
 
 #: the accumulator of each :attr:`hotbin.reductions.Reduction.acc`. Counts go into uint32
@@ -45,7 +47,12 @@ _HOW = {
     "f64": _Acc(SUM, np.dtype(np.float64), np.dtype(np.float64)),
     "i64": _Acc(SUM, np.dtype(np.int64), np.dtype(np.int64)),
     "fixed": _Acc(FIXED, np.dtype(np.int64), np.dtype(np.float64)),
+    "mean": _Acc(MEAN, np.dtype(np.float64), "own"),
+    "min": _Acc(MIN, np.dtype(np.float64), "own"),
+    "max": _Acc(MAX, np.dtype(np.float64), "own"),
 }
+#: the accumulators whose second partial row counts the values (float64)
+_VALUES = (MEAN, MIN, MAX)
 
 
 def _accumulator(red, weights) -> _Acc:
@@ -67,14 +74,18 @@ def _split(w, factor):
 
 
 @njit(nogil=True, cache=True)
-def _part(x, y, two_d, w, how, factor, rx, ry, start, stop, h, h2, cx, cy):
+def _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h, h2, cx, cy):
     """One thread's share [start, stop): codes block by block, then scatter into h (and h2).
 
-    The last slot of h takes the points that land in no bin; returns their number.
+    ``cat`` (ncat > 0): category codes, cells ``cat * nx * ny + cell``, the codes outside
+    [0, ncat) in category ncat. ``center`` (non-empty): weights accumulate as
+    ``(w - center[cell])**2``. The last slot of h takes the points that land in no
+    bin; returns their number.
     """
     nx = rx[0].size - 1
     ny = ry[0].size - 1
-    trash = nx * ny if two_d else nx
+    ncell = nx * ny if two_d else nx
+    trash = ncell * (ncat + 1) if ncat > 0 else ncell
     dropped = 0
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
@@ -83,31 +94,52 @@ def _part(x, y, two_d, w, how, factor, rx, ry, start, stop, h, h2, cx, cy):
             codes(y[b:b + m], ry, cy)
             for k in range(m):
                 cx[k] = cx[k] * ny + cy[k] if (cx[k] < nx) & (cy[k] < ny) else trash
+        if ncat > 0:
+            for k in range(m):
+                g = cat[b + k]
+                g = g if (g >= 0) & (g < ncat) else ncat
+                cx[k] = cx[k] + g * ncell if cx[k] < ncell else trash
         for k in range(m):
             c = np.uint64(cx[k])
             dropped += cx[k] == trash
             if how == COUNT:
                 h[c] += 1
-            elif how == SUM:
+                continue
+            if how == SUM:
                 h[c] += w[b + k]
-            else:
-                qh, ql = _split(w[b + k], factor)
+                continue
+            v = np.float64(w[b + k])
+            if v != v:  # NaN: no value
+                continue
+            if center.size:
+                v = (v - center[c]) ** 2
+            if how == FIXED:
+                qh, ql = _split(v, factor)
                 h[c] += qh
                 h2[c] += ql
+                continue
+            h2[c] += 1.0
+            if how == MEAN:
+                h[c] += v
+            elif how == MIN:
+                if v < h[c]:
+                    h[c] = v
+            elif v > h[c]:
+                h[c] = v
     return dropped
 
 
 @Kernel
-def _hist(x, y, two_d, w, how, factor, rx, ry, out, out2, drops):
-    """Per-thread partial histograms: out[p] (and out2[p] for FIXED), drops[p] dropped points."""
+def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops):
+    """Per-thread partials: out[p] (and out2[p] for FIXED and the values), drops[p] dropped points."""
     parts = out.shape[0]
     n = x.size
     step = (n + parts - 1) // parts
     for p in prange(parts):
         cx = np.empty(BLOCK, np.int64)
         cy = np.empty(BLOCK if two_d else 0, np.int64)
-        drops[p] += _part(x, y, two_d, w, how, factor, rx, ry, p * step, min(n, (p + 1) * step),
-                          out[p], out2[p], cx, cy)
+        drops[p] += _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, p * step,
+                          min(n, (p + 1) * step), out[p], out2[p], cx, cy)
 
 
 @Kernel
@@ -139,7 +171,7 @@ def _count_values(a, w, weighted, out):
                 h[np.uint64(a[j])] += 1
 
 
-def _run(arrays, rx, ry, weights, red):
+def _run(arrays, rx, ry, weights, red, by=None):
     """Drive the _hist kernel over chunks: ``(partial of red, dropped)``.
 
     Fixed-point low words carry into the high words after each call, so they stay
@@ -148,24 +180,34 @@ def _run(arrays, rx, ry, weights, red):
     acc = _accumulator(red, weights)
     how, dt = acc.how, acc.partial
     two_d = ry is not None
-    ncell = rx.nbins * (ry.nbins if two_d else 1)
-    parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (2 if how == FIXED else 1))
+    ncat = 0 if by is None else int(by[1])
+    ncell = rx.nbins * (ry.nbins if two_d else 1) * (ncat + 1 if ncat else 1)
+    two = how == FIXED or how in _VALUES
+    parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (2 if two else 1))
     out = np.zeros((parts, ncell + 1), dt)
-    out2 = np.zeros((parts, ncell + 1 if how == FIXED else 0), np.int64)
+    if red.identity:
+        out[:] = red.identity[0]
+    out2 = np.zeros((parts, ncell + 1 if two else 0), np.int64 if how == FIXED else np.float64)
     drops = np.zeros(parts, np.int64)
     total = None
     factor = fixedpoint.factors(red.scale) if how == FIXED else (0.0, 0.0)
+    center = np.empty(0)
+    if red.center is not None:
+        center = np.append(np.asarray(to_host(red.center), np.float64).reshape(-1), 0.0)
     r1 = rule_args(rx)
     r2 = rule_args(ry) if two_d else r1
-    ins = list(arrays) + ([] if weights is None else [weights])
-    kds = [kernel_dtype(v.dtype) for v in arrays] + ([] if weights is None else [acc.weights])
+    ins = list(arrays) + ([] if by is None else [by[0]]) + ([] if weights is None else [weights])
+    kds = [kernel_dtype(v.dtype) for v in ins]
+    if weights is not None and acc.weights != "own":
+        kds[-1] = acc.weights
     dummy = np.empty(0, np.int64)
     for c in chunks(ins, kds):
         x, y = c[0], (c[1] if two_d else c[0])
+        cat = c[len(arrays)] if by is not None else dummy
         w = c[-1] if weights is not None else dummy
         if how == COUNT and total is not None:
             out[:] = 0
-        _hist(x.size, x, y, two_d, w, how, factor, r1, r2, out, out2, drops)
+        _hist(x.size, x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops)
         if how == COUNT:
             part = out.sum(axis=0, dtype=np.int64)
             total = part if total is None else np.add(total, part, out=total)
@@ -176,6 +218,8 @@ def _run(arrays, rx, ry, weights, red):
         res = total[:ncell]
     elif how == FIXED:
         res = fixedpoint.merge(np.stack([out[:, :ncell], out2[:, :ncell]], axis=1))
+    elif two:
+        res = red.combine(np.stack([out[:, :ncell], out2[:, :ncell]], axis=1))
     else:
         res = out.sum(axis=0)[:ncell]
     return res, int(drops.sum())
@@ -201,11 +245,15 @@ def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
     return _run([a], rule, None, weights, red)[0]
 
 
-def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT):
-    """``(partial of red over red.lead + (nx, ny), points in a cell)``."""
+def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT, by=None):
+    """``(partial of red over red.lead + (nx, ny), points in a cell)``; with
+    ``by=(codes, ncat)`` over ``red.lead + (ncat + 1, nx, ny)``."""
     x = np.asarray(x)
-    res, dropped = _run([x, np.asarray(y)], rx, ry, weights, red)
-    return res.reshape(res.shape[:-1] + (rx.nbins, ry.nbins)), x.size - dropped
+    if by is not None:
+        by = (np.asarray(by[0]), int(by[1]))
+    res, dropped = _run([x, np.asarray(y)], rx, ry, weights, red, by)
+    cats = () if by is None else (by[1] + 1,)
+    return res.reshape(res.shape[:-1] + cats + (rx.nbins, ry.nbins)), x.size - dropped
 
 
 def histogram_rows(a, rule: BinRule):

@@ -1,0 +1,161 @@
+"""What a heatmap cell holds: the aggregations of :func:`hotbin.heatmap` as plans.
+
+``agg`` names the reduction of the weights (the values) of the points in a
+cell; ``by`` splits every cell by category. Each aggregation is one or two
+passes of the backends' ``histogram2d`` primitive (:mod:`hotbin.backend`) under
+the accumulators of :mod:`hotbin.reductions`, whose partials merge across
+threads, blocks, GPUs and Dask chunks:
+
+=====  ============================================  ===========================================
+agg    partial per cell                              value of a cell with ``n > 0`` values
+=====  ============================================  ===========================================
+count  points (int64), or the weights' sums          ``counts`` as float64 (0 when empty)
+any    points (int64)                                1.0 when ``n > 0``, else 0.0
+sum    ``[sum w, n]`` (``mean`` acc)                 ``sum w``
+mean   ``[sum w, n]``                                ``sum w / n``
+min    ``[min w, n]`` (``min`` acc)                  ``min w`` (exact)
+max    ``[max w, n]`` (``max`` acc)                  ``max w`` (exact)
+var    pass 1: mean ``m``; pass 2: ``[sum (w - m)**2, n]``  ``sum (w - m)**2 / n`` (ddof=0)
+std    as var                                        ``sqrt(var)``
+=====  ============================================  ===========================================
+
+Cells without a value are NaN for every agg but count and any. A NaN weight
+is no value: it changes no partial and is counted in ``skipped``, like a point
+whose category code is outside ``[0, ncat)``.
+
+Variance is the two-pass algorithm: the cell means of pass 1 centre pass 2, so
+no sum of squares cancels. With ``deterministic=True`` every float sum (``sum
+w`` of pass 1, ``sum (w - m)**2`` of pass 2) is a fixed-point sum
+(:mod:`hotbin.fixedpoint`): integer words that add exactly, so the partials
+merge to the same bits in any order, chunking and backend; ``n`` is exact
+anyway, so the means that centre pass 2 and every value are bitwise
+reproducible. min and max are exact in any order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import fixedpoint
+from .arrays import to_host, xp
+from .blocks import Plan
+from .plan import weighted
+from .reductions import COUNT, MAX, MEAN, MIN, centered, fixed
+
+__all__ = ["AGGS", "Cells", "aggregate", "check_agg"]
+
+AGGS = ("count", "any", "sum", "mean", "min", "max", "std", "var")
+_VALUE_ACC = {"sum": MEAN, "mean": MEAN, "min": MIN, "max": MAX, "std": MEAN, "var": MEAN}
+
+
+def check_agg(agg, weights) -> str:
+    if not isinstance(agg, str) or agg not in AGGS:
+        raise ValueError(f"agg: expected one of {', '.join(AGGS)}, got {agg!r}")
+    if agg in _VALUE_ACC and weights is None:
+        raise ValueError(f"agg={agg!r}: needs weights, the values to aggregate")
+    return agg
+
+
+@dataclass
+class Cells:
+    """The finished aggregation: what :class:`hotbin.Heatmap` stores."""
+
+    counts: Any  #: int64 points per cell, or float64 weight sums (count with weights)
+    values: Any  #: float64, NaN where a cell has no value
+    points: Any  #: int64 points per cell (with a value, for the value aggregations)
+    kept: int  #: points in a cell
+    n: int  #: points in all
+    skipped: int  #: points in a cell without a value (NaN weight, no category)
+
+
+def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
+    """Run ``agg`` over the cells ``shape``.
+
+    ``hist(be, blocks, weights, red)`` is one block's ``histogram2d`` (``(partial,
+    kept)``, the blocks being ``arrays``, then the category codes when ``by`` is
+    ``(codes, ncat)``); ``w``: the weights (or None).
+    """
+    ncat = None if by is None else by[1]
+    grid = tuple(shape) if by is None else (ncat + 1,) + tuple(shape)
+    ins = list(arrays) + ([] if by is None else [by[0]])
+
+    def counted(be, blocks, ww, red):  # the partial and [kept, n]
+        part, kept = hist(be, blocks, ww, red)
+        return part, np.array([int(kept), int(blocks[0].shape[0])], np.int64)
+
+    def run(red, with_weights):  # one pass: (partial, [kept, n]), computed
+        outputs = ((red, grid), (COUNT, (2,)))
+        if with_weights:
+            return ex.compute(*ex.run(Plan(lambda be, *d: counted(be, d[:-1], d[-1], red), outputs),
+                                      *ins, w))
+        return ex.compute(*ex.run(Plan(lambda be, *d: counted(be, d, None, red), outputs), *ins))
+
+    if agg in ("count", "any"):
+        if w is None or agg == "any":
+            counts, tal = run(COUNT, False)
+            sums = None
+        else:  # the weighted count: sums under the one weighted runner, the points beside them
+            sums, counts, tal = ex.compute(*weighted(
+                ex, lambda be, d, ww, red: hist(be, d, ww, red)[0], ins, w, grid, deterministic,
+                extra=(((COUNT, grid), (COUNT, (2,))), lambda be, d: counted(be, d, None, COUNT))))
+            sums = sums.astype(np.float64)
+        pts, per_cat = _categories(counts, by)
+        vals = (per_cat if sums is None else _categories(sums, by)[1]).astype(np.float64)
+        if agg == "any":
+            vals = (vals > 0).astype(np.float64)
+        total = pts if sums is None else _categories(sums, by)[0]
+        return _cells(total, vals, pts, tal)
+
+    acc = _VALUE_ACC[agg]
+    s, nv, tal = _values(run, ex, w, acc, deterministic, None)
+    if agg in ("var", "std"):
+        center = xp(s).where(nv > 0, s / xp(s).maximum(nv, 1), 0.0)
+        s, nv, _ = _values(run, ex, w, acc, deterministic, center)
+    pts, nv = _categories(nv.astype(np.int64), by)
+    s = s if by is None else s[:ncat]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if agg in ("mean", "var", "std"):
+            s = s / nv
+        if agg == "std":
+            s = xp(s).sqrt(s)
+    return _cells(pts, xp(s).where(nv == 0, np.nan, s), pts, tal)
+
+
+def _values(run, ex, w, acc, deterministic, center):
+    """One pass of a values accumulator: ``(sums or extremes, n, [kept, n])``.
+
+    With ``deterministic`` (the sums of mean, sum, var, std), the sums are taken
+    again in fixed point, so that their bits do not depend on the order."""
+    red = acc if center is None else centered(acc, center)
+    part, tal = run(red, True)
+    s, nv = part[0], part[1]
+    if deterministic and acc is MEAN:
+        fred = fixed(_fixed_scale(ex, w, center))
+        s, _ = run(fred if center is None else centered(fred, center), True)
+    return s, nv, tal
+
+
+def _fixed_scale(ex, w, center):
+    """The fixed-point exponent for the weights (``center``: for ``(w - center)**2``)."""
+    m, n = ex.stats(w)
+    if np.isnan(m):  # NaN weights are no values: the bound of the others
+        m, _ = ex.stats(ex.each(lambda a: xp(a).where(a != a, 0, a), w))
+    if center is not None:
+        m = 4.0 * m * m  # |w - c| <= 2 max|w| when c is a mean of weights
+    return fixedpoint.scale_for(m, n)
+
+
+def _categories(grid, by):
+    """``(per-cell totals over the categories, per category)`` of a partial with categories
+    (the last one: no category), or ``(grid, grid)`` without."""
+    if by is None:
+        return grid, grid
+    per = grid[:by[1]]
+    return per.sum(axis=0), per
+
+
+def _cells(counts, values, points, tally) -> Cells:
+    kept, n = (int(v) for v in np.asarray(to_host(tally)))
+    return Cells(counts, values, points, kept, n, kept - int(points.sum()))

@@ -1,0 +1,73 @@
+"""Map projections: longitude/latitude to Web Mercator (EPSG:3857), and its tiles.
+
+``mercator(lon, lat)`` gives metres on the spherical Web Mercator of web maps
+(radius 6378137 m), latitudes clipped to +-85.0511287798 degrees (the square
+world of XYZ tiles). Works on NumPy, CuPy and dask arrays alike: elementwise,
+float64, no copy beyond the result. ``tile_bounds(z, x, y)`` is the extent of
+XYZ tile ``x, y`` at zoom ``z`` (``y`` counted from the north, as Leaflet,
+MapLibre and QGIS do).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["RADIUS", "MAX_LAT", "CRS", "WORLD", "mercator", "inverse", "tile_bounds", "PROJECTIONS"]
+
+RADIUS = 6378137.0
+MAX_LAT = 85.05112877980659
+CRS = "EPSG:3857"
+#: half the side of the square world in metres
+WORLD = math.pi * RADIUS
+PROJECTIONS = ("mercator",)
+
+
+def _ns(a):
+    mod = type(a).__module__.split(".")[0]
+    if mod == "cupy":
+        import cupy
+
+        return cupy
+    if mod == "dask":
+        import dask.array as da
+
+        return da
+    return np
+
+
+def mercator(lon, lat):
+    """``(x, y)`` in Web Mercator metres of longitudes and latitudes in degrees (float64).
+
+    NaN stays NaN; latitudes beyond +-MAX_LAT are clipped to it (the edge of the
+    map), longitudes are not wrapped.
+    """
+    xp = _ns(lon)
+    lon = xp.asarray(lon, dtype=np.float64) if xp is not np else np.asarray(lon, np.float64)
+    lat = xp.clip(xp.asarray(lat, dtype=np.float64) if xp is not np else np.asarray(lat, np.float64),
+                  -MAX_LAT, MAX_LAT)
+    x = lon * (math.pi / 180.0 * RADIUS)
+    y = RADIUS * xp.log(xp.tan(math.pi / 4.0 + lat * (math.pi / 360.0)))
+    return x, y
+
+
+def inverse(x, y):
+    """``(lon, lat)`` in degrees of Web Mercator metres."""
+    xp = _ns(x)
+    lon = xp.asarray(x, dtype=np.float64) * (180.0 / (math.pi * RADIUS))
+    lat = (2.0 * xp.arctan(xp.exp(xp.asarray(y, dtype=np.float64) / RADIUS)) - math.pi / 2.0) \
+        * (180.0 / math.pi)
+    return lon, lat
+
+
+def tile_bounds(z: int, x: int, y: int) -> tuple[float, float, float, float]:
+    """``(x0, x1, y0, y1)`` in metres of XYZ tile ``(x, y)`` at zoom ``z`` (``y`` from the north).
+
+    Raises ValueError for a tile outside the world (``0 <= x, y < 2**z``, ``0 <= z <= 30``).
+    """
+    if not (0 <= z <= 30) or not (0 <= x < 1 << z) or not (0 <= y < 1 << z):
+        raise ValueError(f"tile {z}/{x}/{y}: outside the world (0 <= x, y < 2**z, 0 <= z <= 30)")
+    side = 2.0 * WORLD / (1 << z)
+    x0 = -WORLD + x * side
+    y1 = WORLD - y * side
+    return x0, x0 + side, y1 - side, y1
