@@ -44,7 +44,7 @@ from .blocks import Plan
 from .plan import weighted
 from .reductions import COUNT, MAX, MEAN, MIN, centered, fixed
 
-__all__ = ["AGGS", "Cells", "aggregate", "check_agg"]
+__all__ = ["AGGS", "Cells", "aggregate", "check_agg", "merge", "merge_heatmaps"]
 
 AGGS = ("count", "any", "sum", "mean", "min", "max", "std", "var")
 _VALUE_ACC = {"sum": MEAN, "mean": MEAN, "min": MIN, "max": MAX, "std": MEAN, "var": MEAN}
@@ -68,6 +68,8 @@ class Cells:
     kept: int  #: points in a cell
     n: int  #: points in all
     skipped: int  #: points in a cell without a value (NaN weight, no category)
+    value_counts: Any = None  #: int64 values behind each entry of ``values`` (its shape)
+    means: Any = None  #: the cell means of var / std (what merges them)
 
 
 def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
@@ -106,21 +108,23 @@ def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
         if agg == "any":
             vals = (vals > 0).astype(np.float64)
         total = pts if sums is None else _categories(sums, by)[0]
-        return _cells(total, vals, pts, tal)
+        return _cells(total, vals, pts, tal, _categories(counts, by)[1])
 
     acc = _VALUE_ACC[agg]
     s, nv, tal = _values(run, ex, w, acc, deterministic, None)
+    means = None
     if agg in ("var", "std"):
         center = xp(s).where(nv > 0, s / xp(s).maximum(nv, 1), 0.0)
+        means = _categories(xp(s).where(nv > 0, center, np.nan), by)[1]
         s, nv, _ = _values(run, ex, w, acc, deterministic, center)
     pts, nv = _categories(nv.astype(np.int64), by)
-    s = s if by is None else s[:ncat]
+    s = _categories(s, by)[1]
     with np.errstate(invalid="ignore", divide="ignore"):
         if agg in ("mean", "var", "std"):
             s = s / nv
         if agg == "std":
             s = xp(s).sqrt(s)
-    return _cells(pts, xp(s).where(nv == 0, np.nan, s), pts, tal)
+    return _cells(pts, xp(s).where(nv == 0, np.nan, s), pts, tal, nv, means)
 
 
 def _values(run, ex, w, acc, deterministic, center):
@@ -156,6 +160,66 @@ def _categories(grid, by):
     return per.sum(axis=0), per
 
 
-def _cells(counts, values, points, tally) -> Cells:
+def _cells(counts, values, points, tally, value_counts, means=None) -> Cells:
     kept, n = (int(v) for v in np.asarray(to_host(tally)))
-    return Cells(counts, values, points, kept, n, kept - int(points.sum()))
+    return Cells(counts, values, points, kept, n, kept - int(points.sum()), value_counts, means)
+
+
+def merge(agg, a, b):
+    """Two finished aggregations of the same cells as one: ``(values, value_counts, means)``
+    each. Counts and extremes merge exactly, sums and means in float64, var and std by the
+    pairwise update of Chan, Golub and LeVeque (1979) from each side's means."""
+    va, na, ma = a
+    vb, nb, mb = b
+    x = xp(va)
+    n = na + nb
+    if agg == "count":
+        return va + vb, n, None
+    if agg == "any":
+        return ((va + vb) > 0).astype(np.float64), n, None
+    if agg in ("min", "max"):
+        return (x.fmin if agg == "min" else x.fmax)(va, vb), n, None
+    wa, wb = na / x.maximum(n, 1), nb / x.maximum(n, 1)
+    z = lambda v: x.where(x.isnan(v), 0.0, v)  # noqa: E731  an empty side adds nothing
+    if agg == "sum":
+        return x.where(n == 0, np.nan, z(va) + z(vb)), n, None
+    if agg == "mean":
+        return x.where(n == 0, np.nan, z(va) * wa + z(vb) * wb), n, None
+    var_a, var_b = (z(v * v if agg == "std" else v) for v in (va, vb))
+    d = z(mb) - z(ma)
+    mean = z(ma) * wa + z(mb) * wb
+    var = var_a * wa + var_b * wb + d * d * wa * wb
+    var = x.where(n == 0, np.nan, var)
+    return (x.sqrt(var) if agg == "std" else var), n, x.where(n == 0, np.nan, mean)
+
+
+def merge_heatmaps(a, b):
+    """``(categories, values, value_counts, means)`` of the sum of Heatmaps ``a`` and ``b``."""
+    labels = _common_labels(a.categories, b.categories)
+    return (labels,) + merge(a.agg, *(_padded(h, labels) for h in (a, b)))
+
+
+def _common_labels(a, b):
+    """The categories of a sum: the longer when one is a prefix of the other (categories
+    found in a later chunk append labels), else a ValueError."""
+    if a is None or a == b:
+        return a
+    short, long = sorted((a, b), key=len)
+    if tuple(long[:len(short)]) != tuple(short):
+        raise ValueError(f"other: categories {a} and {b} differ (one must extend the other)")
+    return long
+
+
+def _padded(hm, labels):
+    """``(values, value_counts, means)`` of ``hm`` with empty categories up to ``labels``."""
+    parts = (hm.values, hm.value_counts, hm.means)
+    extra = 0 if labels is None else len(labels) - len(hm.categories)
+    if not extra:
+        return parts
+    fill = (0.0 if hm.agg in ("count", "any") else np.nan, 0, np.nan)
+    return tuple(None if a is None else _pad(a, extra, f) for a, f in zip(parts, fill))
+
+
+def _pad(a, extra, fill):
+    x = xp(a)
+    return x.concatenate([a, x.full((extra,) + tuple(a.shape[1:]), fill, a.dtype)])

@@ -94,9 +94,8 @@ def categories(ex, by, n):
     if kind == "pandas":
         cat = by.array if hasattr(by, "array") else by
         return np.asarray(cat.codes), tuple(cat.categories)
-    if kind == "polars":
-        return (by.to_physical().fill_null(-1).cast(int).to_numpy(),
-                tuple(by.cat.get_categories().to_list()))
+    if kind == "polars":  # as Arrow: a dictionary array
+        by, kind = by.to_arrow(), "pyarrow"
     if kind == "pyarrow":
         import pyarrow as pa
 

@@ -12,27 +12,17 @@ This module owns no kernel.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from . import frames, png, validate
-from .aggregate import aggregate, check_agg
+from .aggregate import aggregate, check_agg, merge_heatmaps
 from .binning import cell_rule, positive_int
-from .project import CRS, PROJECTIONS, mercator
+from .project import WKT, projected
 from .plan import executor
 from .ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
-
-#: well-known text of the CRSs a heatmap can be in (for rioxarray / GDAL)
-_WKT = {CRS: (
-    'PROJCS["WGS 84 / Pseudo-Mercator",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",'
-    '6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],'
-    'PROJECTION["Mercator_1SP"],PARAMETER["central_meridian",0],PARAMETER["scale_factor",1],'
-    'PARAMETER["false_easting",0],PARAMETER["false_northing",0],UNIT["metre",1],'
-    'AXIS["Easting",EAST],AXIS["Northing",NORTH],EXTENSION["PROJ4","+proj=merc +a=6378137 '
-    '+b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +nadgrids=@null +wktext +no_defs"],'
-    'AUTHORITY["EPSG","3857"]]')}
 
 # data_range, check_cells, percentile_ranges and MAX_CELLS are hotbin.ranges', re-exported
 __all__ = ["Heatmap", "heatmap", "data_range"]
@@ -79,6 +69,11 @@ class Heatmap:
         Names of the coordinates (the columns, with ``data=``): ``to_xarray``'s dims.
     crs : str or None
         The coordinates' reference system when projected (``"EPSG:3857"``).
+    value_counts : array
+        The number of values behind each entry of ``values`` (int64, its shape):
+        ``counts`` without ``by``, the points per category and cell with it.
+    means : array or None
+        The cell means behind var and std (what merges them in ``+``).
     """
 
     counts: Any
@@ -95,6 +90,8 @@ class Heatmap:
     x_name: str = "x"
     y_name: str = "y"
     crs: str | None = None
+    value_counts: Any = None
+    means: Any = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.points is None:
@@ -105,6 +102,8 @@ class Heatmap:
             if self.agg != "count" or self.categories is not None:
                 raise ValueError(f"values: a heatmap of agg={self.agg!r} needs its values")
             object.__setattr__(self, "values", self.counts.astype("float64"))
+        if self.value_counts is None:
+            object.__setattr__(self, "value_counts", self.points)
 
     @property
     def height(self) -> int:
@@ -137,45 +136,59 @@ class Heatmap:
         return png.encode(self.shade()[::-1])
 
     def __add__(self, other: Heatmap) -> Heatmap:
-        """Merge two partial heatmaps of the same cells (e.g. two chunks of one data set).
+        """Merge two partial heatmaps of the same cells and agg (e.g. two chunks of one data set).
 
-        Counts add exactly. Weighted sums add in float64, so a heatmap merged from
-        chunks may differ in the last bits from one computed in a single call.
+        Counts, min and max merge exactly; sums and means in float64, var and std by
+        Chan's pairwise update (:func:`hotbin.aggregate.merge`), so a heatmap merged
+        from chunks may differ in the last bits from one computed in a single call.
         """
         if not isinstance(other, Heatmap):
             return NotImplemented
         if (other.counts.shape != self.counts.shape or other.x_range != self.x_range
                 or other.y_range != self.y_range or other.x_closed != self.x_closed
-                or other.y_closed != self.y_closed or other.categories != self.categories):
+                or other.y_closed != self.y_closed
+                or (self.categories is None) != (other.categories is None)):
             raise ValueError("other: heatmaps can only be added when their cells are the same "
                              f"({self._cells()} vs {other._cells()})")
-        if self.agg != other.agg or self.agg not in ("count", "any"):
-            raise ValueError(f"other: heatmaps of agg={self.agg!r} and {other.agg!r} do not add; "
-                             "only counts do (aggregate the points of both at once)")
+        if self.agg != other.agg:
+            raise ValueError(f"other: a heatmap of agg={self.agg!r} does not add to one of "
+                             f"agg={other.agg!r}")
         counts = self.counts + other.counts
         points = None if self.points is self.counts and other.points is other.counts \
             else self.points + other.points
-        values = self.values + other.values if self.agg == "count" \
-            else (self.values + other.values > 0).astype("float64")
+        labels, values, n, means = merge_heatmaps(self, other)
         return replace(self, counts=counts, dropped=self.dropped + other.dropped, points=points,
-                       values=values, skipped=self.skipped + other.skipped)
+                       values=values, value_counts=n, means=means, categories=labels,
+                       skipped=self.skipped + other.skipped)
 
     def _cells(self) -> str:
         return (f"{self.width}x{self.height} over {interval(self.x_range, self.x_closed)} x "
                 f"{interval(self.y_range, self.y_closed)}")
 
-    def shade(self, how="eq_hist", cmap="inferno", smooth=0.0, span=None, background=None):
-        """RGBA image ``(height, width, 4)`` uint8 of the counts; see :func:`hotbin.shade.shade`.
+    def shade(self, how="eq_hist", cmap="inferno", smooth=0.0, span=None, background=None,
+              color_key=None):
+        """RGBA image ``(height, width, 4)`` uint8; row 0 is row 0 of the cells (``y_range[0]``).
 
-        Row 0 of the image is row 0 of the counts (``y_range[0]``); cells without
-        points are fully transparent unless ``background`` is given (a weighted
-        cell whose sum is 0 is coloured).
+        The counts of a count heatmap, the ``values`` of an aggregation (see
+        :func:`hotbin.shade.shade` for ``how``, ``cmap``, ``smooth``, ``span``);
+        with categories (``by``), their colours mixed by count in each cell
+        (:func:`hotbin.colorize.colorize`, ``color_key``: colours per category).
+        Cells without points (or without a value) are fully transparent unless
+        ``background`` is given (a weighted cell whose sum is 0 is coloured).
         """
+        if self.categories is not None:
+            from .colorize import colorize
+
+            per = self.values if self.agg == "count" else self.value_counts
+            return colorize(per, color_key, how, labels=self.categories, background=background)
         from .shade import shade
 
-        occupied = None if self.points is self.counts else self.points
-        return shade(self.counts, how=how, cmap=cmap, smooth=smooth, span=span,
-                     background=background, occupied=occupied)
+        if self.agg == "count":
+            grid, occupied = self.counts, (None if self.points is self.counts else self.points)
+        else:
+            grid, occupied = self.values, (None if self.agg == "any" else self.value_counts)
+        return shade(grid, how=how, cmap=cmap, smooth=smooth, span=span, background=background,
+                     occupied=occupied)
 
     def to_png(self, path, **shade_kwargs) -> None:
         """Write the shaded heatmap as a PNG, north up: the picture's bottom row is ``y_range[0]``.
@@ -221,8 +234,8 @@ class Heatmap:
         if self.crs is not None:
             attrs["crs"] = self.crs
             attrs["grid_mapping"] = "spatial_ref"
-            coords["spatial_ref"] = ((), 0, {"crs_wkt": _WKT.get(self.crs, self.crs),
-                                             "spatial_ref": _WKT.get(self.crs, self.crs)})
+            coords["spatial_ref"] = ((), 0, {"crs_wkt": WKT.get(self.crs, self.crs),
+                                             "spatial_ref": WKT.get(self.crs, self.crs)})
         return xr.DataArray(np.asarray(to_host(self.values)), dims=dims, name=self.agg,
                             coords=coords, attrs=attrs)
 
@@ -333,7 +346,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     agg = check_agg(agg, weights)
     crs = None
     if project is not None:
-        x_in, ya, x_range, y_range, crs = _projected(project, x_in, ya, x_range, y_range)
+        x_in, ya, x_range, y_range, crs = projected(project, x_in, ya, x_range, y_range)
     ex = executor(backend, x_in, ya, weights, *(() if by is None else (by,)))
     xa, ya = validate.coordinates(
         ex, x_in, ya, "y: has {1} points but x has {0}", "x, y: expected 1-D arrays, got shapes {0} and {1}")
@@ -368,17 +381,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
                       (height, width), agg, deterministic)
     counts, values = ex.restore(cells.counts, x_in), ex.restore(cells.values, x_in)
     points = counts if cells.points is cells.counts else ex.restore(cells.points, x_in)
+    value_counts, means = (None if a is None else ex.restore(a, x_in)
+                           for a in (cells.value_counts, cells.means))
     return Heatmap(counts, cells.n - cells.kept, xr, yr, xc, yc, points, agg, values, labels,
-                   cells.skipped, *names, crs)
-
-
-def _projected(project, x, y, x_range, y_range):
-    """Coordinates and ranges in the projection's units, and its CRS."""
-    if project not in PROJECTIONS:
-        raise ValueError(f"project: expected one of {', '.join(PROJECTIONS)}, got {project!r}")
-    x, y = mercator(x, y)
-    if x_range is not None:
-        x_range = tuple(float(v) for v in mercator(np.asarray(given_range(x_range, "x_range")), 0.0)[0])
-    if y_range is not None:
-        y_range = tuple(float(v) for v in mercator(0.0, np.asarray(given_range(y_range, "y_range")))[1])
-    return x, y, x_range, y_range, CRS
+                   cells.skipped, *names, crs, value_counts, means)

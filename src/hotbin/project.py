@@ -13,7 +13,10 @@ import math
 
 import numpy as np
 
-__all__ = ["RADIUS", "MAX_LAT", "CRS", "WORLD", "mercator", "inverse", "tile_bounds", "PROJECTIONS"]
+from .ranges import given_range
+
+__all__ = ["RADIUS", "MAX_LAT", "CRS", "WKT", "WORLD", "mercator", "inverse", "tile_bounds",
+           "PROJECTIONS", "projected"]
 
 RADIUS = 6378137.0
 MAX_LAT = 85.05112877980659
@@ -21,6 +24,16 @@ CRS = "EPSG:3857"
 #: half the side of the square world in metres
 WORLD = math.pi * RADIUS
 PROJECTIONS = ("mercator",)
+
+#: well-known text of the CRSs a heatmap can be in (for rioxarray / GDAL)
+WKT = {CRS: (
+    'PROJCS["WGS 84 / Pseudo-Mercator",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",'
+    '6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],'
+    'PROJECTION["Mercator_1SP"],PARAMETER["central_meridian",0],PARAMETER["scale_factor",1],'
+    'PARAMETER["false_easting",0],PARAMETER["false_northing",0],UNIT["metre",1],'
+    'AXIS["Easting",EAST],AXIS["Northing",NORTH],EXTENSION["PROJ4","+proj=merc +a=6378137 '
+    '+b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +nadgrids=@null +wktext +no_defs"],'
+    'AUTHORITY["EPSG","3857"]]')}
 
 
 def _ns(a):
@@ -71,3 +84,15 @@ def tile_bounds(z: int, x: int, y: int) -> tuple[float, float, float, float]:
     x0 = -WORLD + x * side
     y1 = WORLD - y * side
     return x0, x0 + side, y1 - side, y1
+
+
+def projected(project, x, y, x_range, y_range):
+    """Coordinates and ranges in the projection's units, and its CRS."""
+    if project not in PROJECTIONS:
+        raise ValueError(f"project: expected one of {', '.join(PROJECTIONS)}, got {project!r}")
+    x, y = mercator(x, y)
+    if x_range is not None:
+        x_range = tuple(float(v) for v in mercator(np.asarray(given_range(x_range, "x_range")), 0.0)[0])
+    if y_range is not None:
+        y_range = tuple(float(v) for v in mercator(0.0, np.asarray(given_range(y_range, "y_range")))[1])
+    return x, y, x_range, y_range, CRS

@@ -163,6 +163,12 @@ def call(be, op: str, *args, **kwargs):
     out = getattr(be, op)(*args, **kwargs)
     if out is NotImplemented:
         cpu = load(FALLBACK).module
-        host = lambda v: to_host(v) if hasattr(v, "dtype") and hasattr(v, "shape") else v  # noqa: E731
-        out = getattr(cpu, op)(*map(host, args), **{k: host(v) for k, v in kwargs.items()})
+        out = getattr(cpu, op)(*map(_host, args), **{k: _host(v) for k, v in kwargs.items()})
     return out
+
+
+def _host(v):
+    """An argument for the cpu backend: arrays (also inside a tuple such as ``by``) on the host."""
+    if isinstance(v, tuple):
+        return tuple(map(_host, v))
+    return to_host(v) if hasattr(v, "dtype") and hasattr(v, "shape") else v

@@ -1,0 +1,301 @@
+"""Heatmap aggregations (issue #16): agg= and by= against NumPy cell by cell, against
+datashader's reductions, merge invariance and determinism, on every executor.
+
+The oracle bins with NumPy alone (``searchsorted`` on the heatmap's edges) and
+reduces each cell's weights with NumPy's own functions.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hotbin
+from hotbin.aggregate import AGGS
+
+VALUE_AGGS = ("sum", "mean", "min", "max", "std", "var")
+REDUCE = {"sum": np.sum, "mean": np.mean, "min": np.min, "max": np.max, "std": np.std, "var": np.var}
+
+
+def _cell_index(v, edges, closed):
+    i = np.searchsorted(edges, v, side="right") - 1
+    n = edges.size - 1
+    if closed:
+        i = np.where(v == edges[-1], n - 1, i)
+    ok = np.isfinite(v) & (i >= 0) & (i < n)
+    return np.where(ok, i, -1)
+
+
+def oracle(hm, x, y, w=None, codes=None, ncat=None):
+    """(values, counts) of ``hm.agg`` computed with NumPy from the raw points."""
+    ix = _cell_index(np.asarray(x, np.float64), hm.x_edges, hm.x_closed)
+    iy = _cell_index(np.asarray(y, np.float64), hm.y_edges, hm.y_closed)
+    inside = (ix >= 0) & (iy >= 0)
+    cats = [None] if codes is None else range(ncat)
+    values = np.full((len(cats), hm.height, hm.width), np.nan)
+    counts = np.zeros((hm.height, hm.width), np.int64)
+    for k, cat in enumerate(cats):
+        sel = inside if cat is None else inside & (codes == cat)
+        for r in range(hm.height):
+            for c in range(hm.width):
+                m = sel & (iy == r) & (ix == c)
+                if hm.agg in ("count", "any"):
+                    v = m.sum() if w is None else w[m].sum()
+                    values[k, r, c] = float(v > 0) if hm.agg == "any" else v
+                    counts[r, c] += m.sum()
+                    continue
+                vals = w[m][~np.isnan(w[m])]
+                counts[r, c] += vals.size
+                if vals.size:
+                    values[k, r, c] = REDUCE[hm.agg](vals.astype(np.float64))
+    return (values[0] if codes is None else values), counts
+
+
+def points(n=3000, seed=1):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-3, 5, n)
+    y = rng.normal(1, 2, n)
+    w = rng.normal(10, 3, n)
+    w[rng.random(n) < 0.05] = np.nan
+    x[:20] = np.nan  # dropped
+    return x, y, w
+
+
+@pytest.mark.parametrize("agg", AGGS)
+def test_every_agg_matches_numpy_cell_by_cell(agg):
+    x, y, w = points()
+    ww = None if agg in ("count", "any") else w
+    hm = hotbin.heatmap(x, y, ww, agg=agg, width=7, height=5)
+    want, counts = oracle(hm, x, y, ww)
+    np.testing.assert_allclose(hm.values, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+    assert hm.values.dtype == np.float64
+    np.testing.assert_array_equal(hm.counts if agg in ("count", "any") else hm.value_counts, counts)
+    assert hm.counts.sum() + hm.skipped + hm.dropped == x.size
+    if agg in VALUE_AGGS:
+        inside = x.size - hm.dropped
+        assert hm.skipped == inside - counts.sum() > 0  # the NaN weights in a cell
+
+
+@pytest.mark.parametrize("agg", ["count", "mean", "max", "var"])
+def test_by_categories_matches_numpy(agg):
+    x, y, w = points(seed=2)
+    rng = np.random.default_rng(3)
+    codes = rng.integers(-1, 4, x.size)  # -1: no category
+    ww = None if agg == "count" else w
+    hm = hotbin.heatmap(x, y, ww, agg=agg, by=codes, width=4, height=3)
+    assert hm.categories == (0, 1, 2, 3)
+    assert hm.values.shape == (4, 3, 4)
+    want, counts = oracle(hm, x, y, ww, codes, 4)
+    np.testing.assert_allclose(hm.values, want, rtol=1e-12, equal_nan=True)
+    np.testing.assert_array_equal(hm.counts, counts)
+    assert hm.counts.sum() + hm.skipped + hm.dropped == x.size
+
+
+def test_by_accepts_pandas_polars_pyarrow_and_strings():
+    pd = pytest.importorskip("pandas")
+    x, y, w = points(500, seed=4)
+    labels = np.array(["bus", "car", "bike"])[np.random.default_rng(5).integers(0, 3, x.size)]
+    ref = hotbin.heatmap(x, y, by=labels, width=5, height=4)
+    assert ref.categories == ("bike", "bus", "car")  # sorted, as numpy.unique
+    cat = pd.Categorical(labels, categories=["bike", "bus", "car"])
+    for by in (cat, pd.Series(cat), pd.Series(labels)):
+        hm = hotbin.heatmap(x, y, by=by, width=5, height=4)
+        assert hm.categories == ref.categories
+        np.testing.assert_array_equal(hm.values, ref.values)
+    pa = pytest.importorskip("pyarrow")
+    hm = hotbin.heatmap(x, y, by=pa.array(labels).dictionary_encode(), width=5, height=4)
+    order = [hm.categories.index(c) for c in ref.categories]
+    np.testing.assert_array_equal(hm.values[order], ref.values)
+    pl = pytest.importorskip("polars")
+    hm = hotbin.heatmap(x, y, by=pl.Series(labels, dtype=pl.Categorical), width=5, height=4)
+    order = [hm.categories.index(c) for c in ref.categories]
+    np.testing.assert_array_equal(hm.values[order], ref.values)
+
+
+def test_data_frames_by_column_name():
+    pd = pytest.importorskip("pandas")
+    x, y, w = points(400, seed=6)
+    df = pd.DataFrame({"lon": x, "lat": y, "fare": w})
+    hm = hotbin.heatmap("lon", "lat", "fare", data=df, agg="mean", width=6, height=3)
+    ref = hotbin.heatmap(x, y, w, agg="mean", width=6, height=3)
+    np.testing.assert_array_equal(hm.values, ref.values)
+    assert (hm.x_name, hm.y_name) == ("lon", "lat")
+    pl = pytest.importorskip("polars")
+    hm = hotbin.heatmap(x="lon", y="lat", weights="fare", data=pl.from_pandas(df), agg="max",
+                        width=6, height=3)
+    np.testing.assert_array_equal(hm.values, hotbin.heatmap(x, y, w, agg="max", width=6, height=3).values)
+    pa = pytest.importorskip("pyarrow")
+    hm = hotbin.heatmap("lon", "lat", data=pa.Table.from_pandas(df), width=6, height=3)
+    np.testing.assert_array_equal(hm.counts, hotbin.heatmap(x, y, width=6, height=3).counts)
+    with pytest.raises(ValueError, match="no column 'nope'"):
+        hotbin.heatmap("nope", "lat", data=df)
+    with pytest.raises(TypeError, match="no data= table"):
+        hotbin.heatmap("lon", "lat")
+
+
+def test_errors_name_the_argument():
+    x, y, w = points(100)
+    with pytest.raises(ValueError, match="agg: expected one of"):
+        hotbin.heatmap(x, y, w, agg="median")
+    with pytest.raises(ValueError, match="needs weights"):
+        hotbin.heatmap(x, y, agg="mean")
+    with pytest.raises(ValueError, match="one category per point"):
+        hotbin.heatmap(x, y, by=np.zeros(3, int))
+    with pytest.raises(ValueError, match="categories"):
+        hotbin.heatmap(x, y, by=np.full(x.size, 1 << 20))
+
+
+def test_hot_cell_and_extremes_are_exact():
+    n = 10000
+    x = np.full(n, 0.5)
+    y = np.full(n, 0.5)
+    w = np.random.default_rng(7).normal(size=n)
+    w[17] = 1e300
+    w[18] = -np.inf
+    for agg, want in (("max", 1e300), ("min", -np.inf)):
+        hm = hotbin.heatmap(x, y, w, agg=agg, width=3, height=3, x_range=(0, 1), y_range=(0, 1))
+        assert hm.values[1, 1] == want
+        assert np.isnan(hm.values[0, 0]) and hm.value_counts[1, 1] == n
+
+
+def test_var_is_two_pass_accurate():
+    """A large mean and a small spread: a one-pass sum of squares would cancel to garbage."""
+    rng = np.random.default_rng(8)
+    w = 1e9 + rng.normal(0, 1, 5000)
+    x = rng.random(5000)
+    hm = hotbin.heatmap(x, np.zeros(5000), w, agg="var", width=2, height=1, x_range=(0, 1),
+                        y_range=(-1, 1))
+    for c in range(2):
+        m = (x >= 0.5) == bool(c)
+        assert hm.values[0, c] == pytest.approx(np.var(w[m]), rel=1e-9)
+
+
+@pytest.mark.parametrize("agg", ["sum", "mean", "std", "var"])
+def test_deterministic_is_bitwise_the_same_for_any_order_and_threads(agg):
+    import numba
+
+    x, y, w = points(20000, seed=9)
+    kw = dict(agg=agg, width=9, height=7, x_range=(-3, 5), y_range=(-5, 7), deterministic=True)
+    ref = hotbin.heatmap(x, y, w, **kw)
+    perm = np.random.default_rng(10).permutation(x.size)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = hotbin.heatmap(x[perm], y[perm], w[perm], **kw)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(one.values, ref.values)
+    merged = hotbin.heatmap(x[:7000], y[:7000], w[:7000], **kw) + hotbin.heatmap(
+        x[7000:], y[7000:], w[7000:], **kw)
+    np.testing.assert_allclose(merged.values, ref.values, rtol=1e-12, equal_nan=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 400), st.sampled_from(AGGS), st.integers(1, 4))
+def test_merge_of_any_split_equals_the_whole(cut, agg, ncat):
+    x, y, w = points(400, seed=11)
+    codes = np.arange(x.size) % ncat
+    ww = None if agg in ("count", "any") else w
+    kw = dict(agg=agg, width=3, height=2, x_range=(-3, 5), y_range=(-5, 7), by=None)
+    whole = hotbin.heatmap(x, y, ww, **{**kw, "by": codes})
+    a = hotbin.heatmap(x[:cut], y[:cut], None if ww is None else ww[:cut], **{**kw, "by": codes[:cut]})
+    b = hotbin.heatmap(x[cut:], y[cut:], None if ww is None else ww[cut:], **{**kw, "by": codes[cut:]})
+    m = a + b
+    np.testing.assert_allclose(m.values, whole.values, rtol=1e-10, atol=1e-9, equal_nan=True)
+    np.testing.assert_array_equal(m.counts, whole.counts)
+    assert (m.skipped, m.dropped) == (whole.skipped, whole.dropped)
+
+
+@pytest.mark.parametrize("agg", ["count", "mean", "min", "std"])
+def test_dask_equals_memory_and_deterministic_is_bitwise(agg):
+    da = pytest.importorskip("dask.array")
+    x, y, w = points(6000, seed=12)
+    codes = np.arange(x.size) % 3
+    ww = None if agg == "count" else w
+    kw = dict(agg=agg, width=5, height=4, deterministic=True)
+    ref = hotbin.heatmap(x, y, ww, by=codes, **kw)
+    d = [da.from_array(a, chunks=1300) for a in (x, y, codes)]
+    hm = hotbin.heatmap(d[0], d[1], None if ww is None else da.from_array(ww, chunks=1300), by=d[2], **kw)
+    np.testing.assert_array_equal(hm.values, ref.values)
+    assert (hm.skipped, hm.dropped, hm.categories) == (ref.skipped, ref.dropped, ref.categories)
+
+
+def test_wgpu_and_cpu_agree_when_present():
+    if "wgpu" not in hotbin.backends():
+        pytest.skip("no wgpu adapter")
+    x, y, w = points(2000, seed=13)
+    for agg in ("count", "max", "mean"):
+        ww = None if agg == "count" else w
+        a = hotbin.heatmap(x, y, ww, agg=agg, by=np.arange(x.size) % 2, width=6, height=6, backend="cpu")
+        b = hotbin.heatmap(x, y, ww, agg=agg, by=np.arange(x.size) % 2, width=6, height=6, backend="wgpu")
+        np.testing.assert_allclose(np.asarray(b.values), a.values, rtol=1e-12, equal_nan=True)
+
+
+def test_shading_values_and_categories():
+    x, y, w = points(2000, seed=14)
+    hm = hotbin.heatmap(x, y, w, agg="mean", width=8, height=8)
+    rgba = hm.shade()
+    assert rgba.shape == (8, 8, 4)
+    np.testing.assert_array_equal(rgba[..., 3] == 0, np.isnan(hm.values))
+    cat = hotbin.heatmap(x, y, by=np.arange(x.size) % 3, width=8, height=8)
+    rgba = cat.shade(color_key=["#ff0000", "#00ff00", "#0000ff"])
+    only_red = (cat.values[0] > 0) & (cat.values[1:].sum(axis=0) == 0)
+    assert only_red.any()
+    assert (rgba[only_red][:, :3] == [255, 0, 0]).all()
+    np.testing.assert_array_equal(rgba[..., 3] == 0, cat.counts == 0)
+    with pytest.raises(ValueError, match="color_key"):
+        cat.shade(color_key=["#ff0000"])
+
+
+def test_projection_and_xarray():
+    xr = pytest.importorskip("xarray")
+    lon = np.array([-74.0, -73.9, 2.35])
+    lat = np.array([40.7, 40.8, 48.85])
+    hm = hotbin.heatmap(lon, lat, width=10, height=None, x_range=(-75, 3), y_range=(40, 50),
+                        project="mercator")
+    assert hm.crs == "EPSG:3857" and hm.counts.sum() == 3
+    assert hm.x_range[0] == pytest.approx(-75 * np.pi / 180 * 6378137.0)
+    assert hm.height == max(1, round(10 * (hm.y_range[1] - hm.y_range[0]) / (hm.x_range[1] - hm.x_range[0])))
+    da = hm.to_xarray()
+    assert isinstance(da, xr.DataArray) and da.attrs["crs"] == "EPSG:3857"
+    assert "3857" in da.coords["spatial_ref"].attrs["crs_wkt"]
+
+
+# --- datashader, the fairest judge of what a reduction means --------------------------------
+
+@pytest.mark.parametrize("agg", ["count", "any", "sum", "mean", "min", "max", "std", "var"])
+def test_against_datashader_reductions(agg):
+    ds = pytest.importorskip("datashader")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(15)
+    n, W, H = 20000, 40, 30
+    # off the cell boundaries: centres of cells plus a jitter of under half a cell
+    x = (rng.integers(0, W, n) + 0.5 + rng.uniform(-0.45, 0.45, n)) / W
+    y = (rng.integers(0, H, n) + 0.5 + rng.uniform(-0.45, 0.45, n)) / H
+    w = rng.normal(5, 2, n)
+    df = pd.DataFrame({"x": x, "y": y, "w": w})
+    cvs = ds.Canvas(plot_width=W, plot_height=H, x_range=(0, 1), y_range=(0, 1))
+    red = {"count": ds.count(), "any": ds.any()}.get(agg) or getattr(ds, agg)("w")
+    want = np.asarray(cvs.points(df, "x", "y", agg=red), np.float64)
+    hm = hotbin.heatmap(x, y, None if agg in ("count", "any") else w, agg=agg, width=W, height=H,
+                        x_range=(0, 1), y_range=(0, 1))
+    if agg == "sum":  # datashader's sum of an empty pixel is NaN as ours
+        pass
+    np.testing.assert_allclose(hm.values, want, rtol=1e-9, atol=1e-12, equal_nan=True)
+
+
+def test_against_datashader_count_cat():
+    ds = pytest.importorskip("datashader")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(16)
+    n, W, H = 20000, 32, 24
+    x = (rng.integers(0, W, n) + 0.5 + rng.uniform(-0.45, 0.45, n)) / W
+    y = (rng.integers(0, H, n) + 0.5 + rng.uniform(-0.45, 0.45, n)) / H
+    cat = pd.Categorical(rng.choice(["a", "b", "c", "d"], n))
+    df = pd.DataFrame({"x": x, "y": y, "c": cat})
+    cvs = ds.Canvas(plot_width=W, plot_height=H, x_range=(0, 1), y_range=(0, 1))
+    want = cvs.points(df, "x", "y", agg=ds.by("c", ds.count()))
+    hm = hotbin.heatmap("x", "y", by="c", data=df, width=W, height=H, x_range=(0, 1), y_range=(0, 1))
+    assert hm.categories == tuple(want.coords["c"].values)
+    np.testing.assert_array_equal(hm.values, np.moveaxis(np.asarray(want), -1, 0))
