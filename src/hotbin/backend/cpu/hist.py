@@ -51,7 +51,7 @@ _HOW = {
     "min": _Acc(MIN, np.dtype(np.float64), "own"),
     "max": _Acc(MAX, np.dtype(np.float64), "own"),
 }
-#: the accumulators whose second partial row counts the values (float64)
+#: the accumulators whose partial is [value, n] per cell (float64)
 _VALUES = (MEAN, MIN, MAX)
 
 
@@ -118,20 +118,21 @@ def _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h
                 h[c] += qh
                 h2[c] += ql
                 continue
-            h2[c] += 1.0
+            i = c + c  # [value, n] of a cell side by side: one cache line per point
+            h[i + 1] += 1.0
             if how == MEAN:
-                h[c] += v
+                h[i] += v
             elif how == MIN:
-                if v < h[c]:
-                    h[c] = v
-            elif v > h[c]:
-                h[c] = v
+                if v < h[i]:
+                    h[i] = v
+            elif v > h[i]:
+                h[i] = v
     return dropped
 
 
 @Kernel
 def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops):
-    """Per-thread partials: out[p] (and out2[p] for FIXED and the values), drops[p] dropped points."""
+    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points."""
     parts = out.shape[0]
     n = x.size
     step = (n + parts - 1) // parts
@@ -182,12 +183,12 @@ def _run(arrays, rx, ry, weights, red, by=None):
     two_d = ry is not None
     ncat = 0 if by is None else int(by[1])
     ncell = rx.nbins * (ry.nbins if two_d else 1) * (ncat + 1 if ncat else 1)
-    two = how == FIXED or how in _VALUES
-    parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (2 if two else 1))
-    out = np.zeros((parts, ncell + 1), dt)
+    pair = 2 if how in _VALUES else 1  # the values accumulators interleave [value, n] per cell
+    parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (1 if how == COUNT else 2))
+    out = np.zeros((parts, (ncell + 1) * pair), dt)
     if red.identity:
-        out[:] = red.identity[0]
-    out2 = np.zeros((parts, ncell + 1 if two else 0), np.int64 if how == FIXED else np.float64)
+        out[:, 0::2] = red.identity[0]
+    out2 = np.zeros((parts, ncell + 1 if how == FIXED else 0), np.int64)
     drops = np.zeros(parts, np.int64)
     total = None
     factor = fixedpoint.factors(red.scale) if how == FIXED else (0.0, 0.0)
@@ -218,8 +219,8 @@ def _run(arrays, rx, ry, weights, red, by=None):
         res = total[:ncell]
     elif how == FIXED:
         res = fixedpoint.merge(np.stack([out[:, :ncell], out2[:, :ncell]], axis=1))
-    elif two:
-        res = red.combine(np.stack([out[:, :ncell], out2[:, :ncell]], axis=1))
+    elif pair == 2:
+        res = red.combine(out.reshape(parts, ncell + 1, 2)[:, :ncell].transpose(0, 2, 1))
     else:
         res = out.sum(axis=0)[:ncell]
     return res, int(drops.sum())
