@@ -299,3 +299,16 @@ def test_against_datashader_count_cat():
     hm = hotbin.heatmap("x", "y", by="c", data=df, width=W, height=H, x_range=(0, 1), y_range=(0, 1))
     assert hm.categories == tuple(want.coords["c"].values)
     np.testing.assert_array_equal(hm.values, np.moveaxis(np.asarray(want), -1, 0))
+
+
+def test_dask_dataframe_categorical_column():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    x, y, w = points(3000, seed=17)
+    lab = np.array(["a", "b", "c"])[np.arange(x.size) % 3]
+    df = pd.DataFrame({"x": x, "y": y, "w": w, "c": pd.Categorical(lab)})
+    ref = hotbin.heatmap("x", "y", "w", data=df, agg="mean", by="c", width=4, height=4)
+    hm = hotbin.heatmap("x", "y", "w", data=dd.from_pandas(df, npartitions=3), agg="mean", by="c",
+                        width=4, height=4)
+    assert hm.categories == ref.categories == ("a", "b", "c")
+    np.testing.assert_allclose(hm.values, ref.values, rtol=1e-12, equal_nan=True)

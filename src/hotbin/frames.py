@@ -88,6 +88,13 @@ def _categorical_kind(col):
     return None
 
 
+def _integer(a) -> bool:
+    try:
+        return np.dtype(str(a.dtype)).kind in "biu"
+    except (AttributeError, TypeError):
+        return False
+
+
 def categories(ex, by, n):
     """``(codes, labels)`` of ``by`` (one category per point; ``n`` points)."""
     kind = _categorical_kind(by)
@@ -103,7 +110,11 @@ def categories(ex, by, n):
             by = by.combine_chunks() if by.num_chunks != 1 else by.chunk(0)
         codes = by.indices.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False)
         return codes, tuple(by.dictionary.to_pylist())
-    if getattr(by, "dtype", None) is not None and np.dtype(str(by.dtype)).kind in "biu":
+    if is_dask(by) and str(getattr(by, "dtype", "")) == "category":  # a dask categorical column
+        if not by.cat.known:
+            by = by.cat.as_known()
+        return by.cat.codes, tuple(by.cat.categories)
+    if _integer(by):
         a = ex.array(by, "by")
         if tuple(a.shape) != (n,):
             raise ValueError(f"by: expected one category per point ({n}), got shape {tuple(a.shape)}")
