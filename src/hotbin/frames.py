@@ -34,7 +34,7 @@ def column(data, key, what):
         col = data[key]
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise ValueError(f"{what}: no column {key!r} in data ({_names(data)})") from exc
-    return _array(col)
+    return col if what == "by" else _array(col)  # categories are read by categories()
 
 
 def name_of(key, default):
@@ -116,7 +116,7 @@ def categories(ex, by, n):
         return by.cat.codes, tuple(by.cat.categories)
     if _integer(by):
         a = ex.array(by, "by")
-        if tuple(a.shape) != (n,):
+        if not ex.lazy and tuple(a.shape) != (n,):  # (dask: ex.align pairs the chunks)
             raise ValueError(f"by: expected one category per point ({n}), got shape {tuple(a.shape)}")
         lo, hi = ex.extents([a])[0]
         hi = int(hi) if lo <= hi else -1
@@ -126,11 +126,25 @@ def categories(ex, by, n):
     if is_dask(by):
         raise TypeError("by: on Dask, pass integer codes (a dask array, or df[col].cat.codes of a "
                         "categorical column)")
-    if type(by).__module__.split(".")[0] == "pandas":
+    mod = type(by).__module__.split(".")[0]
+    if mod == "pandas":
         import pandas as pd
 
         codes, labels = pd.factorize(by, sort=True)
         return codes, tuple(labels)
+    if mod == "polars":
+        by = by.to_arrow()
+        mod = "pyarrow"
+    if mod == "pyarrow":
+        import pyarrow as pa
+
+        if pa.types.is_integer(by.type):
+            return categories(ex, by.to_numpy(zero_copy_only=False), n)
+        codes, labels = categories(ex, by.dictionary_encode(), n)  # labels as they appear:
+        order = np.argsort(np.array(labels, dtype=object), kind="stable")  # sorted, as numpy.unique
+        rank = np.empty(len(order) + 1, np.int64)
+        rank[order], rank[-1] = np.arange(len(order)), -1
+        return rank[codes], tuple(labels[i] for i in order)
     a = np.asarray(by)
     if a.shape != (n,):
         raise ValueError(f"by: expected one category per point ({n}), got shape {a.shape}")

@@ -183,12 +183,16 @@ class Heatmap:
             return colorize(per, color_key, how, labels=self.categories, background=background)
         from .shade import shade
 
-        if self.agg == "count":
-            grid, occupied = self.counts, (None if self.points is self.counts else self.points)
-        else:
-            grid, occupied = self.values, (None if self.agg == "any" else self.value_counts)
+        grid, occupied = self.shaded()
         return shade(grid, how=how, cmap=cmap, smooth=smooth, span=span, background=background,
                      occupied=occupied)
+
+    def shaded(self):
+        """``(grid, occupied)``: what :meth:`shade` colours (the counts of a count, else the
+        values) and which cells hold points (None: the non-zero ones)."""
+        if self.agg == "count":
+            return self.counts, (None if self.points is self.counts else self.points)
+        return self.values, (None if self.agg == "any" else self.value_counts)
 
     def to_png(self, path, **shade_kwargs) -> None:
         """Write the shaded heatmap as a PNG, north up: the picture's bottom row is ``y_range[0]``.

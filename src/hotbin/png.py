@@ -17,8 +17,13 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
-def encode(image: np.ndarray) -> bytes:
-    """PNG bytes of a ``(H, W)`` or ``(H, W, C)`` uint8/uint16 image, C in 1..4; row 0 on top."""
+def encode(image: np.ndarray, text=None) -> bytes:
+    """PNG bytes of a ``(H, W)`` or ``(H, W, C)`` uint8/uint16 image, C in 1..4; row 0 on top.
+
+    ``text``: ``{keyword: value}`` written as ``tEXt`` chunks before the image data (keywords
+    of 1-79 printable Latin-1 characters without leading, trailing or double spaces; values
+    Latin-1), as :func:`read_text` and Pillow's ``Image.text`` read them.
+    """
     img = np.asarray(image)
     if img.ndim == 2:
         img = img[:, :, None]
@@ -31,13 +36,41 @@ def encode(image: np.ndarray) -> bytes:
     rows = np.ascontiguousarray(img, dtype=img.dtype.newbyteorder(">")).reshape(h, w * c).view(np.uint8)
     raw = np.concatenate([np.zeros((h, 1), np.uint8), rows], axis=1).tobytes()
     header = struct.pack(">IIBBBBB", w, h, depth, _COLOR[c], 0, 0, 0)
-    return _SIG + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(raw, 6)) + _chunk(b"IEND", b"")
+    chunks = b"".join(_chunk(b"tEXt", _text(k, v)) for k, v in (text or {}).items())
+    return (_SIG + _chunk(b"IHDR", header) + chunks + _chunk(b"IDAT", zlib.compress(raw, 6))
+            + _chunk(b"IEND", b""))
 
 
-def write(path, image: np.ndarray) -> None:
-    """Write ``image`` (see :func:`encode`) to ``path``."""
+def _text(key, value) -> bytes:
+    """The body of a ``tEXt`` chunk: keyword, NUL, text (both Latin-1)."""
+    key, value = str(key), str(value)
+    if not (1 <= len(key) <= 79) or key != key.strip() or "  " in key \
+            or any(not (32 <= ord(c) <= 126 or 161 <= ord(c) <= 255) for c in key):
+        raise ValueError(f"text: {key!r} is not a PNG keyword (1-79 printable Latin-1 characters)")
+    try:
+        return key.encode("latin-1") + b"\0" + value.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError(f"text: the value of {key!r} is not Latin-1 text") from None
+
+
+def write(path, image: np.ndarray, text=None) -> None:
+    """Write ``image`` (see :func:`encode`, with its ``text`` chunks) to ``path``."""
     with open(path, "wb") as f:
-        f.write(encode(image))
+        f.write(encode(image, text))
+
+
+def read_text(path) -> dict:
+    """The ``tEXt`` chunks of a PNG file as ``{keyword: value}``."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data.startswith(_SIG):
+        raise ValueError(f"{path}: not a PNG file")
+    out = {}
+    for kind, body in _chunks(data, path):
+        if kind == b"tEXt" and b"\0" in body:
+            key, _, value = body.partition(b"\0")
+            out[key.decode("latin-1")] = value.decode("latin-1")
+    return out
 
 
 #: the pixel limit when Pillow has not been imported: Pillow's default ``Image.MAX_IMAGE_PIXELS``

@@ -13,7 +13,8 @@ import re
 import sys
 
 #: modules that provide sub-commands
-COMMANDS = ("hotbin.cli.info", "hotbin.cli.image", "hotbin.cli.heatmap")
+COMMANDS = ("hotbin.cli.info", "hotbin.cli.image", "hotbin.cli.heatmap",
+            "hotbin.cli.completion")
 
 
 class UserError(Exception):
@@ -23,8 +24,12 @@ class UserError(Exception):
 EXAMPLES = """examples:
   hotbin heatmap --demo -o demo.png
   hotbin heatmap trips.csv --x lon --y lat --x-range -74.1,-73.8 --y-range 40.6,40.9 -o nyc.png
+  hotbin heatmap 'trips/**/*.parquet' --x lon --y lat --where "fare > 0" --agg mean:fare -o fare.nc
+  hotbin heatmap trips.parquet --x lon --y lat --by vendor --project mercator --width 2048 -o map.tif
+  zcat trips.csv.gz | hotbin heatmap - --x lon --y lat --json -o trips.png
   hotbin image photo.jpg --equalize photo-eq.png
   hotbin info
+  hotbin completion bash   (zsh, fish: a completion script)
 """
 
 #: a value that argparse would take for an option because it starts with "-": a negative

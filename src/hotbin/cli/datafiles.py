@@ -1,57 +1,57 @@
-"""Data files for the command line: which files INPUT names, and their columns in chunks.
+"""Data files for the command line: their columns in chunks, filtered, without junk rows.
 
-CSV/TSV (optionally compressed, through pandas) and Parquet (through pyarrow) are
-read a chunk of rows at a time as float64 columns; a reading library's error or a
-missing column becomes one :class:`UserError` line. A row whose needed cell is not a
-number (``#VALUE!``, a repeated header, ``"-73,98"``) is skipped and counted in a
-:class:`Junk` (empty cells are NaN, as NumPy reads them: kept, and dropped by the
-heatmap); with ``strict`` the first such row is an error naming its line.
+CSV/TSV (plain or compressed: gzip, bzip2, zstd, xz, lz4, found by their first
+bytes) is read by pyarrow's streaming CSV reader, Parquet through
+``pyarrow.dataset`` (hive partitions, ``--where`` pushed down so row groups whose
+statistics exclude every row are never read). Each chunk holds the ``numbers``
+columns as float64 (empty cells NaN) and the ``category`` column as a pyarrow
+array. A row whose needed cell is not a number (``#VALUE!``, a repeated header,
+``"-73,98"``) is skipped and counted in a :class:`Junk`; with ``strict`` the
+first is an error naming its line (row, for Parquet). The needed columns of CSV
+are read as numbers first; the first cell that is not one reopens the file with
+those columns as text from the rows not yet given out. :meth:`Data.extents`
+answers from Parquet row-group statistics without reading any data page.
 """
 from __future__ import annotations
 
-import glob
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import UserError
+from .sources import COMPRESSED as _COMPRESSED
+from .sources import PARQUET_EXT, STDIN, data_files, hive_keys, stdin_file
 
-__all__ = ["data_files", "Files", "Junk", "reader", "need", "PARQUET_EXT"]
+__all__ = ["Request", "Data", "Junk", "open_data", "need", "PARQUET_EXT"]
 
-PARQUET_EXT = (".parquet", ".pq", ".parq")
-DATA_EXT = PARQUET_EXT + (".csv", ".tsv", ".tab", ".csv.gz", ".tsv.gz", ".csv.bz2", ".csv.zst", ".csv.xz")
-COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zip": "zip", ".xz": "xz", ".zst": "zstd"}
-
-
-def data_files(spec):
-    """The data files INPUT names: a file, a directory's data files, or a glob's matches (sorted)."""
-    if os.path.isdir(spec):
-        found = sorted(os.path.join(spec, f) for f in os.listdir(spec)
-                       if f.lower().endswith(DATA_EXT) and os.path.isfile(os.path.join(spec, f)))
-        if not found:
-            raise UserError(f"{spec}: a directory without CSV or Parquet files")
-        return found
-    if glob.has_magic(spec):
-        found = sorted(f for f in glob.glob(spec) if os.path.isfile(f))
-        if not found:
-            raise UserError(f"{spec}: no file matches")
-        return found
-    if not os.path.exists(spec):
-        raise UserError(f"{spec}: no such file")
-    return [spec]
+#: first bytes of the compressed streams pyarrow decompresses
+_MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\x28\xb5\x2f\xfd": "zstd", b"\x04\x22\x4d\x18": "lz4"}
+_XZ = b"\xfd7zXZ\x00"
+#: bytes of CSV parsed at once
+BLOCK = 1 << 22
+#: the row numbers of a chunk, beside its columns while --where filters them
+_ROW = "__hotbin_row__"
 
 
-class Files:
-    """Chunks of several files in turn; progress counts whole files plus the current one's share."""
+@dataclass
+class Request:
+    """The columns a job reads: ``numbers`` as float64 (x, y, values), an optional
+    ``category`` column, and the ``where`` filter (:mod:`hotbin.cli.where`)."""
 
-    def __init__(self, readers):
-        self.readers = readers
+    numbers: list
+    category: str | None = None
+    where: object = None
 
-    def __iter__(self):
-        k = len(self.readers)
-        for i, r in enumerate(self.readers):
-            for cols, done in r:
-                yield cols, (i + (done or 0.0)) / k
+    @property
+    def numeric(self) -> set:
+        """Columns whose cells must be numbers (else their row is junk)."""
+        return set(self.numbers) | (self.where.numeric if self.where else set())
+
+    @property
+    def columns(self) -> list:
+        extra = ([self.category] if self.category else []) + (self.where.columns if self.where else [])
+        return list(dict.fromkeys(list(self.numbers) + extra))
 
 
 class Junk:
@@ -91,99 +91,290 @@ class Junk:
                 f"{where}; --strict makes this an error")
 
 
-class _Reader:
-    """Iterable over chunks of float64 columns; every iteration reads the file anew."""
+def open_data(spec, request, chunk_rows, junk=None) -> Data:
+    """The :class:`Data` INPUT ``spec`` names (``-``: standard input, spooled to a temporary file)."""
+    need("pyarrow", "reading data files", module="pyarrow.dataset")
+    junk = Junk() if junk is None else junk
+    cleanup = lambda: None  # noqa: E731
+    if spec == STDIN:
+        path, cleanup = stdin_file()
+        files, base = [path], None
+    else:
+        files, base = data_files(spec)
+    keys, types = hive_keys(files, base)
+    parquet = [_is_parquet(f) for f in files]
+    readers = [_Csv(f, k, request, chunk_rows, junk) for f, k, p in zip(files, keys, parquet) if not p]
+    pq_files = [f for f, p in zip(files, parquet) if p]
+    if pq_files:
+        readers += _parquet_readers(pq_files, base, types, request, chunk_rows, junk)
+    for r in readers:
+        r.stdin = spec == STDIN
+    return Data(readers, spec, cleanup)
 
-    def __init__(self, path, columns, chunk_rows, kind, junk=None):
-        self.path, self.columns, self.chunk_rows, self.kind = path, columns, chunk_rows, kind
-        self.junk = Junk() if junk is None else junk
-        self.size = os.path.getsize(path)
+
+class Data:
+    """Chunks ``(columns, done)`` of every file in turn (``done``: the share read so far);
+    every iteration reads the files anew."""
+
+    def __init__(self, readers, spec, cleanup):
+        self.readers, self.spec, self.cleanup = readers, spec, cleanup
+        self.parquet = bool(readers) and all(isinstance(r, _Parquet) for r in readers)
+
+    @property
+    def label(self) -> str:
+        if self.spec == STDIN:
+            return "standard input"
+        return os.path.basename(self.readers[0].path) if len(self.readers) == 1 else f"{len(self.readers)} files"
+
+    def __iter__(self):
+        k = len(self.readers)
+        for i, r in enumerate(self.readers):
+            for cols, done in r:
+                yield cols, (i + min(done, 1.0)) / k
+
+    def extents(self, names):
+        """``[(lo, hi) or None per name]`` from Parquet row-group statistics, or None when they
+        cannot answer (not all Parquet, a filter, a text column, a row group without statistics)."""
+        if not self.parquet:
+            return None
+        lo, hi = np.full(len(names), np.inf), np.full(len(names), -np.inf)
+        for r in self.readers:
+            ext = r.extents(names)
+            if ext is None:
+                return None
+            lo, hi = np.minimum(lo, ext[0]), np.maximum(hi, ext[1])
+        return [(a, b) if a <= b else None for a, b in zip(lo, hi)]
+
+
+def _is_parquet(path) -> bool:
+    with open(path, "rb") as f:  # also raises for an unreadable file
+        magic = f.read(4)
+    return path.lower().endswith(PARQUET_EXT) or magic == b"PAR1"
+
+
+class _Reader:
+    """One file's chunks; the reading library's errors become one :class:`UserError` line."""
+
+    kind = ""
+
+    def __init__(self, path, keys, request, chunk_rows, junk):
+        self.path, self.keys, self.request, self.chunk_rows, self.junk = path, keys, request, chunk_rows, junk
+        self.stdin = False
+
+    @property
+    def name(self):
+        return "<stdin>" if self.stdin else self.path
 
     def __iter__(self):
         try:
-            yield from (self._parquet() if self.kind == "parquet" else self._csv())
+            yield from self._chunks()
         except UserError:
             raise
-        except Exception as exc:  # the reading library's errors: unreadable or malformed file
+        except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise UserError(f"{self.path}: cannot read as {self.kind}: {first}") from None
+            raise UserError(f"{self.name}: cannot read as {self.kind}: {first}") from None
 
     def _check(self, names):
-        missing = [c for c in self.columns if c not in names]
+        missing = [c for c in self.request.columns if c not in names and c not in self.keys]
         if missing:
             have = ", ".join(map(str, names[:20])) + (", ..." if len(names) > 20 else "")
-            raise UserError(f"{self.path}: no column {missing[0]!r} (columns: {have})")
+            raise UserError(f"{self.name}: no column {missing[0]!r} (columns: {have})")
 
-    def _csv(self):
-        pd = need("pandas", "reading CSV files")
-        lower = self.path.lower()
-        sep = "\t" if lower.endswith((".tsv", ".tsv.gz", ".tab")) else ","
-        compression = next((c for ext, c in COMPRESSION.items() if lower.endswith(ext)), None)
-        header = pd.read_csv(self.path, sep=sep, nrows=0, compression=compression)
-        self._check([str(c) for c in header.columns])
-        start = 0
-        with open(self.path, "rb") as f:  # f.tell(): bytes read so far, for the progress bar
-            for df in pd.read_csv(f, sep=sep, usecols=list(dict.fromkeys(self.columns)),
-                                  chunksize=self.chunk_rows, compression=compression):
-                # line numbers: the header is line 1 (blank lines and records that span lines
-                # shift them)
-                yield self._numbers([df[c] for c in self.columns], start, 2, "line"), f.tell() / max(self.size, 1)
-                start += len(df)
+    def _finish(self, table, start, first, where, filtered=False):
+        """The output columns of a chunk (a pyarrow table of the request's columns): numbers as
+        float64 with the junk rows noted and removed, then the ``--where`` filter applied."""
+        import pyarrow as pa
 
-    def _parquet(self):
-        pq = need("pyarrow", "reading Parquet files", module="pyarrow.parquet")
-        f = pq.ParquetFile(self.path)
-        self._check(list(f.schema_arrow.names))
-        rows = max(f.metadata.num_rows, 1)
-        seen = 0
-        for batch in f.iter_batches(batch_size=self.chunk_rows, columns=list(dict.fromkeys(self.columns))):
-            cols = [batch.column(c).to_numpy(zero_copy_only=False) for c in self.columns]
-            yield self._numbers(cols, seen, 0, "row"), (seen + batch.num_rows) / rows
-            seen += batch.num_rows
-
-    def _numbers(self, cols, start, first, where):
-        """float64 columns of a chunk without its junk rows (noted in :attr:`junk`)."""
-        out, bad, what = [], None, None
-        for col, name in zip(cols, self.columns):
-            a, junk = _floats(col)
+        for k, v in self.keys.items():
+            if k in self.request.columns and k not in table.column_names:
+                table = table.append_column(k, pa.array([v] * table.num_rows))
+        req, bad, what, floats = self.request, None, None, {}
+        for name in sorted(req.numeric, key=req.columns.index):
+            floats[name], junk = _floats(table.column(name))
             if junk is not None and junk.any():
                 if bad is None:
-                    bad, what = np.zeros(junk.size, bool), (name, np.asarray(col, object)[np.argmax(junk)])
+                    bad, what = np.zeros(junk.size, bool), (name, _cell(table.column(name), np.argmax(junk)))
                 bad |= junk
-            out.append(a)
-        if bad is None:
-            return out
-        places = (start + first + np.flatnonzero(bad)).tolist()
-        self.junk.note(self.path, start, places, where, *what)
-        return [a[~bad] for a in out]
+        keep = None
+        if bad is not None:
+            self.junk.note(self.name, start, (start + first + np.flatnonzero(bad)).tolist(), where, *what)
+            keep = ~bad
+        if req.where is not None and not filtered:
+            cols = {c: pa.array(floats[c], from_pandas=True) if c in floats else table.column(c)
+                    for c in req.where.columns}
+            cols[_ROW] = pa.array(np.arange(table.num_rows))
+            rows = pa.table(cols).filter(req.where.expression).column(_ROW).to_numpy()
+            sel = np.zeros(table.num_rows, bool)
+            sel[rows] = True
+            keep = sel if keep is None else keep & sel
+        out = [floats[c] if keep is None else floats[c][keep] for c in req.numbers]
+        if req.category:
+            cat = table.column(req.category).combine_chunks()
+            out.append(cat if keep is None else cat.filter(pa.array(keep)))
+        return out
+
+
+class _Csv(_Reader):
+    kind = "csv"
+
+    def _chunks(self):
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        req = self.request
+        name = os.path.basename(self.path).lower()
+        sep = "\t" if name.split(".")[-1 - name.endswith(_COMPRESSED)] in ("tsv", "tab") else ","
+        text = set(req.columns) - req.numeric
+        seen, numbers_as_text = 0, False
+        while True:  # at most twice: the needed columns as numbers, then as text
+            types = {c: pa.string() if c in text or numbers_as_text else pa.float64()
+                     for c in req.columns if c not in self.keys}
+            stream, tell = open_text(self.path)
+            try:
+                reader = pcsv.open_csv(
+                    stream, pcsv.ReadOptions(block_size=BLOCK, skip_rows_after_names=seen),
+                    pcsv.ParseOptions(delimiter=sep),
+                    pcsv.ConvertOptions(column_types=types, include_columns=list(types),
+                                        strings_can_be_null=True))
+                for batch in reader:
+                    for lo in range(0, batch.num_rows, self.chunk_rows):
+                        part = pa.Table.from_batches([batch.slice(lo, self.chunk_rows)])
+                        yield self._finish(part, seen, 2, "line"), tell()
+                        seen += part.num_rows
+                return
+            except pa.ArrowKeyError:  # a named column is not in the header
+                self._check(self._header(sep))
+                raise
+            except pa.ArrowInvalid as exc:
+                if numbers_as_text or "conversion error" not in str(exc):
+                    raise
+                numbers_as_text = True  # a cell that is not a number: read on as text
+            finally:
+                stream.close()
+
+    def _header(self, sep):
+        import pyarrow.csv as pcsv
+
+        stream, _ = open_text(self.path)
+        with stream:
+            return pcsv.open_csv(stream, pcsv.ReadOptions(block_size=BLOCK),
+                                 pcsv.ParseOptions(delimiter=sep)).schema.names
+
+
+def open_text(path):
+    """``(stream, done)``: a pyarrow input stream of the file's text, decompressed by its first
+    bytes, and a function giving the share of the file read so far."""
+    import pyarrow as pa
+
+    size = max(os.path.getsize(path), 1)
+    raw = open(path, "rb")
+    head = raw.read(6)
+    raw.seek(0)
+    done = lambda: raw.tell() / size  # noqa: E731
+    if head.startswith(_XZ):
+        import lzma
+
+        return pa.PythonFile(lzma.open(raw), mode="r"), done
+    codec = next((c for magic, c in _MAGIC.items() if head.startswith(magic)), None)
+    stream = pa.PythonFile(raw, mode="r")
+    return (pa.CompressedInputStream(stream, codec) if codec else stream), done
+
+
+def _parquet_readers(files, base, types, request, chunk_rows, junk):
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    keys = [k for k in types if k in request.columns]
+    part = None
+    if keys and base is not None:
+        part = ds.partitioning(pa.schema([(k, pa.int64() if types[k] is int else pa.string()) for k in types]),
+                               flavor="hive")
+    try:
+        dataset = ds.dataset(files, format="parquet", partitioning=part,
+                             partition_base_dir=base if part is not None else None)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise UserError(f"{files[0]}: cannot read as parquet: {str(exc).splitlines()[0]}") from None
+    return [_Parquet(frag, dataset.schema, request, chunk_rows, junk) for frag in dataset.get_fragments()]
+
+
+class _Parquet(_Reader):
+    kind = "parquet"
+
+    def __init__(self, fragment, schema, request, chunk_rows, junk):
+        super().__init__(fragment.path, {}, request, chunk_rows, junk)
+        self.fragment, self.schema = fragment, schema
+        self._check(schema.names)
+
+    def _numeric(self):
+        """Whether every column that must be a number is one in the file (no junk possible)."""
+        import pyarrow as pa
+
+        return all(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+                   for t in (self.schema.field(c).type for c in self.request.numeric))
+
+    def _chunks(self):
+        pushed = self._numeric()  # the filter goes to the reader: row groups are skipped by statistics
+        req = self.request
+        rows = max(self.fragment.metadata.num_rows, 1)
+        seen = 0
+        for batch in self.fragment.to_batches(
+                schema=self.schema, columns=req.columns, batch_size=self.chunk_rows,
+                filter=req.where.expression if pushed and req.where else None):
+            import pyarrow as pa
+
+            yield self._finish(pa.Table.from_batches([batch]), seen, 0, "row", filtered=pushed), seen / rows
+            seen += batch.num_rows
+
+    def extents(self, names):
+        """``(lo, hi)`` arrays of the columns ``names`` from the row groups' statistics, or None."""
+        if self.request.where is not None or not self._numeric() \
+                or any(n not in self.fragment.physical_schema.names for n in names):
+            return None
+        md = self.fragment.metadata
+        lo, hi = np.full(len(names), np.inf), np.full(len(names), -np.inf)
+        for g in range(md.num_row_groups):
+            rg = md.row_group(g)
+            paths = [rg.column(j).path_in_schema for j in range(rg.num_columns)]
+            for k, name in enumerate(names):
+                if name not in paths:
+                    return None
+                st = rg.column(paths.index(name)).statistics
+                if st is None or not st.has_min_max:
+                    if st is not None and st.null_count == rg.num_rows:
+                        continue  # every value is empty
+                    return None
+                a, b = float(st.min), float(st.max)
+                if not (np.isfinite(a) and np.isfinite(b)):
+                    return None  # infinities are not in the extent: read the data
+                lo[k], hi[k] = min(lo[k], a), max(hi[k], b)
+        return lo, hi
+
+
+def _cell(col, i):
+    return col.slice(int(i), 1).to_pylist()[0]
 
 
 def _floats(col):
-    """``(float64 values, junk)``: NaN for empty cells; ``junk`` marks cells that are not numbers
-    (None when the column is numeric already)."""
+    """``(float64 values, junk)`` of a pyarrow column: NaN for empty cells; ``junk`` marks cells
+    that are not numbers (None when the column is numeric)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     try:
-        return np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan) if hasattr(col, "to_numpy")
-                          else col, np.float64), None
-    except (TypeError, ValueError):
+        return pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False), None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     pd = need("pandas", "reading cells that are not numbers")
-    s = pd.Series(np.asarray(col, object))
+    s = pd.Series(col.to_numpy(zero_copy_only=False) if hasattr(col, "to_numpy") else col, dtype=object)
     a = pd.to_numeric(s, errors="coerce")
     return a.to_numpy(dtype=np.float64, na_value=np.nan), (a.isna() & s.notna()).to_numpy()
 
 
-def reader(path, columns, chunk_rows, junk=None):
-    """Chunks of ``columns`` of ``path`` as float64 (rows with junk cells noted in ``junk``)."""
-    with open(path, "rb") as f:  # also raises for an unreadable file
-        magic = f.read(4)
-    kind = "parquet" if path.lower().endswith(PARQUET_EXT) or magic == b"PAR1" else "csv"
-    return _Reader(path, columns, chunk_rows, kind, junk)
-
-
-def need(package, what, module=None):
+def need(package, what, module=None, extra="io"):
+    """The module, or a :class:`UserError` naming the extra that installs it."""
     import importlib
 
     try:
         return importlib.import_module(module or package)
     except ModuleNotFoundError:
-        raise UserError(f"{what} needs {package}: pip install {package}") from None
+        raise UserError(f'{what} needs {package}: pip install "hotbin[{extra}]"') from None

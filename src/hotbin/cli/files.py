@@ -1,9 +1,11 @@
 """Image files in and out for the command line: read any format, write by the path's suffix.
 
 PNG by the built-in encoder (:mod:`hotbin.png`, 8 and 16 bits), everything else by Pillow
-(``pip install "hotbin[image]"``; tifffile for 16-bit colour TIFF). Outputs are checked
-before any work (:func:`output_format`, :func:`check_output`) and written all or none
-(:func:`write_all`).
+(``pip install "hotbin[image]"``; tifffile for 16-bit colour TIFF). Results that are data
+(``raw``: a heatmap) are also written as ``.npy`` (NumPy), ``.nc`` (NetCDF by xarray) and
+``.tif`` (GeoTIFF by rasterio, :mod:`hotbin.cli.geo`). Outputs are checked before any work
+(:func:`output_format`, :func:`check_output`: the suffix, the directory, the library that
+writes it) and written all or none (:func:`write_all`).
 """
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ import numpy as np
 __all__ = ["read_image", "output_format", "check_output", "write_all", "write_image"]
 
 INSTALL = 'pip install "hotbin[image]"'
-#: raw results: the counts as an array file (``numpy.load``)
-RAW = {".npy": "NPY"}
+#: raw results: the counts as an array file (``numpy.load``), a heatmap as NetCDF or GeoTIFF
+RAW = {".npy": "NPY", ".nc": "NETCDF", ".tif": "GEOTIFF", ".tiff": "GEOTIFF"}
+#: formats written from a Heatmap, not from pixels
+DATA = frozenset({"NETCDF", "GEOTIFF"})
 
 
 def _pillow():
@@ -117,7 +121,7 @@ def _read_deep_tiff(path, im) -> np.ndarray:
 
 def output_format(path, raw: bool = False) -> str:
     """The format an output path asks for by its suffix: "PNG", a Pillow format name, or (with
-    ``raw``: results that are arrays) "NPY". Any other suffix is refused."""
+    ``raw``: a heatmap's results) "NPY", "NETCDF" or "GEOTIFF". Any other suffix is refused."""
     from . import UserError
 
     ext = os.path.splitext(str(path))[1].lower()
@@ -126,16 +130,17 @@ def output_format(path, raw: bool = False) -> str:
     if raw and ext in RAW:
         return RAW[ext]
     if ext == "":
-        raise UserError(f"{path}: no file suffix; use .png{', .npy' if raw else ''}, .tif, .jpg, ...")
+        raise UserError(f"{path}: no file suffix; use .png{', .npy, .nc' if raw else ''}, .tif, .jpg, ...")
     fmt = _pillow().registered_extensions().get(ext)
     if fmt is None:
-        raise UserError(f"{path}: unknown format {ext!r}; use .png{', .npy' if raw else ''}, .tif, .jpg, ...")
+        raise UserError(f"{path}: unknown format {ext!r}; use .png{', .npy, .nc' if raw else ''}, .tif, .jpg, ...")
     return fmt
 
 
 def check_output(path, raw: bool = False) -> str:
     """The format of the output ``path`` (:func:`output_format`), checked before any work: its
-    directory exists and is writable, the path is not a directory, the suffix is known."""
+    directory exists and is writable, the path is not a directory, the suffix is known and the
+    library that writes it is installed."""
     from . import UserError
 
     head = os.path.dirname(os.path.abspath(path))
@@ -145,7 +150,12 @@ def check_output(path, raw: bool = False) -> str:
         raise UserError(f"{path}: is a directory")
     if not os.access(head, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise UserError(f"{path}: not writable")
-    return output_format(path, raw)
+    fmt = output_format(path, raw)
+    if fmt in DATA:
+        from .geo import check_writer
+
+        check_writer(path, fmt)
+    return fmt
 
 
 def _deep_ok(img, fmt) -> bool:
@@ -154,7 +164,8 @@ def _deep_ok(img, fmt) -> bool:
 
 
 def write_all(files) -> None:
-    """Write ``(path, pixels, format)`` outputs all or none.
+    """Write ``(path, pixels, format[, text])`` outputs all or none (``text``: PNG ``tEXt``
+    chunks; ``pixels`` a :class:`hotbin.Heatmap` for NetCDF and GeoTIFF).
 
     Each output is checked (its directory exists, the format can hold the pixels'
     depth), then written to a temporary file in its directory; only when every
@@ -163,23 +174,24 @@ def write_all(files) -> None:
     """
     from . import UserError
 
-    for path, img, fmt in files:
+    files = [tuple(f) + (None,) * (4 - len(f)) for f in files]
+    for path, img, fmt, _ in files:
         if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise UserError(f"{path}: no such directory")
-        if fmt != "NPY" and img.dtype != np.uint8 and not _deep_ok(img, fmt):
+        if fmt != "NPY" and fmt not in DATA and img.dtype != np.uint8 and not _deep_ok(img, fmt):
             raise UserError(f"{path}: {fmt} cannot hold {img.dtype} pixels without losing depth; "
                             "write .png or .tif (16-bit colour TIFF needs tifffile)")
     staged = []
     try:
-        for i, (path, img, fmt) in enumerate(files):
+        for i, (path, img, fmt, text) in enumerate(files):
             head, tail = os.path.split(os.path.abspath(path))
             tmp = os.path.join(head, f".{tail}.{os.getpid()}-{i}.hotbin-tmp")
             staged.append(tmp)
             try:
-                write_image(tmp, img, fmt)
+                write_image(tmp, img, fmt, text)
             except (OSError, ValueError, TypeError, KeyError) as exc:
                 raise UserError(f"{path}: cannot write {fmt}: {exc}") from None
-        for tmp, (path, _, _) in zip(staged, files):
+        for tmp, (path, *_) in zip(staged, files):
             os.replace(tmp, path)
     finally:
         for tmp in staged:
@@ -187,13 +199,18 @@ def write_all(files) -> None:
                 os.remove(tmp)
 
 
-def write_image(path, img, fmt=None) -> None:
-    """Write pixels in their own depth: PNG by hotbin.png, other formats by Pillow (tifffile for
-    16-bit colour TIFF). ``fmt``: "PNG" or a Pillow format name; default from the suffix.
-    Float pixels become 16-bit in PNG, float32 in TIFF."""
+def write_image(path, img, fmt=None, text=None) -> None:
+    """Write pixels in their own depth: PNG by hotbin.png (with ``text`` chunks), other formats
+    by Pillow (tifffile for 16-bit colour TIFF). ``fmt``: "PNG" or a Pillow format name; default
+    from the suffix. Float pixels become 16-bit in PNG, float32 in TIFF."""
     from .. import png
 
     fmt = output_format(path) if fmt is None else fmt
+    if fmt in DATA:
+        from . import geo
+
+        (geo.write_netcdf if fmt == "NETCDF" else geo.write_geotiff)(path, img)
+        return
     if fmt == "NPY":
         with open(path, "wb") as f:
             np.save(f, img)
@@ -201,7 +218,7 @@ def write_image(path, img, fmt=None) -> None:
     if fmt == "PNG":
         if img.dtype.kind == "f":
             img = np.rint(np.clip(img.astype(np.float64), 0, 1) * 65535).astype(np.uint16)
-        png.write(path, img)
+        png.write(path, img, text=text)
         return
     if img.dtype.kind == "f":
         img = img.astype(np.float32)

@@ -19,10 +19,22 @@ import numpy as np
 from ..backend import NAMES as BACKENDS
 from .files import check_output, read_image, write_all
 
-#: plot raster: bar area size in pixels and the margin around it
+#: plot raster: bar area size in pixels and the margins around it (room for the labels)
 PLOT_W, PLOT_H, MARGIN = 512, 256, 16
+LEFT, RIGHT, BOTTOM = 56, 44, 40
 _INK = {"bg": 255, "bar": 96, "axis": 0}
 _CDF_RGB = (214, 39, 40)
+#: glyphs of the axis labels, 3x5 pixels each ("#" ink), drawn twice their size
+_FONT = dict(zip("0123456789%.kMGCDFlumaevpixs ", (
+    "###,#.#,#.#,#.#,###", ".#.,##.,.#.,.#.,###", "###,..#,###,#..,###", "###,..#,.##,..#,###",
+    "#.#,#.#,###,..#,..#", "###,#..,###,..#,###", "###,#..,###,#.#,###", "###,..#,.#.,.#.,.#.",
+    "###,#.#,###,#.#,###", "###,#.#,###,..#,###", "#.#,..#,.#.,#..,#.#", "...,...,...,...,.#.",
+    "#..,#.#,##.,#.#,#.#", "#.#,###,###,#.#,#.#", "###,#..,#.#,#.#,###", "###,#..,#..,#..,###",
+    "##.,#.#,#.#,#.#,##.", "###,#..,##.,#..,#..", "#..,#..,#..,#..,.##", "...,#.#,#.#,#.#,###",
+    "...,###,###,#.#,#.#", "...,##.,..#,###,###", "...,###,###,#..,.##", "...,#.#,#.#,#.#,.#.",
+    "...,##.,#.#,##.,#..", "#..,...,#..,#..,#..", "...,#.#,.#.,.#.,#.#", "...,.##,.#.,..#,##.",
+    "...,...,...,...,...")))
+GLYPH = 2  #: scale of the glyphs
 
 
 def register(sub):
@@ -90,7 +102,9 @@ def summary(path, img, counts, pct) -> str:
 
 
 def plot(counts, width=PLOT_W, height=PLOT_H) -> np.ndarray:
-    """An RGB uint8 bar chart of ``counts`` (gray bars) with its CDF (red line), axes in black."""
+    """An RGB uint8 bar chart of ``counts`` (gray bars) with its CDF (red line) and labelled axes:
+    luma levels along x, pixels up the left (0 to the peak of the inner levels, which the bars
+    are scaled to), the CDF's share up the right."""
     counts = np.asarray(counts, dtype=np.float64)
     size = counts.size
     if size > width:  # several bins per column: sum them
@@ -108,14 +122,49 @@ def plot(counts, width=PLOT_W, height=PLOT_H) -> np.ndarray:
     cdf_col = cdf[last]
     cdf_y = np.rint(cdf_col / max(cdf[-1], 1) * (height - 1)).astype(np.int64)
 
-    out = np.full((height + 2 * MARGIN, width + 2 * MARGIN, 3), _INK["bg"], np.uint8)
+    top, left = MARGIN, LEFT
+    out = np.full((height + top + BOTTOM, width + LEFT + RIGHT, 3), _INK["bg"], np.uint8)
     rows = np.arange(height)[::-1][:, None]  # height above the axis of each raster row
-    area = out[MARGIN:MARGIN + height, MARGIN:MARGIN + width]
+    area = out[top:top + height, left:left + width]
     area[rows < bar[None, :]] = _INK["bar"]
     area[np.arange(height)[::-1][cdf_y], np.arange(width)] = _CDF_RGB
-    out[MARGIN + height, MARGIN - 1:MARGIN + width + 1] = _INK["axis"]  # x axis
-    out[MARGIN:MARGIN + height + 1, MARGIN - 1] = _INK["axis"]  # y axis
-    for t in range(5):  # ticks at 0, 1/4, 1/2, 3/4 and the top level
-        x = MARGIN + min(width - 1, t * width // 4)
-        out[MARGIN + height:MARGIN + height + 5, x] = _INK["axis"]
+    out[top + height, left - 1:left + width + 1] = _INK["axis"]  # x axis
+    out[top:top + height + 1, left - 1] = _INK["axis"]  # y axis (pixels)
+    out[top:top + height + 1, left + width] = _CDF_RGB  # right axis (CDF)
+    ink, red = (_INK["axis"],) * 3, _CDF_RGB
+    for t in range(5):  # ticks and levels at 0, 1/4, 1/2, 3/4 and the top level
+        x = left + min(width - 1, t * width // 4)
+        out[top + height:top + height + 5, x] = _INK["axis"]
+        _text(out, str(round(t * (size - 1) / 4)), x, top + height + 7, ink, "center")
+    _text(out, "luma level", left + width // 2, top + height + 23, ink, "center")
+    _text(out, "0", left - 4, top + height - 5, ink, "right")
+    _text(out, _compact(peak), left - 4, top, ink, "right")
+    _text(out, "pixels", left - 4, top + height // 2 - 5, ink, "right")
+    _text(out, "0%", left + width + 4, top + height - 5, red)
+    _text(out, "100%", left + width + 4, top, red)
+    _text(out, "CDF", left + width + 4, top + height // 2 - 5, red)
     return out
+
+
+def _compact(v) -> str:
+    """A count in at most a few glyphs: 950, 12k, 3.4M."""
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if v >= div:
+            q = v / div
+            return (f"{q:.1f}" if q < 10 else f"{q:.0f}").replace(".0", "") + unit
+    return f"{v:.0f}"
+
+
+def _text(out, text, x, y, rgb, align="left"):
+    """Draw ``text`` in :data:`_FONT` with its top at row ``y``, from ``x`` (or ending / centred
+    there), clipped to the image."""
+    w = len(text) * 4 * GLYPH - GLYPH
+    x0 = {"left": x, "right": x - w, "center": x - w // 2}[align]
+    for i, ch in enumerate(text):
+        glyph = np.array([[c == "#" for c in row] for row in _FONT[ch].split(",")])
+        big = np.kron(glyph, np.ones((GLYPH, GLYPH), bool))
+        gx = x0 + i * 4 * GLYPH
+        ys, xs = np.nonzero(big)
+        ys, xs = ys + y, xs + gx
+        ok = (ys >= 0) & (ys < out.shape[0]) & (xs >= 0) & (xs < out.shape[1])
+        out[ys[ok], xs[ok]] = rgb

@@ -1,0 +1,184 @@
+"""The heatmap of data files streamed in chunks: ranges, categories, then one counting pass.
+
+Passes over the data (:class:`hotbin.cli.datafiles.Data`), each a chunk at a time
+so memory stays bounded:
+
+1. the ranges: given (in degrees with ``--project``), else the finite extent from
+   Parquet row-group statistics when they answer (no data page read), else one
+   pass for the extent (and the categories of ``--by``), or two to four passes for
+   the exact percentiles of ``--clip``;
+2. the categories of ``--by`` when no extent pass found them: one pass;
+3. the counting pass: a partial :class:`hotbin.Heatmap` per chunk by
+   :func:`hotbin.heatmap`, merged with ``+`` (the partials' merge rule).
+
+Categories are one mapping over all chunks: integers (every label one) as their
+own codes ``0 .. max``, else text sorted, as :func:`hotbin.heatmap` codes them
+in memory; each chunk is passed as a dictionary array over all the labels, so
+every partial has the same categories. With ``--project mercator`` each chunk's
+longitude and latitude become Web Mercator metres (:func:`hotbin.project.mercator`)
+before anything else, so every pass sees the projected points.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from . import UserError
+
+__all__ = ["from_data", "Progress"]
+
+_INT = re.compile(r"^-?\d+$")
+
+
+def from_data(args, data, progress):
+    """``(Heatmap, points read, where the ranges came from)`` of the streamed ``data``."""
+    from ..heatmap import heatmap
+    from ..project import CRS, mercator
+    from ..ranges import data_range, percentile_ranges
+
+    chunks = _Projected(data) if args.project else data
+    ranges = [args.x_range, args.y_range]
+    if args.project:  # the given ranges in degrees, as hotbin.heatmap(project=) takes them
+        ranges = [None if r is None else tuple(float(v) for v in mercator(*((np.asarray(r), 0.0) if k == 0
+                  else (0.0, np.asarray(r))))[k]) for k, r in enumerate(ranges)]
+    closed = tuple(r is None for r in ranges)  # ranges from the data are closed, as in memory
+    auto = [k for k, r in enumerate(ranges) if r is None]
+    labels = None
+    source = "given"
+    if auto and args.clip:
+        passes = [0]
+
+        def run_pass(fn, merge):  # merged chunk by chunk: memory stays bounded
+            passes[0] += 1
+            acc = merge([])
+            for cols, done in progress.over(chunks, f"finding the percentiles (pass {passes[0]})"):
+                acc = merge([acc, fn(*(cols[k] for k in auto))])
+            return acc
+
+        found, source = percentile_ranges(run_pass, len(auto), args.clip), "percentiles"
+    elif auto:
+        found = data.extents([(args.x, args.y)[k] for k in auto])
+        source = "parquet statistics"
+        if found is not None and args.project:
+            found = [None if e is None else tuple(float(v) for v in mercator(*((np.asarray(e), 0.0) if k == 0
+                     else (0.0, np.asarray(e))))[k]) for k, e in zip(auto, found)]
+        if found is None:
+            found, labels = _scan(chunks, progress, auto, bool(args.by), "finding the extent")
+            source = "data"
+    for k, ext in zip(auto, found if auto else []):
+        ranges[k] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[k])
+    if args.by and labels is None:
+        labels = _scan(chunks, progress, [], True, "finding the categories")[1]
+    x_range, y_range = ranges
+    agg, value = args.agg
+    weighted = value is not None
+    total, n = None, 0
+    for cols, done in progress.over(chunks, "counting"):
+        part = heatmap(cols[0], cols[1], cols[2] if weighted else None, agg=agg,
+                       by=None if labels is None else labels.codes(cols[-1]),
+                       width=args.width, height=args.height, x_range=x_range, y_range=y_range,
+                       closed=closed, backend=args.backend)
+        total = part if total is None else total + part
+        n += cols[0].size
+    if total is None:  # no rows: the empty heatmap of these cells
+        empty = np.empty(0)
+        total = heatmap(empty, empty, empty if weighted else None, agg=agg,
+                        by=None if labels is None else labels.codes(None), width=args.width,
+                        height=args.height, x_range=x_range, y_range=y_range, closed=closed,
+                        backend=args.backend)
+    total = replace(total, x_name=args.x, y_name=args.y, crs=CRS if args.project else total.crs)
+    return total, n, source
+
+
+class _Projected:
+    """Chunks with their first two columns (longitude, latitude) in Web Mercator metres."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __iter__(self):
+        from ..project import mercator
+
+        for cols, done in self.data:
+            yield [*mercator(cols[0], cols[1]), *cols[2:]], done
+
+
+def _scan(chunks, progress, auto, categories, label):
+    """One pass: the finite extent of the columns ``auto`` (``(lo, hi)`` or None each) and, with
+    ``categories``, the :class:`_Labels` of the last column."""
+    import pyarrow.compute as pc
+
+    lo, hi = np.full(2, np.inf), np.full(2, -np.inf)
+    seen, kind = set(), None
+    for cols, done in progress.over(chunks, label):
+        for k in auto:
+            f = cols[k][np.isfinite(cols[k])]
+            if f.size:
+                lo[k], hi[k] = min(lo[k], f.min()), max(hi[k], f.max())
+        if categories:
+            kind = kind or cols[-1].type
+            seen.update(v for v in pc.unique(cols[-1]).to_pylist() if v is not None)
+    found = [(lo[k], hi[k]) if lo[k] <= hi[k] else None for k in auto]
+    return found, (_Labels(seen, kind) if categories else None)
+
+
+class _Labels:
+    """The categories of ``--by`` over all chunks, and each chunk's codes over all of them."""
+
+    def __init__(self, seen, kind):
+        import pyarrow as pa
+
+        if kind is not None and pa.types.is_floating(kind):
+            raise UserError("--by: the column holds fractional numbers; categories are text or integers")
+        self.integer = kind is None or pa.types.is_integer(kind) or pa.types.is_boolean(kind) \
+            or all(_INT.match(str(v)) for v in seen)
+        if self.integer:
+            top = max((int(v) for v in seen), default=-1)
+            self.labels = list(range(max(top + 1, 1)))
+        else:
+            self.labels = sorted(str(v) for v in seen)
+        from ..frames import MAX_CATEGORIES
+
+        if len(self.labels) > MAX_CATEGORIES:
+            raise UserError(f"--by: {len(self.labels):,} categories; at most {MAX_CATEGORIES}")
+        self.dictionary = pa.array(self.labels)
+
+    def codes(self, col):
+        """A dictionary array of the chunk's categories over all the labels (no category: null)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if col is None:
+            idx = pa.array([], pa.int32())
+        elif self.integer:
+            v = pc.cast(col, pa.int64())
+            idx = pc.if_else(pc.less(v, 0), pa.scalar(None, pa.int64()), v).cast(pa.int32())
+        else:
+            idx = pc.index_in(pc.cast(col, pa.string()), value_set=self.dictionary)
+        return pa.DictionaryArray.from_arrays(idx, self.dictionary)
+
+
+class Progress:
+    """A one-line progress bar on stderr (only when shown)."""
+
+    def __init__(self, show):
+        self.show = show
+
+    def over(self, chunks, label):
+        t0 = time.perf_counter()
+        rows = 0
+        for cols, done in chunks:
+            rows += cols[0].size
+            if self.show:
+                frac = min(max(done or 0.0, 0.0), 1.0)
+                bar = "#" * int(30 * frac)
+                sys.stderr.write(f"\r{label} [{bar:<30s}] {frac:4.0%} {rows:,} rows "
+                                 f"{time.perf_counter() - t0:.1f} s")
+                sys.stderr.flush()
+            yield cols, done
+        if self.show:
+            sys.stderr.write("\n")
