@@ -18,6 +18,12 @@ bytes read once. Two wgpu figures:
           counts back, fold into bins (what ``histogram`` does once the data is uploaded)
 ``--sweep`` times every (mode, workgroup size, copies, unroll, workgroups) of the tuning space and
 reports the best, to justify the table in ``hotbin/backend/wgpu/tuning.py``.
+
+``--heatmap`` times instead the heatmap aggregations of issue #16 on the device:
+``histogram2d`` of float32 points on a grid of cells (default 1024 x 1024) with 0 / 90 /
+100 % of the points in one cell: counts, counts by 8 categories (int8 codes), max of float32
+weights. Each is first checked bit for bit against the cpu backend; M points/s are of the
+call on NumPy input (upload and read-back of the cells included), median of reps.
 """
 from __future__ import annotations
 
@@ -31,9 +37,10 @@ import time
 
 import numpy as np
 
-from hotbin.backend import wgpu as W
+from hotbin import reductions
+from hotbin.backend import cpu as C, wgpu as W
 from hotbin.backend.wgpu import device as D, hist as H, tuning
-from hotbin.binning import histogram_rule
+from hotbin.binning import histogram2d_rules, histogram_rule
 from hotbin.kernel_rule import fold_values, value_table
 
 #: ANCHORS.md, 2026-11-30, H200: best CUDA 256-bin uint8 figures (simple shared-atomic
@@ -124,6 +131,58 @@ def cuda_runner():
     return cb.devices()[0], run
 
 
+def heatmap_rows(g, log2n, cells, reps):
+    """M points/s of counts, counts by 8 categories and max per cell, at 0/90/100 % hot."""
+    rng = np.random.default_rng(16)
+    n = 1 << log2n
+    x0, y0 = rng.random(n, np.float32), rng.random(n, np.float32)
+    w = rng.normal(size=n).astype(np.float32)
+    codes = rng.integers(0, 8, n).astype(np.int8)
+    cases = {"count": {}, "by8": {"by": (codes, 8)},
+             "max": {"weights": w, "red": reductions.MAX}}
+    rows = []
+    for hot in (0.0, 0.9, 1.0):
+        x, y = x0.copy(), y0.copy()
+        h = rng.random(n) < hot
+        x[h], y[h] = 0.31, 0.77
+        rx, ry = histogram2d_rules(x, y, cells, [(0, 1), (0, 1)])
+        for name, kw in cases.items():
+            got = W.histogram2d(x, y, rx, ry, **kw)
+            want = C.histogram2d(x, y, rx, ry, **kw)
+            assert got is not NotImplemented and got[1] == want[1], name
+            assert np.array_equal(got[0].view(np.int64), want[0].view(np.int64)), name
+            ts = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                W.histogram2d(x, y, rx, ry, **kw)
+                ts.append(time.perf_counter() - t0)
+            row = {"agg": name, "hot": hot, "cells": cells, "points": n,
+                   "Mpts_per_s": n / statistics.median(ts) / 1e6}
+            rows.append(row)
+            print(json.dumps(row))
+    return rows
+
+
+def heatmap_main(args, g, date):
+    cells = (args.cells, args.cells)
+    log2n = args.log2n or (22 if g.kind == "cpu" else 26)
+    rows = heatmap_rows(g, log2n, cells, max(3, args.reps // 3))
+    lines = [f"# wgpu_suite --heatmap: {g.name}", "",
+             f"{date}; 2**{log2n} float32 points, {cells[0]} x {cells[1]} cells, "
+             f"workgroups={g.workgroups}; M points/s of the call on NumPy input", "",
+             "| agg | 0 % hot | 90 % hot | 100 % hot |", "|---|---|---|---|"]
+    for name in ("count", "by8", "max"):
+        lines.append(f"| {name} | " + " | ".join(
+            f"{r['Mpts_per_s']:.4g}" for r in rows if r["agg"] == name) + " |")
+    text = "\n".join(lines)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "wgpu_heatmap.md"), "w") as f:
+            f.write(text + "\n")
+    print()
+    print(text)
+
+
 def main():
     global INNER
     ap = argparse.ArgumentParser()
@@ -132,9 +191,16 @@ def main():
     ap.add_argument("--inner", type=int, default=INNER, help="dispatches per timed submission")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--out", default=None, help="directory for wgpu_suite.json / .md")
+    ap.add_argument("--heatmap", action="store_true", help="time the heatmap aggregations instead")
+    ap.add_argument("--log2n", type=int, default=None,
+                    help="--heatmap: 2**N points (default 26; 22 on CPU adapters)")
+    ap.add_argument("--cells", type=int, default=1024, help="--heatmap: cells along each axis")
     args = ap.parse_args()
     INNER = args.inner
     g = D.gpu()
+    if args.heatmap:
+        return heatmap_main(args, g, datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%d %H:%M UTC"))
     cpu_adapter = g.kind == "cpu"
     mib = args.mib or (64 if cpu_adapter else 1024)
     nbytes = mib << 20

@@ -177,8 +177,11 @@ def merge(agg, a, b):
         return va + vb, n, None
     if agg == "any":
         return ((va + vb) > 0).astype(np.float64), n, None
-    if agg in ("min", "max"):
-        return (x.fmin if agg == "min" else x.fmax)(va, vb), n, None
+    if agg in ("min", "max"):  # NaN (empty) loses; -0.0 below +0.0 as in the kernels
+        best = (x.fmin if agg == "min" else x.fmax)(va, vb)
+        neg = agg == "min"
+        signed = lambda v: (v == 0) & (x.signbit(v) == neg)  # noqa: E731
+        return x.where((best == 0) & (signed(va) | signed(vb)), -0.0 if neg else 0.0, best), n, None
     wa, wb = na / x.maximum(n, 1), nb / x.maximum(n, 1)
     z = lambda v: x.where(x.isnan(v), 0.0, v)  # noqa: E731  an empty side adds nothing
     if agg == "sum":

@@ -66,9 +66,16 @@ def _same(partial):
 
 
 def _extreme(pick):
-    """Merge of [extreme, n] partials: ``pick`` ("min" or "max") of row 0, sum of row 1."""
+    """Merge of [extreme, n] partials: ``pick`` ("min" or "max") of row 0, sum of row 1; -0.0
+    orders below +0.0 (IEEE 754's minimum and maximum), whatever the partials' order."""
     def merge(parts):
-        return xp(parts).stack([getattr(parts[:, 0], pick)(axis=0), parts[:, 1].sum(axis=0)])
+        x = xp(parts)
+        v = parts[:, 0]
+        best = getattr(v, pick)(axis=0)
+        signed = x.signbit(v) if pick == "min" else ~x.signbit(v)
+        zero = (best == 0) & ((v == 0) & signed).any(axis=0)
+        best = x.where(zero, -0.0 if pick == "min" else 0.0, best)
+        return x.stack([best, parts[:, 1].sum(axis=0)])
     return merge
 
 

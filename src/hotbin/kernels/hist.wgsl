@@ -1,4 +1,5 @@
-// Histograms of 32-bit values (1-D) and of (x, y) pairs (2-D) under the exact rule of rule.wgsl.
+// Histograms of 32-bit values (1-D) and of (x, y) pairs (2-D), with or without categories: the
+// counts of the cells of cell.wgsl (prepended, after rule.wgsl).
 //
 // Each invocation walks its share of the chunk (grid-stride) and keeps a run: the current cell
 // and how many consecutive values of its share landed there. A run is flushed only when the
@@ -16,45 +17,8 @@
 override WG: u32 = 256u;
 override SLOTS: u32 = 256u;   // workgroup words, a power of 2: counters (hist_private) or
                               // SLOTS/2 cache tags then SLOTS/2 cache counts (hist_global)
-override DIMS: u32 = 1u;
-override KIND_X: u32 = 2u;
-override KIND_Y: u32 = 2u;
-
-struct Params {
-    n: u32,         // values in this chunk
-    ny: u32,        // cells along y (2-D)
-    ncell: u32,
-    _pad: u32,
-    rx: Axis,
-    ry: Axis,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(2) var<storage, read> xs: array<u32>;
-@group(0) @binding(3) var<storage, read> ys: array<u32>;
 
 var<workgroup> wg: array<atomic<u32>, SLOTS>;
-
-fn value16(j: u32) -> u32 {
-    return (xs[j >> 1u] >> ((j & 1u) * 16u)) & 0xffffu;
-}
-
-fn cell_of(j: u32) -> u32 {
-    var bx: u32;
-    if (KIND_X == KIND_LUT16) {
-        bx = bin_of(value16(j), KIND_X, P.rx);
-    } else {
-        bx = bin_of(xs[j], KIND_X, P.rx);
-    }
-    if (DIMS == 1u || bx == NONE) {
-        return bx;
-    }
-    let by = bin_of(ys[j], KIND_Y, P.ry);
-    if (by == NONE) {
-        return NONE;
-    }
-    return bx * P.ny + by;
-}
 
 fn flush_private(c: u32, k: u32) {
     atomicAdd(&wg[c], k);

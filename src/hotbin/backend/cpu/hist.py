@@ -7,6 +7,7 @@ their value table (:func:`hotbin.kernel_rule.value_table`).
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -122,10 +123,10 @@ def _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h
             h[i + 1] += 1.0
             if how == MEAN:
                 h[i] += v
-            elif how == MIN:
-                if v < h[i]:
+            elif how == MIN:  # -0.0 below +0.0, as IEEE 754's minimum (every backend alike)
+                if v < h[i] or (v == 0.0 and h[i] == 0.0 and math.copysign(1.0, v) < 0.0):
                     h[i] = v
-            elif v > h[i]:
+            elif v > h[i] or (v == 0.0 and h[i] == 0.0 and math.copysign(1.0, v) > 0.0):
                 h[i] = v
     return dropped
 

@@ -4,12 +4,18 @@ Inputs are NumPy arrays (copied to the device a binding at a time), results are 
 Kernels live in ``hotbin/kernels/*.wgsl``, are specialized with WGSL ``override``
 constants and compiled once per device (:mod:`.device`). Modules: :mod:`.device` (adapter,
 pipelines, buffers), :mod:`.tuning` (launch sizes), :mod:`.keys` (a rule as u32 key
-thresholds), :mod:`.hist` (1-D and 2-D counting), :mod:`.scan`, :mod:`.luma`.
+thresholds), :mod:`.hist` (1-D and 2-D counting, categories), :mod:`.extreme` (per-cell
+min and max), :mod:`.scan`, :mod:`.luma`.
 
 What runs on the device, and what is exact
 ------------------------------------------
 * ``histogram`` counts (``red.acc`` "count") of 8/16/32-bit integers, float32, float16
-  and bool, for any edges (:mod:`.hist`); ``histogram2d`` counts of the same dtypes.
+  and bool, for any edges (:mod:`.hist`); ``histogram2d`` counts of the same dtypes,
+  with categories (``by=``: integer codes of any width) or without.
+* ``histogram2d`` min and max (the ``[min, n]`` / ``[max, n]`` partials of
+  :mod:`hotbin.reductions`, with or without categories) of weights that are all float32
+  values: float32, float16, bool, 8/16-bit integers, and float64 or 32/64-bit integers
+  once a host pass has checked it (:mod:`.extreme`). Exact: order keys under u32 atomics.
 * ``bincount`` without weights (int64/uint64 input narrowed to 32 bits: the caller has
   checked ``0 <= x < length``).
 * ``cumsum`` of integers (64-bit two's-complement sums: exact, wrapping as NumPy) and
@@ -19,8 +25,10 @@ What runs on the device, and what is exact
 Every other input is answered ``NotImplemented`` and the registry runs the cpu backend's
 primitive on it: float64 and 64-bit integer data (WGSL has no f64, and the data could not
 be compared exactly in 32 bits), every other reduction (float64 or int64 sums, the
-fixed-point words, which need 64-bit integer arithmetic per weight), results larger than
-one storage binding, float scans whose blocks do not fit one, images of 2**31 pixels.
+fixed-point words, which need 64-bit integer arithmetic per weight; the values
+accumulator ``mean`` and every centred one, which sum in float64), min and max of weights
+that are not all float32 values, results larger than one storage binding, float scans
+whose blocks do not fit one, images of 2**31 pixels.
 ``minmax`` and ``max_abs`` are NumPy reductions on the host (the data are there already).
 
 Counts are exact and 64-bit: workgroups count in u32 and add their totals into 64-bit
@@ -36,7 +44,7 @@ import numpy as np
 
 from ... import fixedpoint, reductions, scan_order
 from ...binning import BinRule, index_rule
-from . import device, hist, keys, scan
+from . import device, extreme, hist, keys, scan
 from .device import ENV_ADAPTER, INSTALL
 from .luma import luma_histogram
 
@@ -47,6 +55,8 @@ __all__ = ["NAME", "INSTALL", "ENV_ADAPTER", "DEVICE", "CAPABILITIES", "claims",
 NAME = "wgpu"
 DEVICE = "host"
 CAPABILITIES = frozenset({"luma"})
+#: the accumulators histogram2d runs on the device
+_DEVICE_2D = ("count", "min", "max")
 
 
 def claims(a) -> bool:
@@ -91,13 +101,21 @@ def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
     return hist.counts(device.native(a).reshape(-1), rule)
 
 
-def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT):
-    """``(grid, kept)`` int64 counts on the device; NotImplemented as :func:`histogram`."""
+def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT, by=None):
+    """``(partial, kept)`` on the device: int64 counts (:mod:`.hist`), or the ``[min, n]`` /
+    ``[max, n]`` partials of float32-exact weights (:mod:`.extreme`), with categories
+    ``by=(codes, ncat)`` or without. NotImplemented for the other accumulators (``mean``,
+    ``fixed``, sums: float64 arithmetic), 64-bit coordinates and rules the kernels cannot hold."""
     g = device.gpu()
-    if (red.acc != "count" or not (keys.rule_ok(rx) and keys.rule_ok(ry))
-            or not (g.fits(rx.nbins * ry.nbins) and g.fits(rx.nbins + ry.nbins))):
+    ncell = rx.nbins * ry.nbins * (1 if by is None else int(by[1]) + 1)
+    if (red.acc not in _DEVICE_2D or red.center is not None
+            or not (keys.rule_ok(rx) and keys.rule_ok(ry))
+            or not (g.fits(ncell + 1) and g.fits(rx.nbins + ry.nbins))):
         return NotImplemented
-    return hist.counts2d(device.native(x).reshape(-1), device.native(y).reshape(-1), rx, ry)
+    x, y = device.native(x).reshape(-1), device.native(y).reshape(-1)
+    if red.acc == "count":
+        return hist.counts2d(x, y, rx, ry, by)
+    return extreme.extremes2d(x, y, rx, ry, weights, red, by)
 
 
 def bincount(x, length, weights=None):

@@ -22,12 +22,17 @@ INSTALL = 'pip install "hotbin[wgpu]"'
 
 #: bytes of one vec4<u32>, hist_u8.wgsl's load: chunks are whole loads, buffers at least one
 LOAD_BYTES = 16
-#: bindings of each kernel file: 0 uniform params, 1..3 read-only storage, 4 output
-BINDINGS = {"hist": (0, 1, 2, 3, 4), "hist_u8": (0, 2, 4), "luma": (0, 2, 4),
-            "scan": (0, 2, 3, 4), "scan_lanes": (0, 2, 3, 4)}
+#: bindings of each kernel file: 0 uniform params, 4 and 7 outputs, the others read-only
+#: storage (1 thresholds, 2 and 3 data, 5 category codes, 6 weights)
+BINDINGS = {"hist": (0, 1, 2, 3, 4, 5), "extreme": (0, 1, 2, 3, 4, 5, 6, 7),
+            "hist_u8": (0, 2, 4), "luma": (0, 2, 4), "scan": (0, 2, 3, 4),
+            "scan_lanes": (0, 2, 3, 4)}
+#: the bindings kernels write
+OUTPUTS = (4, 7)
 #: files prepended to a kernel's own source (shared WGSL functions); "out" is the
 #: 64-bit counter file of this device (out_atomic64 or out_split)
-PRELUDE = {"hist": ("rule", "out"), "hist_u8": ("out",), "luma": ("out",)}
+PRELUDE = {"hist": ("rule", "cell", "out"), "extreme": ("rule", "cell", "out"),
+           "hist_u8": ("out",), "luma": ("out",)}
 
 _FEATURES = ("shader-int64", "shader-int64-atomic-all-ops")
 _LIMITS = ("max-storage-buffer-binding-size", "max-buffer-size",
@@ -140,7 +145,7 @@ class Gpu:
             BT = self.wgpu.BufferBindingType
             entries = []
             for b in BINDINGS[name]:
-                t = BT.uniform if b == 0 else (BT.storage if b == 4 else BT.read_only_storage)
+                t = BT.uniform if b == 0 else (BT.storage if b in OUTPUTS else BT.read_only_storage)
                 entries.append({"binding": b, "visibility": SS.COMPUTE, "buffer": {"type": t}})
             bgl = self.device.create_bind_group_layout(entries=entries)
             self._layouts[name] = (bgl, self.device.create_pipeline_layout(bind_group_layouts=[bgl]))

@@ -5,17 +5,21 @@
 * uint16/int16: one value -> bin table (the same reference rule) looked up on the
   device (hist.wgsl, key kind LUT16).
 * int32/uint32/float32/float16: the rule on u32 keys (hist.wgsl, :mod:`.keys`), 1-D or
-  2-D cells (8/16-bit 2-D axes widened to 32 bits).
+  2-D cells (8/16-bit 2-D axes widened to 32 bits), 2-D cells with categories: the cell of
+  a point is cell.wgsl's (the rule, then ``cat * nx * ny + cell``), which
+  extreme.wgsl shares; :func:`stream` launches both, chunk by chunk.
 
 Workgroups count in u32 (one dispatch reads at most one storage binding, < 2**31
 values) and add their totals into 64-bit global counters (kernels/out_*.wgsl).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ...kernel_rule import fold_values, value_table
-from .device import LOAD_BYTES, gpu, pow2_floor, words64
+from .device import BINDINGS, LOAD_BYTES, gpu, native, pow2_floor, words64
 from .keys import KEY_LUT16, axis, axis_bytes, keyed, lut16_axis, widen
 from .tuning import CACHE_SLOTS, MIN_SLOTS, U8, WG
 
@@ -45,18 +49,53 @@ def counts(x: np.ndarray, rule) -> np.ndarray:
     return cells(1, [data], [kind], [ax], rule.nbins, 1).reshape(-1)
 
 
-def counts2d(x: np.ndarray, y: np.ndarray, rx, ry):
-    """``(grid, kept)`` of the flat native ``x``, ``y``, or NotImplemented (64-bit data)."""
+def counts2d(x: np.ndarray, y: np.ndarray, rx, ry, by=None):
+    """``(grid, kept)`` of the flat native ``x``, ``y`` (``by``: with categories, as the
+    protocol's ``histogram2d``), or NotImplemented (64-bit data, codes that are not integers)."""
+    pts = points2d(x, y, rx, ry, by)
+    if pts is NotImplemented:
+        return NotImplemented
+    if pts.axes is None:
+        return np.zeros(pts.shape, np.int64), 0
+    grid = cells(2, pts.data, pts.kinds, pts.axes, int(np.prod(pts.shape)), ry.nbins, pts.cats)
+    return grid.reshape(pts.shape), int(grid.sum())
+
+
+class Points(NamedTuple):
+    """2-D points as cell.wgsl takes them."""
+
+    data: list  #: raw u32 words of x and y
+    kinds: list  #: their key kinds
+    axes: list | None  #: (thresholds, Axis fields) of x and y; None: no point lands in a cell
+    shape: tuple  #: the cells: ((ncat + 1,) with categories) + (nx, ny)
+    cats: tuple | None  #: (codes as read, CAT_BITS, CAT_SIGNED, ncat)
+
+
+def points2d(x, y, rx, ry, by=None):
+    """The :class:`Points` of flat native ``x``, ``y`` and ``by=(codes, ncat)``, or
+    NotImplemented (64-bit data, codes that are not integers)."""
     nx, ny = rx.nbins, ry.nbins
     kx, ky = keyed(widen(x)), keyed(widen(y))
-    if kx is None or ky is None:
+    cats = None if by is None else categories(by[0], int(by[1]))
+    if kx is None or ky is None or cats is NotImplemented:
         return NotImplemented
     ax = axis(rx, kx[1]) if nx else None
     ay = axis(ry, ky[1]) if ny else None
-    if ax is None or ay is None:
-        return np.zeros((nx, ny), np.int64), 0
-    grid = cells(2, [kx[0], ky[0]], [kx[1], ky[1]], [ax, ay], nx * ny, ny)
-    return grid.reshape(nx, ny), int(grid.sum())
+    shape = (nx, ny) if by is None else (int(by[1]) + 1, nx, ny)
+    axes = None if ax is None or ay is None else [ax, ay]
+    return Points([kx[0], ky[0]], [kx[1], ky[1]], axes, shape, cats)
+
+
+def categories(codes, ncat: int):
+    """``(codes as cell.wgsl reads them, CAT_BITS, CAT_SIGNED, ncat)``, or NotImplemented for
+    codes that are not integers. 8/16/32-bit codes are read raw (the device clamps them);
+    64-bit codes are clamped here (outside ``[0, ncat)``: ``ncat``) and narrowed to uint32."""
+    c = native(codes).reshape(-1)
+    if c.dtype.kind not in "iu":
+        return NotImplemented
+    if c.dtype.itemsize <= 4:
+        return c, 8 * c.dtype.itemsize, c.dtype.kind == "i", ncat
+    return np.where((c >= 0) & (c < ncat), c, ncat).astype(np.uint32), 32, False, ncat
 
 
 def count_u8(x: np.ndarray) -> np.ndarray:
@@ -102,32 +141,48 @@ def launch_u8(g, buf, n16, out, copies=None, unroll=None, wg=None, groups=None, 
     g.run("hist_u8", pipe, params, {2: buf, 4: out}, (groups,), encoder)
 
 
-def cells(dims, data, kinds, axes, ncell, ny) -> np.ndarray:
-    """Counts (int64, ncell) of the cells of 1-D or 2-D keyed data, chunk by chunk."""
+def cells(dims, data, kinds, axes, ncell, ny, cats=None) -> np.ndarray:
+    """Counts (int64, ncell) of the cells of 1-D or 2-D keyed data (and categories)."""
     g = gpu()
-    ths = [a[0] for a in axes]
-    offs = np.cumsum([0] + [t.size for t in ths])
-    th = g.with_data(np.concatenate(ths).astype(np.uint32))
-    head = np.array([0, ny, ncell, 0], np.uint32)
-    recs = b"".join(axis_bytes(a[1], int(o)) for a, o in zip(axes, offs))
-    if dims == 1:
-        recs += recs  # Params has both rx and ry
     slots = max(MIN_SLOTS, 1 << (ncell - 1).bit_length())
     if slots <= g.wg_words:
         entry = "hist_private"
     else:  # SLOTS words: half cache tags, half counts
         entry, slots = "hist_global", min(2 * CACHE_SLOTS, pow2_floor(g.wg_words))
-    pipe = g.pipeline("hist", entry, WG=WG, SLOTS=slots, DIMS=dims, KIND_X=kinds[0],
-                      KIND_Y=kinds[-1])
     out = g.storage(8 * ncell)
-    n = data[0].size
-    itemsize = 2 if kinds[0] == KEY_LUT16 else 4
-    step = g.binding // itemsize
-    bufs = [g.storage(min(n, step) * itemsize) for _ in data]
-    for s in range(0, n, step):
-        for buf, d in zip(bufs, data):
-            g.upload(buf, d[s:s + step])
-        head[0] = min(step, n - s)
-        g.run("hist", pipe, head.tobytes() + recs,
-              {1: th, 2: bufs[0], 3: bufs[-1], 4: out}, (g.groups(int(head[0])),))
+    stream("hist", entry, {"SLOTS": slots}, dims, data, kinds, axes, ncell, ny, cats, {4: out})
     return words64(g.read(out, 8 * ncell))
+
+
+def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, outputs,
+           weights=None):
+    """Dispatch ``entry`` of kernels/<name>.wgsl (cell.wgsl prepended) over the points,
+    chunk by chunk (each input at most one binding): coordinates ``data`` (bindings 2, 3),
+    category codes ``cats`` (5), ``weights`` (6) into the ``outputs`` ({binding: buffer})."""
+    g = gpu()
+    ths = [a[0] for a in axes]
+    offs = np.cumsum([0] + [t.size for t in ths])
+    th = g.with_data(np.concatenate(ths).astype(np.uint32))
+    ncat = 0 if cats is None else cats[3]
+    head = np.array([0, ny, ncell, ncat, ncell // (ncat + 1), 0, 0, 0], np.uint32)
+    recs = b"".join(axis_bytes(a[1], int(o)) for a, o in zip(axes, offs))
+    if dims == 1:
+        recs += recs  # Params has both rx and ry
+    pipe = g.pipeline(name, entry, WG=WG, DIMS=dims, KIND_X=kinds[0], KIND_Y=kinds[-1],
+                      CAT_BITS=0 if cats is None else cats[1],
+                      CAT_SIGNED=bool(cats is not None and cats[2]), **constants)
+    ins = {2 + i: d for i, d in enumerate(data)}
+    if cats is not None:
+        ins[5] = cats[0]
+    if weights is not None:
+        ins[6] = weights
+    n = data[0].size
+    step = g.binding // max(a.itemsize for a in ins.values())
+    bufs = {b: g.storage(min(n, step) * a.itemsize) for b, a in ins.items()}
+    unused = g.storage(LOAD_BYTES)
+    bound = {b: unused for b in BINDINGS[name][1:]} | {1: th} | bufs | outputs
+    for s in range(0, n, step):
+        for b, a in ins.items():
+            g.upload(bufs[b], a[s:s + step])
+        head[0] = min(step, n - s)
+        g.run(name, pipe, head.tobytes() + recs, bound, (g.groups(int(head[0])),))

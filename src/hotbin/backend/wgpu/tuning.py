@@ -27,10 +27,13 @@ U8 = {"gpu": {"mode": "atomic", "wg": 1024, "copies": 8, "unroll": 1, "groups": 
 #: (4 KiB of workgroup counters, a quarter of WebGPU's guaranteed 16 KiB)
 LUMA_COPIES = 4
 #: (tag, count) cache slots of hist.wgsl's hist_global (cells too many for workgroup
-#: memory): 2048 pairs fill WebGPU's guaranteed 16 KiB of workgroup storage
+#: memory): 2048 pairs fill WebGPU's guaranteed 16 KiB of workgroup storage. extreme.wgsl's
+#: extreme_global takes as many (tag, count, key) triples as fit, at most this many
+#: (1024 in 16 KiB; not swept)
 CACHE_SLOTS = 2048
-#: fewest workgroup counters of hist.wgsl's hist_private: pipelines are compiled per
-#: counter count, so every rule of up to 64 cells shares one (not swept)
+#: fewest workgroup counters of hist.wgsl's hist_private (and cells of extreme.wgsl's
+#: extreme_private): pipelines are compiled per counter count, so every rule of up to 64
+#: cells shares one (not swept)
 MIN_SLOTS = 64
 #: values per invocation in scan.wgsl (a block is WG * SCAN_ITEMS values)
 SCAN_ITEMS = 8
