@@ -13,7 +13,7 @@ import re
 import sys
 
 #: modules that provide sub-commands
-COMMANDS = ("hotbin.cli.info", "hotbin.cli.image", "hotbin.cli.heatmap",
+COMMANDS = ("hotbin.cli.info", "hotbin.cli.image", "hotbin.cli.heatmap", "hotbin.cli.serve",
             "hotbin.cli.completion")
 
 

@@ -1,0 +1,185 @@
+"""``hotbin serve``: a live, zoomable heatmap of every point of a data file, in the browser.
+
+The columns are read once into memory (CSV or Parquet, as ``hotbin heatmap`` reads them:
+rows whose needed cell is not a number are skipped and counted), moved to the GPU when the
+cuda backend is usable, and served by :mod:`hotbin.serve`: every view the page shows is
+``hotbin.heatmap`` of all the points at that view's extent and size. ``--demo`` serves a
+generated data set and needs no file.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from ..backend import NAMES as BACKENDS
+from . import UserError
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+
+
+def register(sub):
+    from ..aggregate import AGGS
+    from ..project import PROJECTIONS
+    from ..shade import CMAPS, HOWS
+
+    p = sub.add_parser(
+        "serve", help="serve a live, zoomable heatmap of a CSV or Parquet file in the browser",
+        description="Load the points once and serve a web page that pans and zooms over them; "
+                    "every view re-aggregates all the points. Also answers /render.png, "
+                    "/stats.json and, with --project mercator, /tiles/{z}/{x}/{y}.png. "
+                    "Try: hotbin serve --demo")
+    p.add_argument("input", nargs="?", metavar="INPUT",
+                   help="a .csv (.tsv, .csv.gz) or .parquet file, a directory of them, a glob pattern, "
+                        "or - for CSV on standard input")
+    p.add_argument("--x", metavar="COL", help="column of the x coordinates (longitude with --project)")
+    p.add_argument("--y", metavar="COL", help="column of the y coordinates (latitude with --project)")
+    p.add_argument("--weight", metavar="COL", help="column of weights to sum per cell (default: count)")
+    p.add_argument("--agg", metavar="AGG[:COL]", type=_agg, default=("count", None),
+                   help=f"what a cell shows: {', '.join(AGGS)}, of the values in COL, e.g. mean:fare "
+                        "(default count)")
+    p.add_argument("--by", metavar="COL", help="column of categories: one layer per category")
+    p.add_argument("--project", choices=PROJECTIONS, default=None,
+                   help="x, y are longitude, latitude: show them in Web Mercator and serve XYZ tiles")
+    p.add_argument("--how", choices=HOWS, default="eq_hist", help="initial normalization (default eq_hist)")
+    p.add_argument("--cmap", default="inferno", help=f"initial colormap: {', '.join(CMAPS)} (default inferno)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.add_argument("--backend", choices=BACKENDS, default=None,
+                   help="default: cuda when usable (the data moves to the GPU once), else cpu")
+    p.add_argument("--strict", action="store_true",
+                   help="a cell that is not a number is an error naming its line (default: skipped)")
+    p.add_argument("--demo", action="store_true", help="serve a generated data set (no INPUT needed)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..serve import Dataset, Shading, create_app, require
+    from ..serve import run as serve
+    from ..serve.params import parse_shading
+
+    require()  # before reading anything
+    from ..serve.server import bind, is_loopback
+
+    args.agg, args.value = _values(args)
+    default = parse_shading({"how": args.how, "cmap": args.cmap}, Shading())
+    if args.demo and (args.input or args.by or args.value or args.project):
+        raise UserError("--demo serves generated points: give no INPUT, values, --by or --project")
+    if not args.demo and not args.input:
+        raise UserError("give an INPUT file (CSV or Parquet), or --demo")
+    if not args.demo and not (args.x and args.y):
+        raise UserError("name the coordinate columns with --x COL --y COL")
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"--port must be 0 to 65535, got {args.port}")
+    try:  # the port first: a busy one fails before the data is read
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
+                        "(--port 0 picks a free port)") from None
+    t0 = time.perf_counter()
+    if args.demo:
+        from .demo import demo_points
+
+        x, y = demo_points()
+        cols, labels, what = {"x": x, "y": y}, None, "demo data"
+    else:
+        cols, labels, what = load(args)
+    data = Dataset(cols["x"], cols["y"], cols.get("weight"), cols.get("by"), labels=labels,
+                   agg=args.agg, project=args.project, backend=args.backend,
+                   names=(args.x or "x", args.y or "y"))
+    loopback = is_loopback(args.host)
+    app = create_app(data, default, allowed_hosts=list(LOOPBACK_NAMES) if loopback and ":" not in args.host
+                     else None)
+    print(f"hotbin serve: {data.n:,} points of {what} ready in {time.perf_counter() - t0:.1f} s "
+          f"(aggregated on {data.backend or 'cpu'})", file=sys.stderr)
+    if not loopback:
+        print(f"hotbin serve: warning: listening on {args.host}: anyone who can reach this machine "
+              "can see the data", file=sys.stderr)
+    try:
+        serve(app, sock=sock, open_browser=not args.no_browser,
+              on_ready=lambda url: print(f"hotbin serve: {url} (Ctrl-C stops)", file=sys.stderr))
+    except KeyboardInterrupt:  # uvicorn stops gracefully, then re-raises the Ctrl-C
+        pass
+    return 0
+
+
+def load(args):
+    """``(columns, category labels, description)``: the needed columns of INPUT, in memory.
+
+    Read by :func:`hotbin.cli.datafiles.open_data` a chunk at a time, as ``hotbin heatmap``
+    reads them (junk rows skipped and counted), then joined; the ``--by`` column becomes
+    integer codes over its labels (integers as their own codes, else text sorted; -1: none).
+    """
+    from .datafiles import Junk, Request, open_data
+    from .heatmap import CHUNK_ROWS
+
+    numbers = [c for c in (args.x, args.y, args.value) if c]
+    junk = Junk(args.strict)
+    data = open_data(args.input, Request(numbers, args.by), CHUNK_ROWS, junk)
+    try:
+        parts = [cols for cols, _ in data]
+        what = data.label
+    finally:
+        data.cleanup()
+    if junk.message():
+        print(f"hotbin serve: {junk.message()}", file=sys.stderr)
+    keys = ["x", "y", "weight"][:len(numbers)]
+    cols = {k: np.concatenate([p[i] for p in parts]) if parts else np.zeros(0)
+            for i, k in enumerate(keys)}
+    labels = None
+    if args.by:
+        cols["by"], labels = _categories([p[-1] for p in parts])
+    return cols, labels, what
+
+
+def _categories(chunks):
+    """``(codes int32, labels)`` of a category column given in pyarrow chunks."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..frames import MAX_CATEGORIES
+
+    arrays = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in chunks]
+    col = pa.chunked_array(arrays) if arrays else pa.chunked_array([], pa.string())
+    if pa.types.is_floating(col.type):
+        raise UserError("--by: the column holds fractional numbers; categories are text or integers")
+    if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
+        codes = pc.cast(col, pa.int64()).to_numpy(zero_copy_only=False)
+        codes = np.where(np.isnan(codes), -1, codes) if codes.dtype.kind == "f" else codes
+        labels = list(range(max(int(codes.max(initial=-1)) + 1, 1)))
+    else:
+        text = pc.cast(col, pa.string())
+        labels = sorted(v for v in pc.unique(text).to_pylist() if v is not None)
+        idx = pc.index_in(text, value_set=pa.array(labels, pa.string()))
+        codes = pc.fill_null(idx, -1).to_numpy(zero_copy_only=False)
+    if len(labels) > MAX_CATEGORIES:
+        raise UserError(f"--by: {len(labels):,} categories; at most {MAX_CATEGORIES}")
+    return np.asarray(codes, np.int32), labels
+
+
+def _agg(text):
+    """``--agg NAME[:COL]`` as ``(name, column or None)``, as ``hotbin heatmap`` takes it."""
+    import argparse
+
+    from ..aggregate import AGGS
+
+    name, _, col = text.partition(":")
+    if name not in AGGS:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(AGGS)}, optionally :COL, got {text!r}")
+    return name, col or None
+
+
+def _values(args):
+    """``(agg, value column)`` from ``--agg`` and ``--weight`` (one column, named by either)."""
+    name, col = args.agg
+    if args.weight and col and args.weight != col:
+        raise UserError(f"--weight {args.weight} and --agg {name}:{col} name different value columns")
+    col = col or args.weight
+    if name == "any" and col:
+        raise UserError("--agg any counts points; it takes no value column")
+    if name not in ("count", "any") and not col:
+        raise UserError(f"--agg {name} needs a value column: --agg {name}:COL")
+    return name, col

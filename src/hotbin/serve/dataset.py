@@ -1,0 +1,165 @@
+"""The points a server shows, held in memory once, and the heatmap of any view of them.
+
+A :class:`Dataset` keeps the coordinates (projected once, at load, when ``project`` says so:
+every view and tile is then a range in metres), the weights and the category codes, on the
+device that aggregates them: CuPy arrays when the cuda backend is asked for or usable here,
+NumPy otherwise. Each view is :func:`hotbin.heatmap` of **all** the points over the view's
+half-open ranges, so its counts are exactly those of ``hotbin.heatmap(x, y, x_range=(x0, x1),
+y_range=(y0, y1), width=..., height=...)``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..aggregate import AGGS
+from ..arrays import to_host, xp
+from ..backend import load
+from ..binning import cell_rule
+from ..heatmap import Heatmap, heatmap
+from ..project import CRS, PROJECTIONS, inverse, mercator
+from .params import View
+
+__all__ = ["Dataset"]
+
+#: the home view's margin around the data, as a fraction of its extent
+MARGIN = 0.02
+
+
+class Dataset:
+    """Points ``(x, y)`` with optional weights and categories, ready to aggregate per view.
+
+    Parameters
+    ----------
+    x, y : array_like, 1-D
+        Coordinates (longitude, latitude in degrees with ``project="mercator"``).
+    weights : array_like, optional
+        The values ``agg`` aggregates (see :func:`hotbin.heatmap`).
+    by : array_like of int, optional
+        Category codes ``0 <= code < len(labels)`` (others count in no category).
+    labels : sequence, optional
+        Names of the categories (default: the codes).
+    agg : str
+        One of :data:`hotbin.aggregate.AGGS`.
+    project : {"mercator"}, optional
+        Project the coordinates to Web Mercator metres once, here.
+    backend : {"cpu", "cuda", "wgpu"}, optional
+        Default: cuda when it is usable (the arrays move to the GPU once), else the input's.
+    names : (str, str)
+        Names of the coordinates, for the page.
+    """
+
+    def __init__(self, x, y, weights=None, by=None, *, labels=None, agg="count", project=None,
+                 backend=None, names=("x", "y")):
+        if agg not in AGGS:
+            raise ValueError(f"agg: expected one of {', '.join(AGGS)}, got {agg!r}")
+        if project is not None and project not in PROJECTIONS:
+            raise ValueError(f"project: expected one of {', '.join(PROJECTIONS)}, got {project!r}")
+        if backend is None and type(x).__module__.split(".")[0] != "cupy" and _cuda_usable():
+            backend = "cuda"
+        xp = _array_module(backend)
+        x, y = xp.asarray(x), xp.asarray(y)
+        if project is not None:
+            x, y = mercator(x, y)
+        self.x, self.y = x, y
+        self.weights = None if weights is None else xp.asarray(weights)
+        self.by = None if by is None else xp.asarray(by)
+        if self.by is not None:
+            if labels is None:
+                labels = range(int(self.by.max()) + 1 if self.by.size else 1)
+            labels = tuple(labels)
+            if not labels:
+                raise ValueError("labels: no category to show")
+        self.labels = labels if self.by is not None else None
+        self.agg, self.backend, self.names = agg, backend, tuple(names)
+        self.crs = CRS if project is not None else None
+        self.n = int(self.x.shape[0])
+        whole = self._heatmap(None, None, 1, 1)  # checks the arrays, finds the finite extents
+        self.home = _home(whole.x_range, whole.y_range, self.n - whole.dropped)
+
+    @property
+    def projected(self) -> bool:
+        return self.crs is not None
+
+    def heatmap(self, view: View) -> Heatmap:
+        """All the points aggregated over ``view``'s cells (ranges half-open)."""
+        return self._heatmap((view.x0, view.x1), (view.y0, view.y1), view.width, view.height)
+
+    def _heatmap(self, x_range, y_range, width, height):
+        return heatmap(self.x, self.y, self.weights, agg=self.agg, by=self.by, width=width,
+                       height=height, x_range=x_range, y_range=y_range, backend=self.backend)
+
+    def cell(self, view: View, i: int, j: int, hm: Heatmap | None = None) -> dict:
+        """Count and value of cell ``(i, j)`` (column from x0, row from y0) of ``view``.
+
+        From ``hm`` (the view's heatmap) when given; else a 1 x 1 heatmap over the cell's
+        own edges, which holds exactly the same points (the same edges, the same rule).
+        """
+        xe = cell_rule(view.width, view.x0, view.x1, "width").edges[i:i + 2]
+        ye = cell_rule(view.height, view.y0, view.y1, "height").edges[j:j + 2]
+        if hm is None:
+            hm, i0, j0 = self._heatmap(tuple(xe), tuple(ye), 1, 1), 0, 0
+        else:
+            i0, j0 = i, j
+        out = {"i": i, "j": j, "x": [float(xe[0]), float(xe[1])], "y": [float(ye[0]), float(ye[1])],
+               "count": _scalar(hm.counts[j0, i0])}
+        if self.by is None:
+            out["value"] = _scalar(hm.values[j0, i0])
+        else:
+            vals = np.asarray(to_host(hm.values[:, j0, i0]))
+            out["categories"] = {str(lab): _scalar(v) for lab, v in zip(self.labels, vals)
+                                 if np.isfinite(v) and v != 0}
+        if self.projected:
+            lon, lat = inverse(np.array(out["x"]), np.array(out["y"]))
+            out["lon"], out["lat"] = lon.tolist(), lat.tolist()
+        return out
+
+    def stats(self, hm: Heatmap) -> dict:
+        """``n`` (all points), ``in_view`` (points in a cell), ``max`` (largest cell of counts),
+        and ``lo``/``hi``: the extent of what the picture shades, for a colorbar."""
+        counts = hm.counts
+        occupied = hm.points != 0
+        lo = hi = None
+        if bool(occupied.any()):
+            shaded = counts if self.agg == "count" or hm.categories is not None else hm.values
+            if shaded.ndim == 2:
+                v = shaded[occupied & xp(shaded).isfinite(shaded)]
+                if v.size:
+                    lo, hi = _scalar(v.min()), _scalar(v.max())
+        return {"n": self.n, "in_view": self.n - int(hm.dropped), "max": _scalar(counts.max()),
+                "lo": lo, "hi": hi}
+
+
+def _cuda_usable() -> bool:
+    try:
+        load("cuda")
+    except Exception:  # no CuPy, no device: the host it is
+        return False
+    return True
+
+
+def _array_module(backend):
+    if backend == "cuda":
+        import cupy
+
+        return cupy
+    return np
+
+
+def _scalar(v):
+    """A JSON number (int for integers), or None for NaN and infinities (JSON has neither)."""
+    v = to_host(v)
+    v = v.item() if hasattr(v, "item") else v
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def _home(x_range, y_range, kept):
+    """The view of all the data: its extent with a margin, half-open above all the points."""
+    out = []
+    for lo, hi in (x_range, y_range):
+        pad = (hi - lo) * MARGIN if hi > lo else 0.5
+        out += [float(lo - pad), float(hi + pad)]
+    return tuple(out)

@@ -1,0 +1,163 @@
+"""What a request may ask for: a view of the data, a tile, a shading; everything else is a 400.
+
+Every parameter a client sends is parsed and checked here, before any work: numbers must be
+finite, ranges must run low to high, the grid must stay under :data:`MAX_PIXELS` cells (and
+:data:`MAX_SIDE` along either axis), ``how`` and ``cmap`` must be names shading knows, and a
+tile must lie in the world. A problem raises :class:`BadRequest`, which the app answers with
+HTTP 400 and ``{"error": message}``. Unknown parameter names are refused too, so a typo
+(``x2=``) is an error instead of a silently ignored default.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..project import tile_bounds
+from ..shade import HOWS, colormap
+
+__all__ = ["BadRequest", "View", "Shading", "MAX_PIXELS", "MAX_SIDE", "MAX_LAYER_CELLS", "TILE",
+           "VIEW_NAMES", "SHADING_NAMES", "parse_view", "parse_shading", "parse_cell", "parse_tile",
+           "check_names", "check_layers"]
+
+#: the most cells one view may have: a 4K screen at full resolution (3840 x 2160)
+MAX_PIXELS = 3840 * 2160
+#: the most cells along either axis of a view
+MAX_SIDE = 8192
+#: the most cells of all the layers of a view with categories (8 bytes each, and their counts)
+MAX_LAYER_CELLS = 1 << 25
+#: side of an XYZ tile in cells
+TILE = 256
+#: tile zoom levels served (as :func:`hotbin.project.tile_bounds`)
+MAX_ZOOM = 30
+
+#: the parameters of a view, and of its shading
+VIEW_NAMES = ("x0", "x1", "y0", "y1", "width", "height")
+SHADING_NAMES = ("how", "cmap")
+_INT = re.compile(r"^[0-9]{1,10}$")
+
+
+class BadRequest(ValueError):
+    """A parameter a client sent is not acceptable; the message names it."""
+
+
+@dataclass(frozen=True)
+class View:
+    """A grid of ``height x width`` cells over ``[x0, x1) x [y0, y1)`` (data units)."""
+
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+    width: int
+    height: int
+
+    @property
+    def key(self) -> tuple:
+        return (self.x0, self.x1, self.y0, self.y1, self.width, self.height)
+
+
+@dataclass(frozen=True)
+class Shading:
+    how: str = "eq_hist"
+    cmap: str = "inferno"
+
+
+def check_names(query, allowed) -> None:
+    """Refuse parameters that the endpoint does not take."""
+    unknown = sorted(set(query.keys()) - set(allowed))
+    if unknown:
+        raise BadRequest(f"unknown parameter {unknown[0]!r}; this endpoint takes "
+                         f"{', '.join(allowed) or 'none'}")
+
+
+def _number(query, name, default):
+    text = query.get(name)
+    if text is None:
+        return default
+    try:
+        v = float(text)
+    except ValueError:
+        raise BadRequest(f"{name}: expected a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise BadRequest(f"{name}: expected a finite number, got {text!r}")
+    return v
+
+
+def _count(query, name, default, most):
+    text = query.get(name)
+    if text is None:
+        return default
+    if not _INT.match(text.strip()):
+        raise BadRequest(f"{name}: expected a whole number of cells, got {text!r}")
+    v = int(text)
+    if not 1 <= v <= most:
+        raise BadRequest(f"{name}: expected 1 to {most} cells, got {v}")
+    return v
+
+
+def parse_view(query, home, default_size=(512, 512)) -> View:
+    """The view a query asks for; a bound not given is the data's (``home`` = x0, x1, y0, y1)."""
+    x0, x1, y0, y1 = (_number(query, k, d) for k, d in zip(VIEW_NAMES[:4], home))
+    width = _count(query, "width", default_size[0], MAX_SIDE)
+    height = _count(query, "height", default_size[1], MAX_SIDE)
+    for lo, hi, a in ((x0, x1, "x"), (y0, y1, "y")):
+        if not lo < hi:
+            raise BadRequest(f"{a}0, {a}1: expected {a}0 < {a}1, got {lo!r} and {hi!r}")
+        if not math.isfinite(hi - lo):
+            raise BadRequest(f"{a}0, {a}1: the extent [{lo!r}, {hi!r}) is too wide to divide into cells")
+    if width * height > MAX_PIXELS:
+        raise BadRequest(f"width, height: {width} x {height} = {width * height:,} cells is more than "
+                         f"the {MAX_PIXELS:,} a view may have")
+    return View(x0, x1, y0, y1, width, height)
+
+
+def check_layers(view: View, layers: int) -> None:
+    """A view of data with categories has a grid per category: their cells are bounded too."""
+    cells = view.width * view.height * layers
+    if cells > MAX_LAYER_CELLS:
+        raise BadRequest(f"width, height: {view.width} x {view.height} cells x {layers} categories is "
+                         f"more than the {MAX_LAYER_CELLS:,} cells a view may have; ask for fewer cells")
+
+
+def parse_shading(query, default: Shading) -> Shading:
+    """``how`` and ``cmap``: one of :data:`hotbin.shade.HOWS`, a colormap name shading knows."""
+    how = query.get("how", default.how)
+    if how not in HOWS:
+        raise BadRequest(f"how: expected one of {', '.join(HOWS)}, got {how!r}")
+    cmap = query.get("cmap", default.cmap)
+    try:
+        colormap(cmap)
+    except (ValueError, TypeError) as exc:
+        raise BadRequest(str(exc)) from None
+    return Shading(how, cmap)
+
+
+def parse_cell(query, view: View) -> tuple[int, int]:
+    """``(i, j)``: the column ``i`` (from x0) and row ``j`` (from y0) of a cell of ``view``."""
+    return _index(query, "i", view.width), _index(query, "j", view.height)
+
+
+def _index(query, name, size):
+    text = query.get(name)
+    if text is None or not _INT.match(text.strip()):
+        raise BadRequest(f"{name}: expected a cell index 0 to {size - 1}, got {text!r}")
+    v = int(text)
+    if v >= size:
+        raise BadRequest(f"{name}: expected a cell index 0 to {size - 1}, got {v}")
+    return v
+
+
+def parse_tile(z: str, x: str, y: str) -> View:
+    """The view of XYZ tile ``z/x/y`` (``y`` from the north) in Web Mercator metres, 256 x 256."""
+    vals = []
+    for name, text in (("z", z), ("x", x), ("y", y)):
+        if not _INT.match(text):
+            raise BadRequest(f"tile {z}/{x}/{y}: {name} must be a whole number")
+        vals.append(int(text))
+    tz, tx, ty = vals
+    if tz > MAX_ZOOM or tx >= 1 << tz or ty >= 1 << tz:
+        raise BadRequest(f"tile {tz}/{tx}/{ty}: outside the world (0 <= x, y < 2**z, z <= {MAX_ZOOM})")
+    x0, x1, y0, y1 = tile_bounds(tz, tx, ty)
+    return View(x0, x1, y0, y1, TILE, TILE)
+

@@ -1,0 +1,90 @@
+"""Running the app: uvicorn on a socket bound here, in the foreground or on a background thread.
+
+The socket is bound before uvicorn starts, so ``port=0`` picks a free port and the address is
+known (and printed) at once.
+"""
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+import webbrowser
+from contextlib import contextmanager
+
+import uvicorn
+
+__all__ = ["run", "background", "bind", "is_loopback", "url_of"]
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``port=0``: a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP; without it
+    # a response's body waits for the ACK of its headers (Nagle + delayed ACK: 40 ms)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    host = f"[{host}]" if ":" in host else host
+    if host in ("0.0.0.0", "[::]"):
+        host = "127.0.0.1" if host == "0.0.0.0" else "[::1]"
+    return f"http://{host}:{port}/"
+
+
+def _server(app, log_level):
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_keep_alive=30,
+                            limit_concurrency=1000, lifespan="off")
+    return uvicorn.Server(config)
+
+
+def run(app, host="127.0.0.1", port=8000, open_browser=True, on_ready=None, log_level="warning",
+        sock=None):
+    """Serve ``app`` until interrupted (Ctrl-C) on ``sock``, else on a socket bound to
+    ``host:port``. ``on_ready(url)`` is called once listening."""
+    sock = bind(host, port) if sock is None else sock
+    url = url_of(sock)
+    if on_ready is not None:
+        on_ready(url)
+    if open_browser:
+        threading.Timer(0.5, webbrowser.open, (url,)).start()
+    _server(app, log_level).run(sockets=[sock])
+
+
+@contextmanager
+def background(app, host="127.0.0.1", log_level="warning"):
+    """A real uvicorn serving ``app`` on a free port of ``host`` on a thread; yields its URL."""
+    sock = bind(host, 0)
+    server = _server(app, log_level)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.01)
+        yield url_of(sock)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()

@@ -1,0 +1,484 @@
+"""``hotbin serve`` over HTTP: every view equals ``hotbin.heatmap`` of the same ranges and size,
+bad parameters are 400s that leave the server alive, tiles are the XYZ extents, 50 concurrent
+clients against a real uvicorn, stale jobs dropped; and the page in a real headless Chromium
+(skipped when none is installed; CI installs Debian's chromium and chromium-driver)."""
+import asyncio
+import base64
+import io
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import warnings
+
+import numpy as np
+import pytest
+
+import hotbin
+from hotbin.project import mercator, tile_bounds
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+PIL = pytest.importorskip("PIL.Image")
+with warnings.catch_warnings():  # starlette >= 1 warns when only httpx (not httpx2) is there
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from starlette.testclient import TestClient
+
+from hotbin.serve import Dataset, Shading, background, create_app  # noqa: E402
+from hotbin.serve.encode import png_bytes  # noqa: E402
+from hotbin.serve.worker import Busy, Gone, Worker  # noqa: E402
+
+N = 60_000
+VIEW = dict(x0=-2.0, x1=2.0, y0=-1.5, y1=2.5, width=160, height=120)
+
+
+def _q(**p):
+    return "&".join(f"{k}={v}" for k, v in p.items())
+
+
+def _decode(content):
+    return np.asarray(PIL.open(io.BytesIO(content)).convert("RGBA"))
+
+
+@pytest.fixture(scope="module")
+def points():
+    rng = np.random.default_rng(20261201)
+    x, y = rng.normal(0, 1, N), rng.normal(0.5, 1.2, N)
+    x[:500] = np.round(x[:500] * 4) / 4  # points exactly on cell edges and on the view's bounds
+    y[:500] = np.round(y[:500] * 4) / 4
+    x[500:510] = np.nan
+    return x, y, rng.gamma(2.0, 3.0, N), rng.integers(0, 3, N)
+
+
+@pytest.fixture(scope="module")
+def client(points):
+    x, y, _, _ = points
+    with TestClient(create_app(Dataset(x, y))) as c:
+        yield c
+
+
+@pytest.mark.parametrize("view", [VIEW, dict(x0=-0.5, x1=0.75, y0=0.25, y1=1.0, width=97, height=61),
+                                  dict(x0=-50.0, x1=50.0, y0=-50.0, y1=50.0, width=64, height=64),
+                                  dict(x0=3.0, x1=4.0, y0=30.0, y1=31.0, width=8, height=8)])
+@pytest.mark.parametrize("how, cmap", [("eq_hist", "inferno"), ("log", "viridis")])
+def test_render_is_the_heatmap_of_the_view(client, points, view, how, cmap):
+    x, y = points[:2]
+    r = client.get(f"/render.png?{_q(**view, how=how, cmap=cmap)}")
+    assert r.status_code == 200 and r.headers["content-type"] == "image/png"
+    hm = hotbin.heatmap(x, y, x_range=(view["x0"], view["x1"]), y_range=(view["y0"], view["y1"]),
+                        width=view["width"], height=view["height"])
+    img = _decode(r.content)
+    np.testing.assert_array_equal(img, hm.shade(how=how, cmap=cmap)[::-1])  # north up
+    np.testing.assert_array_equal(img[::-1, :, 3] > 0, hm.counts > 0)
+    stats = json.loads(r.headers["x-hotbin-stats"])
+    assert stats["n"] == N and stats["in_view"] == hm.counts.sum() and stats["max"] == hm.counts.max()
+    s = client.get(f"/stats.json?{_q(**view)}").json()
+    assert {k: s[k] for k in ("n", "in_view", "max")} == {"n": N, "in_view": int(hm.counts.sum()),
+                                                          "max": int(hm.counts.max())}
+    assert s["ms"] >= 0
+
+
+def test_every_backend_serves_the_same_view(points, backend):
+    x, y = points[:2]
+    hm = hotbin.heatmap(x, y, x_range=(VIEW["x0"], VIEW["x1"]), y_range=(VIEW["y0"], VIEW["y1"]),
+                        width=VIEW["width"], height=VIEW["height"], backend="cpu")
+    with TestClient(create_app(Dataset(x, y, backend=backend))) as c:
+        r = c.get(f"/render.png?{_q(**VIEW)}")
+        np.testing.assert_array_equal(_decode(r.content), hm.shade()[::-1])
+        stats = json.loads(r.headers["x-hotbin-stats"])
+        assert (stats["in_view"], stats["max"]) == (hm.counts.sum(), hm.counts.max())
+        j, i = np.unravel_index(np.argmax(hm.counts), hm.counts.shape)
+        assert c.get(f"/cell.json?{_q(**VIEW, i=i, j=j)}").json()["count"] == hm.counts[j, i]
+
+
+def test_stats_without_a_view_are_the_whole_data(client, points):
+    s = client.get("/stats.json").json()
+    assert s["n"] == N and s["in_view"] == N - 10  # all but the NaN points
+    info = client.get("/info.json").json()
+    x0, x1, y0, y1 = info["home"]
+    x, y = points[:2]
+    assert x0 < np.nanmin(x) and x1 > np.nanmax(x) and y0 < y.min() and y1 > y.max()
+    assert info["hows"] == list(hotbin.shade.HOWS) and "inferno" in info["cmaps"]
+    assert len(info["colorbar"]) > 1 and info["categories"] is None and info["tiles"] is False
+
+
+def test_cells_from_the_cache_and_without(client, points):
+    x, y = points[:2]
+    view = dict(VIEW, width=33, height=29)
+    hm = hotbin.heatmap(x, y, x_range=(view["x0"], view["x1"]), y_range=(view["y0"], view["y1"]),
+                        width=33, height=29)
+    j, i = np.unravel_index(np.argmax(hm.counts), hm.counts.shape)
+    cold = client.get(f"/cell.json?{_q(**view, i=i, j=j)}").json()  # a 1 x 1 heatmap of the cell
+    client.get(f"/render.png?{_q(**view)}")
+    warm = client.get(f"/cell.json?{_q(**view, i=i, j=j)}").json()  # the cached view's cell
+    assert cold == warm
+    assert warm["count"] == hm.counts[j, i] > 0 and warm["value"] == hm.values[j, i]
+    assert warm["x"] == list(hm.x_edges[i:i + 2]) and warm["y"] == list(hm.y_edges[j:j + 2])
+    assert client.get(f"/cell.json?{_q(**view, i=0, j=0)}").json()["count"] == hm.counts[0, 0]
+
+
+BAD = ["x0=nan", "x1=inf", "y0=-inf", "x0=abc", "x0=2&x1=1", "y0=1&y1=1", "width=0", "height=-3",
+       "width=1.5", "width=9000", "width=4000&height=4000", "how=nope", "cmap=nope", "cmap=",
+       "x2=1", "x0=-1e308&x1=1e308", "width=99999999999999999999"]
+
+
+@pytest.mark.parametrize("query", BAD)
+@pytest.mark.parametrize("path", ["/render.png", "/stats.json", "/cell.json"])
+def test_bad_parameters_are_400_json(client, query, path):
+    if path != "/render.png" and query.startswith(("how", "cmap")):
+        query = "x2=1"
+    r = client.get(f"{path}?{query}" + ("&i=0&j=0" if path == "/cell.json" else ""))
+    assert r.status_code == 400, (path, query, r.text)
+    assert r.headers["content-type"] == "application/json" and "Traceback" not in r.text
+    assert r.json()["error"]
+    assert client.get("/stats.json").status_code == 200  # alive
+
+
+@pytest.mark.parametrize("cell", ["i=-1&j=0", "i=160&j=0", "i=0&j=120", "i=a&j=0", "j=0"])
+def test_bad_cells_are_400(client, cell):
+    r = client.get(f"/cell.json?{_q(**VIEW)}&{cell}")
+    assert r.status_code == 400 and r.json()["error"]
+
+
+def test_only_the_page_its_assets_and_views(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "viewer.js" in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    for name in ("viewer.js", "viewer.css"):
+        assert client.get(f"/static/{name}").status_code == 200
+    for path in ("/static/..%2Fapp.py", "/static/../app.py", "/static/app.py", "/etc/passwd",
+                 "/render.png/../../x", "/tiles/0/0/0.png"):
+        r = client.get(path)
+        assert r.status_code == 404 and "error" in r.json(), path
+    r = client.post("/render.png")
+    assert r.status_code == 405 and "error" in r.json()
+
+
+def test_an_unexpected_failure_is_one_json_line(points, monkeypatch):
+    x, y = points[:2]
+    app = create_app(Dataset(x[:100], y[:100]))
+
+    def broken(view):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(app.state.renderer, "aggregate", broken)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.get("/render.png?width=10&height=10")
+        assert r.status_code == 500 and r.json() == {"error": "internal error: RuntimeError"}
+        assert c.get("/").status_code == 200
+
+
+def test_host_names_are_checked_when_asked(points):
+    x, y = points[:2]
+    app = create_app(Dataset(x[:100], y[:100]), allowed_hosts=["127.0.0.1", "localhost"])
+    with TestClient(app, base_url="http://127.0.0.1:8000") as ok:
+        assert ok.get("/stats.json").status_code == 200
+    with TestClient(app, base_url="http://attacker.example") as bad:
+        assert bad.get("/stats.json").status_code == 400
+
+
+def test_tiles_are_the_xyz_extents_in_web_mercator():
+    rng = np.random.default_rng(7)
+    lon, lat = rng.normal(-73.97, 0.05, 20000), rng.normal(40.75, 0.05, 20000)
+    data = Dataset(lon, lat, project="mercator")
+    xm, ym = mercator(lon, lat)
+    with TestClient(create_app(data)) as c:
+        assert c.get("/info.json").json()["crs"] == "EPSG:3857"
+        for z, tx, ty in [(0, 0, 0), (10, 301, 385), (12, 1205, 1539), (3, 7, 7)]:
+            r = c.get(f"/tiles/{z}/{tx}/{ty}.png")
+            assert r.status_code == 200
+            x0, x1, y0, y1 = tile_bounds(z, tx, ty)
+            hm = hotbin.heatmap(xm, ym, x_range=(x0, x1), y_range=(y0, y1), width=256, height=256)
+            img = _decode(r.content)
+            assert img.shape == (256, 256, 4)
+            np.testing.assert_array_equal(img[::-1, :, 3] > 0, hm.counts > 0)
+            assert json.loads(r.headers["x-hotbin-stats"])["in_view"] == hm.counts.sum()
+        assert hotbin.heatmap(xm, ym, x_range=tile_bounds(10, 301, 385)[:2],
+                              y_range=tile_bounds(10, 301, 385)[2:], width=8, height=8).counts.sum() > 0
+        for bad in ("31/0/0", "2/4/0", "2/0/4", "a/0/0", "1/-1/0", "1/0/0x"):
+            r = c.get(f"/tiles/{bad}.png")
+            assert r.status_code == 400 and ("outside" in r.json()["error"] or "whole" in r.json()["error"])
+        assert c.get("/tiles/1/0/0.png?how=nope").status_code == 400
+
+
+def test_values_and_categories(points):
+    x, y, w, cat = points
+    labels = ["bus", "car", "tram"]
+    data = Dataset(x, y, w, cat, labels=labels, agg="mean")
+    view = dict(VIEW, width=40, height=30)
+    hm = hotbin.heatmap(x, y, w, agg="mean", by=cat, x_range=(view["x0"], view["x1"]),
+                        y_range=(view["y0"], view["y1"]), width=40, height=30)
+    with TestClient(create_app(data)) as c:
+        info = c.get("/info.json?cmap=viridis").json()
+        assert [k["label"] for k in info["categories"]] == labels
+        assert all(re.fullmatch("#[0-9a-f]{6}", k["color"]) for k in info["categories"])
+        img = _decode(c.get(f"/render.png?{_q(**view)}").content)
+        np.testing.assert_array_equal(img, hm.shade()[::-1])
+        j, i = np.unravel_index(np.argmax(hm.counts), hm.counts.shape)
+        cell = c.get(f"/cell.json?{_q(**view, i=i, j=j)}").json()
+        assert cell["count"] == hm.counts[j, i]
+        want = {lab: hm.values[k, j, i] for k, lab in enumerate(labels) if np.isfinite(hm.values[k, j, i])}
+        assert cell["categories"] == pytest.approx(want)
+
+
+def test_views_of_many_categories_are_bounded(points):
+    x, y, _, _ = points
+    data = Dataset(x[:1000], y[:1000], by=np.arange(1000) % 20, labels=[f"k{i}" for i in range(20)])
+    with TestClient(create_app(data)) as c:
+        r = c.get("/render.png?width=1500&height=1200")
+        assert r.status_code == 400 and "categories" in r.json()["error"]
+        assert c.get("/render.png?width=500&height=400").status_code == 200
+
+
+def test_png_bytes_decode_to_the_picture():
+    rng = np.random.default_rng(3)
+    for shape in [(800, 1280, 4), (1, 1, 4), (130, 7, 3), (300, 200, 1), (256, 256, 2)]:
+        img = (rng.integers(0, 5, shape) * 50).astype(np.uint8)
+        out = np.asarray(PIL.open(io.BytesIO(png_bytes(img))))
+        np.testing.assert_array_equal(out.reshape(shape), img)
+
+
+def test_worker_drops_jobs_whose_client_left_and_bounds_the_queue():
+    async def scenario():
+        worker, gate, ran = Worker(max_pending=3), threading.Event(), []  # a left job waits too
+        first = asyncio.ensure_future(worker.run(lambda: gate.wait(5) and ran.append("first")))
+        await asyncio.sleep(0.05)
+
+        async def gone():
+            return {"type": "http.disconnect"}
+
+        with pytest.raises(Gone):
+            await worker.run(lambda: ran.append("stale"), gone)
+        second = asyncio.ensure_future(worker.run(lambda: ran.append("second")))
+        await asyncio.sleep(0.05)
+        with pytest.raises(Busy):
+            await worker.run(lambda: ran.append("third"))
+        gate.set()
+        await first
+        await second
+        worker.close()
+        return ran
+
+    assert asyncio.run(scenario()) == ["first", "second"]
+
+
+def test_fifty_concurrent_clients_against_uvicorn(points):
+    x, y = points[:2]
+    app = create_app(Dataset(x, y))
+    rng = np.random.default_rng(1)
+    with background(app) as url:
+        results, views = [None] * 50, []
+        for k in range(50):
+            x0, y0 = rng.uniform(-2, 1), rng.uniform(-2, 1)
+            views.append(dict(x0=x0, x1=x0 + rng.uniform(0.1, 2), y0=y0, y1=y0 + 1, width=200, height=150))
+
+        def fetch(k):
+            path = "render.png" if k % 2 else "stats.json"
+            try:
+                with urllib.request.urlopen(f"{url}{path}?{_q(**views[k])}", timeout=60) as r:
+                    results[k] = (r.status, r.headers.get("X-Hotbin-Stats") or r.read().decode())
+            except Exception as exc:  # an HTTP error is a failure of the test, not of a thread
+                results[k] = (getattr(exc, "code", None), repr(exc))
+
+        threads = [threading.Thread(target=fetch, args=(k,)) for k in range(50)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        for k, (status, body) in enumerate(results):
+            assert status == 200, body
+            v = views[k]
+            hm = hotbin.heatmap(x, y, x_range=(v["x0"], v["x1"]), y_range=(v["y0"], v["y1"]),
+                                width=200, height=150)
+            assert json.loads(body)["in_view"] == hm.counts.sum()
+        with urllib.request.urlopen(url, timeout=10) as r:  # still serving
+            assert r.status == 200
+
+
+def test_cli_serves_a_file_and_stops_on_ctrl_c(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 5000
+    x, y, v = rng.uniform(-74.1, -73.8, n), rng.uniform(40.6, 40.9, n), rng.uniform(0, 9, n)
+    kind = rng.choice(["yellow", "green"], n)
+    path = tmp_path / "trips.csv"
+    with open(path, "w") as f:
+        f.write("lon,lat,fare,kind\n")
+        f.writelines(f"{a!r},{b!r},{c!r},{k}\n" for a, b, c, k in zip(x.tolist(), y.tolist(), v.tolist(), kind))
+        f.write("oops,40.7,1,green\n")
+    proc = subprocess.Popen([sys.executable, "-m", "hotbin", "serve", str(path), "--x", "lon", "--y", "lat",
+                             "--agg", "mean:fare", "--by", "kind", "--port", "0", "--no-browser"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while True:
+            line = proc.stderr.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+            found = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+            if found:
+                break
+        url = found.group(1)
+        assert "skipped 1 row" in "".join(lines)
+        with urllib.request.urlopen(f"{url}info.json", timeout=30) as r:
+            info = json.load(r)
+        assert [k["label"] for k in info["categories"]] == ["green", "yellow"] and info["agg"] == "mean"
+        x0, x1, y0, y1 = -74.0, -73.9, 40.7, 40.8
+        with urllib.request.urlopen(f"{url}stats.json?{_q(x0=x0, x1=x1, y0=y0, y1=y1, width=50, height=40)}",
+                                    timeout=30) as r:
+            stats = json.load(r)
+        hm = hotbin.heatmap(x, y, x_range=(x0, x1), y_range=(y0, y1), width=50, height=40)
+        assert stats["n"] == n and stats["in_view"] == hm.counts.sum() and stats["max"] == hm.counts.max()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rest = proc.communicate(timeout=30)[1]  # reads the rest of stderr and closes it
+    assert proc.returncode == 0 and "Traceback" not in rest, rest
+
+
+def test_cli_errors_are_one_line():
+    r = subprocess.run([sys.executable, "-m", "hotbin", "serve", "--no-browser"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 1 and "give an INPUT" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "hotbin", "serve", "--demo", "--agg", "mean", "--no-browser"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "needs a value column" in r.stderr
+
+
+# --- the page in a real browser ------------------------------------------------------------
+
+def _browser():
+    webdriver = pytest.importorskip("selenium.webdriver")
+    chrome = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    driver = shutil.which("chromedriver")
+    if not (chrome and driver):
+        pytest.skip("no headless Chromium here (apt-get install chromium chromium-driver)")
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+              "--window-size=1200,800", "--force-device-scale-factor=1"):
+        opts.add_argument(a)
+    opts.binary_location = chrome
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(driver), options=opts)
+
+
+def _artifacts():
+    d = pathlib.Path(os.environ.get("HOTBIN_ARTIFACTS") or pathlib.Path(__file__).parent / "artifacts")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _settled(d, timeout=60):
+    """Waits until the picture shown is the view in the URL hash, and returns that view."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = d.execute_script("return [location.hash, document.body.dataset.shown || '', "
+                               "document.body.dataset.busy || '']")
+        view = dict(re.findall(r"(x0|x1|y0|y1)=([^&]+)", got[0]))
+        shown = dict(re.findall(r"(x0|x1|y0|y1|width|height)=([^&]+)", got[1]))
+        if view and not got[2] and all(shown.get(k) == v for k, v in view.items()):
+            return {k: float(v) for k, v in view.items()}, int(shown["width"]), int(shown["height"])
+        time.sleep(0.05)
+    raise AssertionError(f"the page did not show the view of its URL: {got}")
+
+
+def _canvas(d):
+    data = d.execute_script("return document.getElementById('canvas').toDataURL('image/png')")
+    return _decode(base64.b64decode(data.split(",", 1)[1]))
+
+
+def test_page_in_headless_chromium():
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+    from selenium.webdriver.common.keys import Keys
+
+    from hotbin.cli.demo import demo_points
+
+    x, y = demo_points(400_000, 2026)  # cities, roads and countryside: a picture worth looking at
+    art = _artifacts()
+    with background(create_app(Dataset(x, y), Shading("eq_hist", "inferno"))) as url:
+        d = _browser()
+        try:
+            d.get(url)
+            home, w, h = _settled(d)
+            before = _canvas(d)
+            d.save_screenshot(str(art / "serve-1-home.png"))
+            canvas = d.find_element("id", "canvas")
+            ActionChains(d).scroll_from_origin(ScrollOrigin.from_element(canvas, 80, -40), 0, -500).perform()
+            zoomed, _, _ = _settled(d)
+            assert zoomed["x1"] - zoomed["x0"] < 0.8 * (home["x1"] - home["x0"])
+            ActionChains(d).move_to_element(canvas).click_and_hold().move_by_offset(-150, 90) \
+                .release().perform()
+            view, w, h = _settled(d)
+            assert view["x0"] > zoomed["x0"] and view["y0"] > zoomed["y0"]  # dragged left and down
+            after = _canvas(d)
+            d.save_screenshot(str(art / "serve-2-zoomed-dragged.png"))
+            assert after.shape == before.shape and (after != before).any(axis=2).mean() > 0.05
+            with urllib.request.urlopen(f"{url}stats.json?{_q(**view, width=w, height=h)}") as r:
+                stats = json.load(r)
+            hm = hotbin.heatmap(x, y, x_range=(view["x0"], view["x1"]), y_range=(view["y0"], view["y1"]),
+                                width=w, height=h)
+            assert (stats["in_view"], stats["max"]) == (hm.counts.sum(), hm.counts.max())
+            assert f"{int(hm.counts.sum()):,}" in d.find_element("id", "status").text
+            j, i = np.unravel_index(np.argmax(hm.counts), hm.counts.shape)  # hover the fullest cell
+            ox = round((i + 0.5) * canvas.size["width"] / w - canvas.size["width"] / 2)
+            oy = round((h - j - 0.5) * canvas.size["height"] / h - canvas.size["height"] / 2)
+            ActionChains(d).move_to_element_with_offset(canvas, ox, oy).perform()
+            tip = d.find_element("id", "tip")
+            for _ in range(100):
+                cell = d.execute_script("return document.body.dataset.cell")
+                if tip.is_displayed() and cell:
+                    break
+                time.sleep(0.05)
+            ci, cj = map(int, cell.split(","))
+            assert abs(ci - i) <= 1 and abs(cj - j) <= 1  # the cell under the pointer
+            assert tip.text.startswith(f"count {int(hm.counts[cj, ci]):,}\n"), tip.text
+            d.save_screenshot(str(art / "serve-3-hover.png"))
+            ActionChains(d).key_down(Keys.SHIFT).move_to_element_with_offset(canvas, ox - 150, oy - 90) \
+                .click_and_hold().move_by_offset(300, 180).release().key_up(Keys.SHIFT).perform()
+            boxed, _, _ = _settled(d)
+            assert boxed["x1"] - boxed["x0"] < 0.6 * (view["x1"] - view["x0"])
+            d.find_element("id", "cmap").send_keys("viridis")
+            _settled(d)
+            d.find_element("id", "reset").click()
+            again, _, _ = _settled(d)
+            assert again == home and "cmap=viridis" in d.current_url
+            d.save_screenshot(str(art / "serve-4-reset-viridis.png"))
+            box = canvas.rect  # pinch: two touches spread from 100 to 300 pixels apart
+            mx, my = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+            def touch(kind, spread):
+                d.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [
+                    {"x": mx + k * spread / 2, "y": my, "id": int(k > 0)} for k in (-1, 1)][:2 if spread else 0]})
+
+            touch("touchStart", 100)
+            for s in range(110, 310, 10):
+                touch("touchMove", s)
+            touch("touchEnd", 0)
+            pinched, _, _ = _settled(d)
+            assert (pinched["x1"] - pinched["x0"]) / (home["x1"] - home["x0"]) == pytest.approx(1 / 3, rel=0.02)
+            burst = ActionChains(d)  # a burst of views without waiting: the last one is shown
+            for k in range(8):
+                burst.scroll_from_origin(ScrollOrigin.from_element(canvas, 40 * k - 160, 20 * k - 80), 0,
+                                         120 if k % 3 else -200)
+            burst.perform()
+            last, w, h = _settled(d)
+            with urllib.request.urlopen(f"{url}stats.json?{_q(**last, width=w, height=h)}") as r:
+                assert json.load(r)["in_view"] == hotbin.heatmap(
+                    x, y, x_range=(last["x0"], last["x1"]), y_range=(last["y0"], last["y1"]),
+                    width=w, height=h).counts.sum()
+            d.get(f"{url}#{_q(**boxed, how='log', cmap='magma')}")  # a link reopens its view
+            reopened, _, _ = _settled(d)
+            assert reopened == boxed
+            d.save_screenshot(str(art / "serve-5-link.png"))
+            errors = [e for e in d.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+            assert not errors, errors
+        finally:
+            d.quit()
