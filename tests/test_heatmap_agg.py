@@ -312,3 +312,16 @@ def test_dask_dataframe_categorical_column():
                         width=4, height=4)
     assert hm.categories == ref.categories == ("a", "b", "c")
     np.testing.assert_allclose(hm.values, ref.values, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("agg", ["count", "sum", "min", "max", "var"])
+def test_hot_runs_match_numpy(agg):
+    """Mostly one cell (runs folded in registers) with the odd point elsewhere and NaN weights."""
+    x, y, w = points(50000, seed=18)
+    hot = np.random.default_rng(19).random(x.size) < 0.97
+    x[hot], y[hot] = 0.31, 0.42
+    ww = None if agg == "count" else w
+    hm = hotbin.heatmap(x, y, ww, agg=agg, width=8, height=8, x_range=(-3, 5), y_range=(-5, 7))
+    want, counts = oracle(hm, x, y, ww)
+    np.testing.assert_allclose(hm.values, want, rtol=1e-9, equal_nan=True)
+    np.testing.assert_array_equal(hm.counts if agg == "count" else hm.value_counts, counts)

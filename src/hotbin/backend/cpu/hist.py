@@ -74,6 +74,68 @@ def _split(w, factor):
     return np.int64(hi), np.int64(np.rint((t - hi) * 4294967296.0))
 
 
+@njit(inline="always")
+def _count(cx, m, h, runs):
+    """h[cx[k]] += 1; with ``runs``, a run of one cell is added once."""
+    if not runs:
+        for k in range(m):
+            h[np.uint64(cx[k])] += 1
+        return
+    last, run = cx[0], 0
+    for k in range(m):
+        if cx[k] == last:
+            run += 1
+        else:
+            h[np.uint64(last)] += run
+            last, run = cx[k], 1
+    h[np.uint64(last)] += run
+
+
+@njit(inline="always")
+def _better(how, v, cur):
+    """Whether ``v`` replaces ``cur`` under MIN / MAX (-0.0 below +0.0, as IEEE 754's minimum)."""
+    if how == MIN:
+        return v < cur or (v == 0.0 and cur == 0.0 and math.copysign(1.0, v) < 0.0)
+    return v > cur or (v == 0.0 and cur == 0.0 and math.copysign(1.0, v) > 0.0)
+
+
+@njit(inline="always")
+def _values(cx, m, w, how, center, h, runs):
+    """[value, n] of cell c at h[2c], h[2c + 1] (one cache line per point); NaN weights skipped.
+    With ``runs``, a run of one cell is folded in registers and stored once."""
+    last = cx[0]
+    acc = h[np.uint64(last + last)]
+    cnt = 0.0
+    for k in range(m):
+        c = cx[k]
+        v = np.float64(w[k])
+        if v != v:  # NaN: no value
+            continue
+        if center.size:
+            v = (v - center[np.uint64(c)]) ** 2
+        if not runs:
+            i = np.uint64(c + c)
+            h[i + 1] += 1.0
+            if how == MEAN:
+                h[i] += v
+            elif _better(how, v, h[i]):
+                h[i] = v
+            continue
+        if c != last:
+            i = np.uint64(last + last)
+            h[i], h[i + 1] = acc, h[i + 1] + cnt
+            last, cnt = c, 0.0
+            acc = h[np.uint64(c + c)]
+        cnt += 1.0
+        if how == MEAN:
+            acc += v
+        elif _better(how, v, acc):
+            acc = v
+    if runs:
+        i = np.uint64(last + last)
+        h[i], h[i + 1] = acc, h[i + 1] + cnt
+
+
 @njit(nogil=True, cache=True)
 def _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h, h2, cx, cy):
     """One thread's share [start, stop): codes block by block, then scatter into h (and h2).
@@ -100,34 +162,30 @@ def _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h
                 g = cat[b + k]
                 g = g if (g >= 0) & (g < ncat) else ncat
                 cx[k] = cx[k] + g * ncell if cx[k] < ncell else trash
+        same = 0
+        for k in range(1, m):  # vectorized: how often a point repeats the previous cell
+            same += cx[k] == cx[k - 1]
+        runs = same * 8 >= m * 7  # mostly one hot cell: add runs in registers, not in memory
         for k in range(m):
-            c = np.uint64(cx[k])
             dropped += cx[k] == trash
-            if how == COUNT:
-                h[c] += 1
-                continue
-            if how == SUM:
-                h[c] += w[b + k]
-                continue
-            v = np.float64(w[b + k])
-            if v != v:  # NaN: no value
-                continue
-            if center.size:
-                v = (v - center[c]) ** 2
-            if how == FIXED:
+        if how == COUNT:
+            _count(cx, m, h, runs)
+        elif how == SUM:
+            for k in range(m):
+                h[np.uint64(cx[k])] += w[b + k]
+        elif how == FIXED:
+            for k in range(m):
+                c = np.uint64(cx[k])
+                v = np.float64(w[b + k])
+                if v != v:  # NaN: no value
+                    continue
+                if center.size:
+                    v = (v - center[c]) ** 2
                 qh, ql = _split(v, factor)
                 h[c] += qh
                 h2[c] += ql
-                continue
-            i = c + c  # [value, n] of a cell side by side: one cache line per point
-            h[i + 1] += 1.0
-            if how == MEAN:
-                h[i] += v
-            elif how == MIN:  # -0.0 below +0.0, as IEEE 754's minimum (every backend alike)
-                if v < h[i] or (v == 0.0 and h[i] == 0.0 and math.copysign(1.0, v) < 0.0):
-                    h[i] = v
-            elif v > h[i] or (v == 0.0 and h[i] == 0.0 and math.copysign(1.0, v) > 0.0):
-                h[i] = v
+        else:
+            _values(cx, m, w[b:b + m], how, center, h, runs)
     return dropped
 
 
