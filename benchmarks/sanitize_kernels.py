@@ -1,4 +1,4 @@
-"""Small runs of the kernels changed for issues #13 and #14, for compute-sanitizer on the GPU machine.
+"""Small runs of the kernels changed for issues #13, #14 and #16, for compute-sanitizer on the GPU machine.
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py
 
@@ -6,13 +6,16 @@ Float scans in the shared block order (scan.cu lane_sums/lane_scan, flat and alo
 axis), fixed-point sums with the two-factor scale (hist1d.cu, spatial.cu), a
 binary-search rule and a closed heatmap edge; issue #14: spatial.cu on hist_common.cuh's rule
 and fixed-point split and scan_common.cuh's block scans (float32 and integer coordinates, integer
-weights, every strategy), the luma kernel with its thread count as a template argument; each
-checked against the cpu backend.
+weights, every strategy), the luma kernel with its thread count as a template argument; issue #16:
+spatial.cu's values accumulators (mean, min, max with float32 and float64 weights, NaN skipped,
+centered), centered fixed point and categories (int8 and int64 codes, out-of-range ones), every
+strategy, a grid that fits shared memory and one that does not; each checked against the cpu backend.
 """
 import cupy as cp
 import numpy as np
 
 import hotbin
+from hotbin import binning, fixedpoint
 
 rng = np.random.default_rng(13)
 for dt in (np.float32, np.float64):
@@ -51,4 +54,38 @@ for strategy in ("direct", "private", "tiled"):
 img = rng.integers(0, 256, (2, 300, 257, 4), dtype=np.uint8)
 assert np.array_equal(hotbin.luminance_histogram(cp.asarray(img)).get(),
                       hotbin.luminance_histogram(img, backend="cpu"))
+print("sanitize_kernels: all checks passed")
+
+from hotbin import reductions  # noqa: E402
+from hotbin.backend import cpu  # noqa: E402
+from hotbin.backend.cuda import spatial as cs  # noqa: E402
+
+n = 20000
+xa = rng.uniform(-0.1, 1.1, n).astype(np.float32)
+ya = rng.uniform(-0.1, 1.1, n).astype(np.float32)
+xa[: n // 2], ya[: n // 2] = np.float32(0.5), np.float32(0.25)  # half in one cell
+xa[:4096], ya[:4096] = np.float32(0.75), np.float32(0.75)  # whole warps in one cell
+wa = rng.normal(size=n).astype(np.float32)
+wa[::9] = np.nan
+codes8, codes64 = rng.integers(-1, 5, n).astype(np.int8), rng.integers(0, 6, n)
+for nx, ny in ((40, 30), (200, 100)):  # a grid in shared memory, one in tiles
+    rx, ry = binning.cell_rule(nx, 0, 1, "w"), binning.cell_rule(ny, 0, 1, "h")
+    center = rng.normal(size=(5, nx, ny))
+    runs = [(reductions.MEAN, wa), (reductions.MIN, wa), (reductions.MAX, wa.astype(np.float64)),
+            (reductions.centered(reductions.MEAN, center), wa),
+            (reductions.centered(reductions.fixed(fixedpoint.scale_for(100.0, n)), center), wa),
+            (reductions.COUNT, None)]
+    for strategy in ("direct", "private", "tiled"):
+        with tuning.forced(strategy=strategy):
+            for red, w in runs:
+                codes = codes64 if w is None else codes8
+                got, kept = cs.histogram2d(cp.asarray(xa), cp.asarray(ya), rx, ry, None if w is None else cp.asarray(w),
+                                           red, by=(cp.asarray(codes), 4))
+                ref, kref = cpu.histogram2d(xa, ya, rx, ry, w, red, by=(codes, 4))
+                got = got.get()
+                assert kept == kref and got.shape == ref.shape, (strategy, red.acc)
+                if red.acc == "mean":
+                    assert np.array_equal(got[1], ref[1]) and np.allclose(got[0], ref[0], rtol=1e-9, atol=1e-9)
+                else:
+                    assert np.array_equal(got, ref), (strategy, red.acc, nx)
 print("sanitize_kernels: all checks passed")

@@ -72,9 +72,10 @@ def _extreme(pick):
         x = xp(parts)
         v = parts[:, 0]
         best = getattr(v, pick)(axis=0)
-        signed = x.signbit(v) if pick == "min" else ~x.signbit(v)
-        zero = (best == 0) & ((v == 0) & signed).any(axis=0)
-        best = x.where(zero, -0.0 if pick == "min" else 0.0, best)
+        if v.shape[0] > 1 and bool((best == 0).any()):  # which zero wins must not be chance
+            signed = x.signbit(v) if pick == "min" else ~x.signbit(v)
+            zero = (best == 0) & ((v == 0) & signed).any(axis=0)
+            best = x.where(zero, -0.0 if pick == "min" else 0.0, best)
         return x.stack([best, parts[:, 1].sum(axis=0)])
     return merge
 

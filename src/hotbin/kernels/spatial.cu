@@ -2,7 +2,9 @@
 //
 // A point lands in cell (ix, iy) under the exact bin rule of hotbin.binning, one
 // rule per axis, and gets the 4-byte code ix * ny + iy (DROP when it lands in no
-// cell). hotbin.backend.cuda.spatial picks one of three strategies:
+// cell); with categories, code g * nx * ny + ix * ny + iy for its category g
+// (Cats). What a cell accumulates is spatial_acc.cuh's. hotbin.backend.cuda.spatial
+// picks one of three strategies:
 //
 //   private  the whole grid fits in shared memory: every block accumulates a
 //            private copy and flushes it once (one pass over the points).
@@ -13,18 +15,17 @@
 //            sums each tile in shared memory. accumulate_tiles gives every block
 //            an equal slice of the sorted codes, so a hot tile is split across
 //            all blocks, never one block.
-//   direct   one global atomic per point (grids with too many tiles to sort).
+//   direct   global atomics, one per run of a thread's points in one cell (grids
+//            with too many tiles to sort, small inputs).
 //
 // Shared-memory counters are 32-bit (the host launches at most 2^28 points at a
 // time, so a block never sees 2^32); global results are 64-bit.
 
 #include "hist_common.cuh"
 #include "scan_common.cuh"
+#include "spatial_acc.cuh"
 
-typedef unsigned int u32;
 typedef unsigned short u16;
-
-#define DROP 0xFFFFFFFFu
 
 // ---------------------------------------------------------------------------
 // The bin rule (hotbin.binning.BinRule.index): hist_common.cuh's exact
@@ -66,13 +67,40 @@ struct Axis {
     }
 };
 
+// Category codes, one per point, of any integer type (`bytes` wide, signed or not):
+// a code g in [0, n) is the point's category, any other (negative ones too) is
+// category n. bytes == 0: no categories.
+struct Cats {
+    const void* p;
+    u32 n, bytes, sign;
+    __device__ __forceinline__ u32 of(u64 i) const {
+        u64 r;
+        switch (bytes) {
+            case 1: r = __ldcs(static_cast<const unsigned char*>(p) + i); break;
+            case 2: r = __ldcs(static_cast<const unsigned short*>(p) + i); break;
+            case 4: r = __ldcs(static_cast<const unsigned int*>(p) + i); break;
+            default: r = __ldcs(static_cast<const u64*>(p) + i); break;
+        }
+        if (sign && (r >> (8 * bytes - 1))) return n;  // negative
+        return r < n ? (u32)r : n;
+    }
+};
+
 template <typename TX, typename TY>
 struct Cells {
     Axis<TX> ax;
     Axis<TY> ay;
-    __device__ __forceinline__ u32 code(TX x, TY y) const {
-        u32 ix = ax.find(x), iy = ay.find(y);
-        return (ix < ax.nb && iy < ay.nb) ? ix * ay.nb + iy : DROP;
+    Cats cat;
+    // cells of the result: nx * ny, times n + 1 with categories (the host keeps it < DROP)
+    __device__ __forceinline__ u32 total() const {
+        return ax.nb * ay.nb * (cat.bytes ? cat.n + 1 : 1u);
+    }
+    // the code of point i at (x, y)
+    __device__ __forceinline__ u32 code(TX x, TY y, u64 i) const {
+        const u32 ix = ax.find(x), iy = ay.find(y);
+        if (!(ix < ax.nb && iy < ay.nb)) return DROP;
+        const u32 c = ix * ay.nb + iy;
+        return cat.bytes ? cat.of(i) * (ax.nb * ay.nb) + c : c;
     }
 };
 
@@ -81,143 +109,8 @@ struct Cells {
     typename GuessT<T>::type p##_lo, typename GuessT<T>::type p##_scale, \
     typename GuessT<T>::type p##_eps, u32 p##_nb, int p##_mode
 #define AXIS_OF(T, p) Axis<T>{p##_e, p##_first, p##_last, p##_lo, p##_scale, p##_eps, p##_nb, p##_mode}
-#define CELLS_OF(TX, TY) Cells<TX, TY>{AXIS_OF(TX, x), AXIS_OF(TY, y)}
-
-// ---------------------------------------------------------------------------
-// Accumulators: what a cell holds in shared memory and in the global result
-// ---------------------------------------------------------------------------
-
-// The fixed-point factor 2^(s-32) as two powers of two (fixedpoint.factors): one
-// alone can overflow or be subnormal. Kernels take it as two doubles (f1, f2).
-struct Factor {
-    double f1, f2;
-};
-
-// Unweighted counts: u32 in shared memory, u64 in the result.
-struct CountAcc {
-    typedef u32 Shared;
-    typedef double Weight;  // unused
-    static constexpr bool weighted = false;
-    static constexpr int words = 1;
-    typedef u32 Run;
-    __device__ static Run run_of(Weight, Factor) { return 1u; }
-    __device__ static void extend(Run& r, Weight, Factor) { ++r; }
-    __device__ static void add(Shared* s, u32 c, const Run& r) { atomicAdd(s + c, r); }
-    __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32) {
-        u32 v = s[c];
-        if (v) atomicAdd(out + gc, (u64)v);
-    }
-    __device__ static void global_add(u64* out, u32 c, Weight, Factor, u32) { atomicAdd(out + c, 1ull); }
-};
-
-// float64 sums (float atomics: the order of additions is not fixed).
-struct SumF64 {
-    typedef double Shared;
-    typedef double Weight;
-    static constexpr bool weighted = true;
-    static constexpr int words = 1;
-    typedef double Run;
-    __device__ static Run run_of(Weight w, Factor) { return w; }
-    __device__ static void extend(Run& r, Weight w, Factor) { r += w; }
-    __device__ static void add(Shared* s, u32 c, const Run& r) { atomicAdd(s + c, r); }
-    __device__ static void flush(const Shared* s, u32 c, double* out, u64 gc, u32) {
-        double v = s[c];
-        if (v != 0.0) atomicAdd(out + gc, v);  // NaN passes; skipping -0.0 matches 0.0 + -0.0
-    }
-    __device__ static void global_add(double* out, u32 c, Weight w, Factor, u32) { atomicAdd(out + c, w); }
-};
-
-// int64 sums of integer weights (two's complement in u64 words: exact, wrap like int64).
-struct SumI64 {
-    typedef u64 Shared;
-    typedef i64 Weight;
-    static constexpr bool weighted = true;
-    static constexpr int words = 1;
-    typedef u64 Run;
-    __device__ static Run run_of(Weight w, Factor) { return (u64)w; }
-    __device__ static void extend(Run& r, Weight w, Factor) { r += (u64)w; }
-    __device__ static void add(Shared* s, u32 c, const Run& r) { atomicAdd(s + c, r); }
-    __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32) {
-        u64 v = s[c];
-        if (v) atomicAdd(out + gc, v);
-    }
-    __device__ static void global_add(u64* out, u32 c, Weight w, Factor, u32) { atomicAdd(out + c, (u64)w); }
-};
-
-// Deterministic fixed-point sums (hotbin.fixedpoint.split): each weight becomes
-// hi * 2^32 + lo with hi = floor(w * f1 * f2), lo = rint(frac * 2^32) in [0, 2^32];
-// the two words are summed as integers (any order gives the same words). The
-// result is (2, ncell): hi words, then lo words (folded by fold_words).
-struct FixedAcc {
-    typedef u64 Shared;
-    typedef double Weight;
-    static constexpr bool weighted = true;
-    static constexpr int words = 2;
-    __device__ static void split(double w, Factor f, u64& hi, u64& lo) {
-        i64 h, l;
-        fixed_split(w, f.f1, f.f2, h, l);
-        hi = (u64)h;
-        lo = (u64)l;
-    }
-    struct Run { u64 hi, lo; };  // a run's words: lo < 2^32 each, at most 2^28 of them
-    __device__ static Run run_of(Weight w, Factor factor) {
-        Run r;
-        split(w, factor, r.hi, r.lo);
-        return r;
-    }
-    __device__ static void extend(Run& r, Weight w, Factor factor) {
-        u64 hi, lo;
-        split(w, factor, hi, lo);
-        r.hi += hi;
-        r.lo += lo;
-    }
-    __device__ static void add(Shared* s, u32 c, const Run& r) {
-        atomicAdd(s + 2 * c, r.hi);
-        atomicAdd(s + 2 * c + 1, r.lo);
-    }
-    __device__ static void flush(const Shared* s, u32 c, u64* out, u64 gc, u32 ncell) {
-        u64 hi = s[2 * c], lo = s[2 * c + 1];
-        if (hi) atomicAdd(out + gc, hi);
-        if (lo) atomicAdd(out + ncell + gc, lo);
-    }
-    __device__ static void global_add(u64* out, u32 c, Weight w, Factor factor, u32 ncell) {
-        u64 hi, lo;
-        split(w, factor, hi, lo);
-        atomicAdd(out + c, hi);
-        atomicAdd(out + ncell + c, lo);
-    }
-};
-
-// Adds a thread's points to shared accumulators, one run at a time: consecutive
-// points of the thread in the same cell are summed in registers and added with one
-// shared atomic when the cell changes (call finish() before the barrier). On hot
-// data a run lasts most of a thread's share, so the hot cell takes about one atomic
-// per thread instead of one per point (float64 and 64-bit shared atomics on one
-// address serialize: run 1 measured 3.9 G points/s for hot float64 sums).
-template <typename Acc>
-struct RunAdder {
-    typename Acc::Shared* s;
-    Factor factor;
-    u32 cell = DROP;  // DROP: no run yet
-    typename Acc::Run run{};
-    __device__ __forceinline__ void operator()(u32 c, typename Acc::Weight w) {
-        if (c == cell) {
-            Acc::extend(run, w, factor);
-            return;
-        }
-        if (cell != DROP) Acc::add(s, cell, run);
-        cell = c;
-        run = Acc::run_of(w, factor);
-    }
-    __device__ __forceinline__ void finish() {
-        if (cell != DROP) Acc::add(s, cell, run);
-        cell = DROP;
-    }
-};
-
-// The global result's element type for each accumulator.
-template <typename Acc> struct OutOf { typedef u64 type; };
-template <> struct OutOf<SumF64> { typedef double type; };
+#define CATS_PARAMS const void* cat_p, u32 cat_n, u32 cat_bytes, u32 cat_sign
+#define CELLS_OF(TX, TY) Cells<TX, TY>{AXIS_OF(TX, x), AXIS_OF(TY, y), Cats{cat_p, cat_n, cat_bytes, cat_sign}}
 
 // ---------------------------------------------------------------------------
 // Loading points: K consecutive points per load (16 bytes of the wider axis)
@@ -265,7 +158,10 @@ __device__ __forceinline__ void for_points(const TX* __restrict__ x, const TY* _
 #pragma unroll
         for (int u = 0; u < U; ++u)
 #pragma unroll
-            for (int k = 0; k < K; ++k) f(cells.code(xv[u][k], yv[u][k]), (g + u * stride) * K + k);
+            for (int k = 0; k < K; ++k) {
+                const u64 i = (g + u * stride) * K + k;
+                f(cells.code(xv[u][k], yv[u][k], i), i);
+            }
     }
     for (; g < ngroups; g += stride) {
         TX xv[K];
@@ -273,39 +169,33 @@ __device__ __forceinline__ void for_points(const TX* __restrict__ x, const TY* _
         load_vec<TX, K>(x, g * K, xv);
         load_vec<TY, K>(y, g * K, yv);
 #pragma unroll
-        for (int k = 0; k < K; ++k) f(cells.code(xv[k], yv[k]), g * K + k);
+        for (int k = 0; k < K; ++k) f(cells.code(xv[k], yv[k], g * K + k), g * K + k);
     }
     for (u64 i = ngroups * K + (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        f(cells.code(x[i], y[i]), i);
+        f(cells.code(x[i], y[i], i), i);
 }
 
 // ---------------------------------------------------------------------------
 // Strategy "private": the whole grid in each block's shared memory
 // ---------------------------------------------------------------------------
 
-// Zero `cells` shared accumulators of Acc.
-template <typename Acc>
-__device__ __forceinline__ void zero_shared(typename Acc::Shared* s, u32 cells) {
-    for (u32 c = threadIdx.x; c < cells * Acc::words; c += blockDim.x) s[c] = 0;
-}
-
 // THREADS, GROUPS: the launch's block size and batch shape (hotbin.backend.cuda.spatial).
 template <typename TX, typename TY, typename Acc, int THREADS>
 __global__ void __launch_bounds__(THREADS, 1) private_grid(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
-        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double f1, double f2,
-        typename OutOf<Acc>::type* out, u64* dropped) {
-    const Factor factor{f1, f2};
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), CATS_PARAMS, CTX_PARAMS,
+        typename Acc::Out* out, u64* dropped) {
     extern __shared__ __align__(16) unsigned char smem[];
     typename Acc::Shared* s = reinterpret_cast<typename Acc::Shared*>(smem);
     __shared__ u32 s_drop;
     const Cells<TX, TY> cells = CELLS_OF(TX, TY);
-    const u32 ncell = cells.ax.nb * cells.ay.nb;
+    const u32 ncell = cells.total();
+    const Ctx ctx = CTX_OF(ncell, ncell);
     zero_shared<Acc>(s, ncell);
     if (threadIdx.x == 0) s_drop = 0;
     __syncthreads();
     u32 drop = 0;
-    RunAdder<Acc> adder{s, factor};
+    RunAdder<Acc, false> adder{s, out, ctx, 0};
     for_points<2>(x, y, n, cells, [&](u32 c, u64 i) {
         if (c == DROP) { ++drop; return; }
         typename Acc::Weight wi{};
@@ -315,32 +205,33 @@ __global__ void __launch_bounds__(THREADS, 1) private_grid(
     adder.finish();
     if (drop) atomicAdd(&s_drop, drop);
     __syncthreads();
-    for (u32 c = threadIdx.x; c < ncell; c += blockDim.x) Acc::flush(s, c, out, c, ncell);
+    for (u32 c = threadIdx.x; c < ncell; c += blockDim.x) Acc::flush(s, c, out, c, ctx);
     if (threadIdx.x == 0 && s_drop) atomicAdd(dropped, (u64)s_drop);
 }
 
 // ---------------------------------------------------------------------------
-// Strategy "direct": one global atomic per point
+// Strategy "direct": global atomics, one per run of a thread's points in one cell
 // ---------------------------------------------------------------------------
 
 template <typename TX, typename TY, typename Acc, int THREADS>
 __global__ void __launch_bounds__(THREADS) direct_grid(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
-        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), double f1, double f2,
-        typename OutOf<Acc>::type* out, u64* dropped) {
-    const Factor factor{f1, f2};
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), CATS_PARAMS, CTX_PARAMS,
+        typename Acc::Out* out, u64* dropped) {
     __shared__ u32 s_drop;
     const Cells<TX, TY> cells = CELLS_OF(TX, TY);
-    const u32 ncell = cells.ax.nb * cells.ay.nb;
+    const Ctx ctx = CTX_OF(cells.total(), 0);
     if (threadIdx.x == 0) s_drop = 0;
     __syncthreads();
     u32 drop = 0;
+    RunAdder<Acc, true> adder{nullptr, out, ctx, 0};
     for_points<2>(x, y, n, cells, [&](u32 c, u64 i) {
         if (c == DROP) { ++drop; return; }
         typename Acc::Weight wi{};
         if constexpr (Acc::weighted) wi = w[i];
-        Acc::global_add(out, c, wi, factor, ncell);
+        adder(c, wi);
     });
+    adder.finish();
     if (drop) atomicAdd(&s_drop, drop);
     __syncthreads();
     if (threadIdx.x == 0 && s_drop) atomicAdd(dropped, (u64)s_drop);
@@ -359,7 +250,8 @@ __global__ void __launch_bounds__(THREADS) direct_grid(
 template <typename TX, typename TY, int THREADS>
 __global__ void __launch_bounds__(THREADS) sample_tiles(
         const TX* __restrict__ x, const TY* __restrict__ y, u64 n,
-        AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles, u64 nsample, u32* counts) {
+        AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), CATS_PARAMS, u32 shift, u32 ntiles, u64 nsample,
+        u32* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
     u32* s_cnt = reinterpret_cast<u32*>(smem);  // ntiles + 1
     const Cells<TX, TY> cells = CELLS_OF(TX, TY);
@@ -367,7 +259,7 @@ __global__ void __launch_bounds__(THREADS) sample_tiles(
     __syncthreads();
     for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < nsample; j += (u64)gridDim.x * blockDim.x) {
         const u64 i = j * n / nsample;
-        const u32 c = cells.code(x[i], y[i]);
+        const u32 c = cells.code(x[i], y[i], i);
         atomicAdd(&s_cnt[c == DROP ? ntiles : c >> shift], 1u);
     }
     __syncthreads();
@@ -411,11 +303,10 @@ __global__ void __launch_bounds__(THREADS) plan_tiles(u32* counts, u32 ntiles, u
 template <typename TX, typename TY, typename Acc, bool PREFETCH, int THREADS, int GROUPS>
 __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
         const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
-        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), u32 shift, u32 ntiles,
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), CATS_PARAMS, u32 shift, u32 ntiles,
         const u32* __restrict__ base, const u32* __restrict__ cap, u32* fill,
         u16* __restrict__ codes_out, typename Acc::Weight* __restrict__ w_out,
-        double f1, double f2, typename OutOf<Acc>::type* out, u64* kept) {
-    const Factor factor{f1, f2};
+        CTX_PARAMS, typename Acc::Out* out, u64* kept) {
     typedef typename Acc::Weight W;
     constexpr int K = Group<TX, TY>::K;
     constexpr int ITEMS = GROUPS * K;
@@ -431,7 +322,7 @@ __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
     __shared__ u32 s_warp[32];
     __shared__ u32 s_kept;
     const Cells<TX, TY> cells = CELLS_OF(TX, TY);
-    const u32 ncell = cells.ax.nb * cells.ay.nb;
+    const Ctx ctx = CTX_OF(cells.total(), 0);
     for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) {
         s_cnt[t] = 0;
         s_base[t] = base[t];
@@ -467,16 +358,12 @@ __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
     for (u64 b = blockIdx.x; b < nbatches; b += gridDim.x) {
         if constexpr (!PREFETCH) load(b);
         u32 code[ITEMS], rank[ITEMS];
-        W wv[ITEMS];
 #pragma unroll
         for (int u = 0; u < GROUPS; ++u) {
             const u64 g = b * (BATCH / K) + (u64)u * THREADS + threadIdx.x;
 #pragma unroll
-            for (int k = 0; k < K; ++k) {
-                code[u * K + k] = g * K + k < n ? cells.code(xv[u][k], yv[u][k]) : DROP;
-                if constexpr (Acc::weighted)
-                    if (code[u * K + k] != DROP) wv[u * K + k] = w[g * K + k];
-            }
+            for (int k = 0; k < K; ++k)
+                code[u * K + k] = g * K + k < n ? cells.code(xv[u][k], yv[u][k], g * K + k) : DROP;
         }
         if constexpr (PREFETCH)
             if (b + gridDim.x < nbatches) load(b + gridDim.x);
@@ -487,16 +374,27 @@ __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) n0 += code[j] != DROP && (code[j] >> shift) == t0;
         my_kept += n0;
-        u32 r0 = n0 ? atomicAdd(&s_cnt[t0], n0) : 0u;
+        const u32 lane = threadIdx.x & 31, tw = __shfl_sync(FULL_MASK, t0, 0);
+        if (__all_sync(FULL_MASK, n0 == ITEMS && t0 == tw)) {
+            // the warp's points all in one tile (hot data): one run for the warp, item j
+            // of lane l at rank base + 32 j + l, so the writes below hit every bank (runs
+            // of ITEMS per thread would put the lanes 16 words apart: one bank in 16)
+            u32 base = lane == 0 ? atomicAdd(&s_cnt[tw], 32u * ITEMS) : 0u;
+            base = __shfl_sync(FULL_MASK, base, 0);
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            if (code[j] == DROP) continue;
-            const u32 t = code[j] >> shift;
-            if (t == t0) {
-                rank[j] = r0++;
-            } else {
-                rank[j] = atomicAdd(&s_cnt[t], 1u);
-                ++my_kept;
+            for (int j = 0; j < ITEMS; ++j) rank[j] = base + 32u * j + lane;
+        } else {
+            u32 r0 = n0 ? atomicAdd(&s_cnt[t0], n0) : 0u;
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                if (code[j] == DROP) continue;
+                const u32 t = code[j] >> shift;
+                if (t == t0) {
+                    rank[j] = r0++;
+                } else {
+                    rank[j] = atomicAdd(&s_cnt[t], 1u);
+                    ++my_kept;
+                }
             }
         }
         __syncthreads();
@@ -504,11 +402,12 @@ __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
         for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x)
             if (s_cnt[t]) s_pos[t] = atomicAdd(&fill[t], s_cnt[t]);
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
+        for (int j = 0; j < ITEMS; ++j) {  // the weights are read here: no registers held across the ranking
             if (code[j] == DROP) continue;
             const u32 p = s_off[code[j] >> shift] + rank[j];
             s_code[p] = code[j];
-            if constexpr (Acc::weighted) s_w[p] = wv[j];
+            if constexpr (Acc::weighted)
+                s_w[p] = w[(b * (BATCH / K) + (u64)(j / K) * THREADS + threadIdx.x) * K + j % K];
         }
         __syncthreads();
         for (u32 i = threadIdx.x; i < nvalid; i += blockDim.x) {
@@ -520,7 +419,7 @@ __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
                 codes_out[s_base[t] + k] = (u16)(c - (t << shift));  // the region names the tile
                 if constexpr (Acc::weighted) w_out[s_base[t] + k] = wi;
             } else {
-                Acc::global_add(out, c, wi, factor, ncell);  // the region is full
+                put_point<Acc>(out, c, wi, ctx);  // the region is full
             }
         }
         __syncthreads();
@@ -545,29 +444,52 @@ __global__ void __launch_bounds__(THREADS) fill_offsets(u32* scratch, const u32*
     for (u32 t = threadIdx.x; t <= ntiles; t += blockDim.x) scratch[t] = 0;
 }
 
-// Calls f(code, i) for i in [a, b) of the sorted codes (2-byte codes within a
-// tile); the block's threads stride over 16-byte loads of 8 codes.
-template <typename F>
-__device__ __forceinline__ void for_codes(const u16* __restrict__ codes, u32 a, u32 b, F f) {
+// Eight weights from w + i (i a multiple of 8; w 16-byte aligned): 16-byte loads.
+template <typename W>
+__device__ __forceinline__ void load8(const W* __restrict__ w, u32 i, W (&out)[8]) {
+    constexpr int N = (int)sizeof(W) / 2;  // 16-byte loads for 8 weights
+    union { uint4 r[N]; W v[8]; } u;
+    const uint4* p = reinterpret_cast<const uint4*>(w + i);
+#pragma unroll
+    for (int k = 0; k < N; ++k) u.r[k] = __ldcs(p + k);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) out[k] = u.v[k];
+}
+
+// Calls f(code, weight) for i in [a, b) of the sorted codes (2-byte codes within a
+// tile) and their weights (WEIGHTED; else W{}); the block's threads stride over
+// 16-byte loads of 8 codes (and the 8 weights beside them).
+template <bool WEIGHTED, typename W, typename F>
+__device__ __forceinline__ void for_codes(const u16* __restrict__ codes, const W* __restrict__ w, u32 a, u32 b,
+                                          F f) {
+    auto one = [&](u32 i) { f((u32)codes[i], WEIGHTED ? w[i] : W{}); };
     const u32 va = min(b, (a + 7u) & ~7u), vb = max(va, b & ~7u);
-    for (u32 i = a + threadIdx.x; i < va; i += blockDim.x) f((u32)codes[i], i);
-    for (u32 i = vb + threadIdx.x; i < b; i += blockDim.x) f((u32)codes[i], i);
+    for (u32 i = a + threadIdx.x; i < va; i += blockDim.x) one(i);
+    for (u32 i = vb + threadIdx.x; i < b; i += blockDim.x) one(i);
     const uint4* v = reinterpret_cast<const uint4*>(codes);
     const u32 q0 = va >> 3, q1 = vb >> 3;
-    auto each = [&](const uint4& r, u32 i) {
-        f(r.x & 0xFFFFu, i); f(r.x >> 16, i + 1); f(r.y & 0xFFFFu, i + 2); f(r.y >> 16, i + 3);
-        f(r.z & 0xFFFFu, i + 4); f(r.z >> 16, i + 5); f(r.w & 0xFFFFu, i + 6); f(r.w >> 16, i + 7);
+    auto each = [&](const uint4& r, const W (&x)[8]) {
+        f(r.x & 0xFFFFu, x[0]); f(r.x >> 16, x[1]); f(r.y & 0xFFFFu, x[2]); f(r.y >> 16, x[3]);
+        f(r.z & 0xFFFFu, x[4]); f(r.z >> 16, x[5]); f(r.w & 0xFFFFu, x[6]); f(r.w >> 16, x[7]);
     };
     u32 q = q0 + threadIdx.x;
     constexpr int U = 2;
     for (; q + (U - 1) * blockDim.x < q1; q += U * blockDim.x) {
         uint4 r[U];
+        W x[U][8] = {};
 #pragma unroll
-        for (int u = 0; u < U; ++u) r[u] = __ldcs(v + q + u * blockDim.x);
+        for (int u = 0; u < U; ++u) {
+            r[u] = __ldcs(v + q + u * blockDim.x);
+            if constexpr (WEIGHTED) load8(w, (q + u * blockDim.x) << 3, x[u]);
+        }
 #pragma unroll
-        for (int u = 0; u < U; ++u) each(r[u], (q + u * blockDim.x) << 3);
+        for (int u = 0; u < U; ++u) each(r[u], x[u]);
     }
-    for (; q < q1; q += blockDim.x) each(__ldcs(v + q), q << 3);
+    for (; q < q1; q += blockDim.x) {
+        W x[8] = {};
+        if constexpr (WEIGHTED) load8(w, q << 3, x);
+        each(__ldcs(v + q), x);
+    }
 }
 
 // 5. Block k sums the k-th equal slice of the filled regions laid end to end: for
@@ -577,8 +499,8 @@ template <typename Acc, int THREADS>
 __global__ void __launch_bounds__(THREADS, 1) accumulate_tiles(
         const u16* __restrict__ codes, const typename Acc::Weight* __restrict__ w,
         const u32* __restrict__ start, const u32* __restrict__ base, u32 ntiles, u32 shift, u32 ncell,
-        double f1, double f2, typename OutOf<Acc>::type* out) {
-    const Factor factor{f1, f2};
+        CTX_PARAMS, typename Acc::Out* out) {
+    const Ctx ctx = CTX_OF(ncell, 1u << shift);
     extern __shared__ __align__(16) unsigned char smem[];
     typename Acc::Shared* s = reinterpret_cast<typename Acc::Shared*>(smem);
     const u32 total = start[ntiles];
@@ -595,17 +517,13 @@ __global__ void __launch_bounds__(THREADS, 1) accumulate_tiles(
         if (s0 >= s1) continue;
         const u32 cell0 = t << shift, cells = min(1u << shift, ncell - cell0);
         const u32 p0 = base[t] + (s0 - start[t]);  // where the slice lies in the buffer
-        zero_shared<Acc>(s, cells);
+        zero_shared<Acc>(s, ctx.stride);  // the whole copy: its arrays lie `stride` apart
         __syncthreads();
-        RunAdder<Acc> adder{s, factor};
-        for_codes(codes, p0, p0 + (s1 - s0), [&](u32 c, u32 i) {
-            typename Acc::Weight wi{};
-            if constexpr (Acc::weighted) wi = w[i];
-            adder(c, wi);
-        });
+        RunAdder<Acc, false> adder{s, out, ctx, cell0};
+        for_codes<Acc::weighted>(codes, w, p0, p0 + (s1 - s0), [&](u32 c, typename Acc::Weight wi) { adder(c, wi); });
         adder.finish();
         __syncthreads();
-        for (u32 c = threadIdx.x; c < cells; c += blockDim.x) Acc::flush(s, c, out, cell0 + c, ncell);
+        for (u32 c = threadIdx.x; c < cells; c += blockDim.x) Acc::flush(s, c, out, cell0 + c, ctx);
         __syncthreads();
     }
 }
@@ -619,5 +537,23 @@ __global__ void fold_words(u64* words, u32 ncell) {
         const u64 lo = words[ncell + c];
         words[c] += lo >> 32;
         words[ncell + c] = lo & 0xFFFFFFFFull;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The values accumulators: keys and counts into hotbin.reductions' partial
+// ---------------------------------------------------------------------------
+
+// ValuesAcc's (2, ncell) words become float64 [sum or extreme, n]: the counts
+// converted, the extremes' keys decoded (op OP_MIN, OP_MAX), the identity (+inf for
+// minima, -inf for maxima) where a cell has no value; sums stay as they are.
+__global__ void finish_values(u64* words, u32 ncell, int op) {
+    for (u32 c = blockIdx.x * blockDim.x + threadIdx.x; c < ncell; c += gridDim.x * blockDim.x) {
+        const u64 n = words[ncell + c];
+        if (op != OP_SUM) {
+            const u64 inf = 0x7FF0000000000000ull, neg_inf = 0xFFF0000000000000ull;
+            words[c] = n ? (u64)__double_as_longlong(key_value(words[c], op)) : op == OP_MIN ? inf : neg_inf;
+        }
+        words[ncell + c] = (u64)__double_as_longlong((double)n);
     }
 }

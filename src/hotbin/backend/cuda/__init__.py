@@ -9,7 +9,7 @@ package's modules, each with one job:
 ``rule``       the bin rule as kernel arguments (:mod:`hotbin.kernel_rule`'s tolerance)
 ``stage``      bounded device memory: inputs staged slab by slab, partials combined
 ``hist1d``     1-D counts and weighted sums (hist1d.cu)
-``spatial``    2-D binning (spatial.cu)
+``spatial``    2-D binning, categories and the values accumulators (spatial.cu, spatial_acc.cuh)
 ``scan``       prefix sums (scan.cu)
 ``luma``       the fused luminance histogram (luma.cu)
 =============  ==========================================================================
@@ -22,7 +22,9 @@ then correct against the edges array), 8/16-bit integers are counted by raw
 value and folded into bins through a table built by :meth:`BinRule.index`,
 counts are 32-bit per block and 64-bit in the result, and fixed-point words
 equal the cpu backend's after :func:`hotbin.fixedpoint.fold`. Float64 weighted
-sums use float64 atomics (not bitwise reproducible; ``deterministic=True`` is).
+sums use float64 atomics (not bitwise reproducible; ``deterministic=True`` is);
+the 2-D extremes (acc ``min``, ``max``) are exact, as atomic maxima of
+order-preserving integer keys.
 Float comparisons keep subnormals (``-ftz=false`` and explicit PTX), and
 float16 is widened by integer operations, so the neighbours of an edge at 0
 land where NumPy puts them. Scans are one pass (decoupled look-back), exact for
@@ -30,6 +32,8 @@ integers and bitwise reproducible run to run for floats. Inputs no kernel takes
 give ``NotImplemented`` (the registry runs the cpu backend's primitive).
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -186,34 +190,45 @@ def cumsum(a, axis, od, exclusive=False):
         return scan.cumsum(a, axis, od, exclusive, current())
 
 
-def _wide(a) -> bool:
-    """Read in place by the 2-D kernels, or converted whole at no more than twice its size."""
-    return a.flags.c_contiguous and a.dtype.itemsize >= 4
-
-
-def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT):
-    """``(grid, kept)`` by the skew-proof tiled kernels (:mod:`hotbin.backend.cuda.spatial`)."""
+def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT, by=None):
+    """``(grid, kept)`` by the skew-proof tiled kernels (:mod:`hotbin.backend.cuda.spatial`);
+    ``by=(codes, ncat)``: per category, ``red.lead + (ncat + 1, nx, ny)``."""
     arrays = [asarray(x), asarray(y)] + ([] if weights is None else [asarray(weights)])
     n = arrays[0].size
     if arrays[1].size != n:
         raise ValueError(f"y: has {arrays[1].size} points but x has {n}")
     if weights is not None and arrays[2].size != n:
         raise ValueError(f"weights: has {arrays[2].size} values but x has {n} points")
+    if by is not None:
+        ncat = int(by[1])
+        arrays.append(asarray(by[0]))
+        if arrays[-1].size != n:
+            raise ValueError(f"by: has {arrays[-1].size} codes but x has {n} points")
     arrays = [a.reshape(-1) for a in arrays]
+    codes = arrays[-1] if by is not None else None
     tune = current()
+    if red.center is not None:  # converted once, not per slab
+        with device(*arrays):
+            red = replace(red, center=spatial.center(red))
 
-    def run(xs, ys, ws=None):
-        return spatial.histogram2d(xs, ys, rx, ry, ws, red, tune)
+    def run(xs, ys, *rest):
+        ws = rest[0] if weights is not None else None
+        return spatial.histogram2d(xs, ys, rx, ry, ws, red, tune, None if by is None else (rest[-1], ncat))
 
     def add(total, part, region):
         if total is None:
             return part
         if red.acc == "fixed":
             return hist1d.fold_sum(total[0], part[0]), total[1] + part[1]
+        if red.acc in ("min", "max"):
+            return red.combine(cupy().stack([total[0], part[0]])), total[1] + part[1]
         return total[0] + part[0], total[1] + part[1]
 
+    def ready(a):  # read in place, or converted whole at no more than twice its size (codes: as stored)
+        return a.flags.c_contiguous and (a is codes or a.dtype.itemsize >= 4)
+
     with device(*arrays), out_of_memory():
-        return staged(arrays, run, add, ready=_wide)
+        return staged(arrays, run, add, ready=ready)
 
 
 def luma_histogram(img):

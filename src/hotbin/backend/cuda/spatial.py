@@ -27,8 +27,23 @@ counting-sort scatter of 4-byte codes into them, per-tile shared-memory
 accumulation with every block taking an equal slice, so a hot tile is split
 over all blocks; runs that overflow a region go to the result by global
 atomics, so a poor sample costs time, never exactness), ``direct``
-(one global atomic per point) for grids with more tiles than the scatter
-handles and for inputs too small to amortize four launches.
+(global atomics, one per run of a thread's points in one cell) for grids with
+more tiles than the scatter handles and for inputs too small to amortize four
+launches. Every strategy adds a thread's consecutive points of one cell in
+registers first, so a hot cell costs one atomic per run, not per point.
+
+Accumulators (``kernels/spatial_acc.cuh``, by :attr:`Reduction.acc`): counts,
+float64 and int64 sums, fixed-point words, and the values accumulators ``mean``
+(``[sum w, n]``), ``min`` and ``max`` (``[extreme w, n]``, exact: atomicMax on
+order-preserving 64-bit keys, minima as their complement) with one kernel per
+weight type (float32, float64; other weights are converted to float64 exactly as
+NumPy converts them; float16 widened to float32) and the operation a launch
+argument; ``finish_values`` turns keys and counts into the float64 partial. NaN
+weights change no partial of ``mean``, ``min``, ``max``, ``fixed``; with
+``red.center`` those of ``mean`` and ``fixed`` take ``(w - center[cell])**2``.
+Categories (``by=(codes, ncat)``, codes of any integer dtype read as they are) make
+the code ``category * nx * ny + cell``, codes outside ``[0, ncat)`` in category
+``ncat``: one grid of ``(ncat + 1) * nx * ny`` cells that the strategies tile.
 """
 from __future__ import annotations
 
@@ -40,10 +55,10 @@ import numpy as np
 from ... import fixedpoint, reductions
 from ...binning import BinRule
 from .rule import axis_args
-from .runtime import aligned, cupy, device_info, kernel, launch, resident
+from .runtime import aligned, cupy, device_info, device_table, flat, kernel, launch, resident
 from .tuning import Tuning, current, spatial_plan, table
 
-__all__ = ["histogram2d", "ACC", "ci_name_expressions"]
+__all__ = ["histogram2d", "center", "ACC", "ci_name_expressions"]
 
 #: points per launch sequence: bounds the sorted-code buffer (2 B + weight per point),
 #: keeps 32-bit block counters and fixed-point low words (<= fixedpoint.LO_CHUNK) exact
@@ -71,38 +86,47 @@ SCATTER_TILE_WORDS = 5
 
 
 class Acc(NamedTuple):
-    """One accumulator of spatial.cu: its struct, shared bytes per cell, the result's
-    dtype in the kernel, and the weights' dtype (None: counts)."""
+    """One accumulator of spatial_acc.cuh: its struct (``{w}``: the weights' kernel type),
+    shared bytes per cell, the result's dtype in the kernel, the weights' dtype (None:
+    counts; "values": float32 or float64, as :func:`_values`), the launch's ``op``."""
 
     name: str
     cell_bytes: int
     out: np.dtype
-    weights: np.dtype | None
+    weights: np.dtype | str | None
+    op: int = 0
 
 
-#: spatial.cu's accumulator by :attr:`hotbin.reductions.Reduction.acc`
-ACC = {"count": Acc("CountAcc", 4, np.dtype(np.uint64), None),
-       "f64": Acc("SumF64", 8, np.dtype(np.float64), np.dtype(np.float64)),
-       "i64": Acc("SumI64", 8, np.dtype(np.uint64), np.dtype(np.int64)),
-       "fixed": Acc("FixedAcc", 16, np.dtype(np.uint64), np.dtype(np.float64))}
+_U64, _F64 = np.dtype(np.uint64), np.dtype(np.float64)
+#: spatial_acc.cuh's ValuesAcc operations (OP_SUM, OP_MIN, OP_MAX)
+OP_SUM, OP_MIN, OP_MAX = 0, 1, 2
+#: spatial_acc.cuh's accumulator by :attr:`hotbin.reductions.Reduction.acc`
+ACC = {"count": Acc("CountAcc", 4, _U64, None),
+       "f64": Acc("SumF64", 8, _F64, _F64),
+       "i64": Acc("SumI64", 8, _U64, np.dtype(np.int64)),
+       "fixed": Acc("FixedAcc", 16, _U64, _F64),
+       "mean": Acc("ValuesAcc<{w}>", 12, _U64, "values", OP_SUM),
+       "min": Acc("ValuesAcc<{w}>", 12, _U64, "values", OP_MIN),
+       "max": Acc("ValuesAcc<{w}>", 12, _U64, "values", OP_MAX)}
 _KTYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "i64", np.dtype(np.uint64): "u64"}
+#: the C++ accumulators the kernels are instantiated with
+ACC_TYPES = ("CountAcc", "SumF64", "SumI64", "FixedAcc", "ValuesAcc<float>", "ValuesAcc<double>")
 
 
-def _exprs(tx: str, ty: str, acc: str) -> tuple:
-    """The name expressions of spatial.cu compiled together for one (x, y, accumulator)."""
-    a = ACC[acc].name
+def _exprs(tx: str, ty: str, a: str) -> tuple:
+    """The name expressions of spatial.cu compiled together for one (x, y, C++ accumulator)."""
     return (f"private_grid<{tx}, {ty}, {a}, {ACC_THREADS}>", f"direct_grid<{tx}, {ty}, {a}, {POINT_THREADS}>",
             f"sample_tiles<{tx}, {ty}, {POINT_THREADS}>",
             f"scatter_codes<{tx}, {ty}, {a}, false, {SCATTER_THREADS}, {SCATTER_GROUPS}>",
             f"scatter_codes<{tx}, {ty}, {a}, true, {SCATTER_THREADS}, {SCATTER_GROUPS}>",
             f"accumulate_tiles<{a}, {ACC_THREADS}>", f"plan_tiles<{PLAN_THREADS}>",
-            f"fill_offsets<{PLAN_THREADS}>", "fold_words")
+            f"fill_offsets<{PLAN_THREADS}>", "fold_words", "finish_values")
 
 
-def _kernels(tx: str, ty: str, acc: str, prefetch: bool):
-    """``which -> kernel`` of one (x, y, accumulator); scatter_codes the ``prefetch`` variant."""
-    exprs = _exprs(tx, ty, acc)
+def _kernels(tx: str, ty: str, a: str, prefetch: bool):
+    """``which -> kernel`` of one (x, y, C++ accumulator); scatter_codes the ``prefetch`` variant."""
+    exprs = _exprs(tx, ty, a)
 
     def get(which: str):
         if which == "scatter_codes":
@@ -118,22 +142,63 @@ def ci_name_expressions() -> dict[str, list[str]]:
     out: dict = {}
     for tx in _KTYPE.values():
         for ty in _KTYPE.values():
-            for acc in ACC:
-                for e in _exprs(tx, ty, acc):
+            for a in ACC_TYPES:
+                for e in _exprs(tx, ty, a):
                     out.setdefault(e, None)
     return {"spatial.cu": list(out)}
 
 
 def _axis(v, rule: BinRule):
     """``(ctype, data, args)``: the axis' data on the device and its kernel arguments."""
-    cp = cupy()
     kdt, edges, g = axis_args(rule, v.dtype)
-    args = (cp.asarray(edges), kdt.type(edges[0]), kdt.type(edges[-1]), g.lo, g.scale, g.eps,
+    e = device_table(v.device.id, np.ascontiguousarray(edges).tobytes(), edges.dtype.str)  # uploaded once
+    args = (e, kdt.type(edges[0]), kdt.type(edges[-1]), g.lo, g.scale, g.eps,
             np.uint32(rule.nbins), np.int32(g.mode))
     return _KTYPE[kdt], aligned(v, kdt), args
 
 
-def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT, tune: Tuning | None = None):
+def _values(w):
+    """Weights of the values accumulators as the kernels read them: float32 (float16 widened
+    exactly) or float64 (every other dtype, converted as NumPy converts it)."""
+    if w.dtype in (np.float16, np.float32):
+        return aligned(flat(w), np.float32)
+    return aligned(w, np.float64)
+
+
+def _weights(weights, acc: Acc):
+    """``(ctype, data)`` of the weights as the accumulator reads them (a dummy for counts)."""
+    cp = cupy()
+    if acc.weights is None:
+        return "double", cp.empty(1, np.float64)
+    weights = cp.asarray(weights)
+    w = _values(weights) if acc.weights == "values" else aligned(weights, acc.weights)
+    return _KTYPE[w.dtype], w
+
+
+def _cats(by):
+    """``(codes, args)``: the category codes read as stored (bool as uint8) and spatial.cu's
+    ``CATS_PARAMS`` (no categories: ``bytes`` 0)."""
+    if by is None or int(by[1]) == 0:
+        return None, (None, np.uint32(0), np.uint32(0), np.uint32(0))
+    cp = cupy()
+    codes = cp.ascontiguousarray(by[0]).reshape(-1)
+    if codes.dtype == np.bool_:
+        codes = codes.view(cp.uint8)
+    if codes.dtype.kind not in "iu":
+        raise TypeError(f"by: expected integer category codes, got dtype {codes.dtype}")
+    return codes, (codes, np.uint32(by[1]), np.uint32(codes.dtype.itemsize), np.uint32(codes.dtype.kind == "i"))
+
+
+def center(red):
+    """spatial_acc.cuh's center: ``red.center`` as float64 on the device (None: not centered)."""
+    if red.center is None:
+        return None
+    cp = cupy()
+    return cp.ascontiguousarray(cp.asarray(red.center, np.float64)).reshape(-1)
+
+
+def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT, tune: Tuning | None = None,
+                by=None):
     """``(grid, kept)``: the partial of ``red`` over the cells ``grid[ix, iy]`` of ``(x, y)``.
 
     Parameters
@@ -146,56 +211,70 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
         Same length; given unless ``red.acc`` is "count".
     red : hotbin.reductions.Reduction
         Its ``acc`` picks the accumulator (:data:`ACC`): counts; float64 sums (float
-        atomics: the last bits may vary between runs); exact int64 sums; or fixed-point
+        atomics: the last bits may vary between runs); exact int64 sums; fixed-point
         words at ``2**-red.scale``, folded (``0 <= lo < 2**32``), equal to the cpu
-        backend's bit for bit and deterministic.
+        backend's bit for bit and deterministic; or the values ``mean`` (``[sum, n]``,
+        float atomics), ``min``, ``max`` (``[extreme, n]``, exact; ``red.identity``
+        where a cell has no value). NaN weights change no partial of ``fixed`` and the
+        values; ``red.center`` (cells' shape) centers ``mean`` and ``fixed``.
     tune : Tuning, optional
         Forced choices (default :func:`hotbin.backend.cuda.tuning.current`).
+    by : (cupy.ndarray, int), optional
+        ``(codes, ncat)``: integer category codes, one per point; a code outside
+        ``[0, ncat)`` is category ``ncat``.
 
     Returns
     -------
     grid : cupy.ndarray
-        ``red.lead + (nx, ny)`` of ``red.dtype``: int64 counts (never wrapping: 64-bit),
-        float64 or int64 sums, or int64 words.
+        ``red.lead + (nx, ny)`` (``red.lead + (ncat + 1, nx, ny)`` with ``by``) of
+        ``red.dtype``: int64 counts (never wrapping: 64-bit), float64 or int64 sums,
+        int64 words, or the float64 values' rows.
     kept : int
-        Points that landed in a cell.
+        Points that landed in a cell (whatever their weight or category).
     """
     cp = cupy()
     tune = current() if tune is None else tune
     x, y = cp.asarray(x), cp.asarray(y)
-    n = int(x.size)  # y and weights: the same length (checked by the caller)
+    n = int(x.size)  # y, weights and codes: the same length (checked by the caller)
     nx, ny = rx.nbins, ry.nbins
-    ncell = nx * ny
+    layers = () if by is None else (int(by[1]) + 1,)
+    ncell = nx * ny * math.prod(layers)
     if ncell >= 0xFFFFFFFF:
-        raise ValueError(f"bins: {nx} x {ny} cells is more than the cuda backend's 2**32 - 2")
+        raise ValueError(f"bins: {' x '.join(map(str, layers + (nx, ny)))} cells is more than the cuda "
+                         "backend's 2**32 - 2")
     acc = ACC[red.acc]
-    words = math.prod(red.lead)
-    out = cp.zeros(words * ncell, acc.out)
-    factor = fixedpoint.factors(red.scale) if red.acc == "fixed" else (0.0, 0.0)
-    wdt = acc.weights or np.dtype(np.float64)
-    w = aligned(cp.asarray(weights), wdt) if acc.weights is not None else cp.empty(1, wdt)
+    out = cp.zeros(math.prod(red.lead) * ncell, acc.out)
     kept = 0
     if n:
         with x.device:
+            tw, w = _weights(weights, acc)
+            codes, cats = _cats(by)
             tx, xd, ax = _axis(x, rx)
             ty, yd, ay = _axis(y, ry)
+            factor = fixedpoint.factors(red.scale) if red.acc == "fixed" else (0.0, 0.0)
+            ctx = (*(np.float64(v) for v in factor), center(red), np.int32(acc.op))
             info = device_info(x.device.id)
             plan = spatial_plan(n, ncell, red.acc, info, tune)
-            kept = _run(plan, tx, ty, red.acc, xd, yd, w, ax, ay, ncell, factor, out, info, tune)
-    return out.view(red.dtype).reshape(red.lead + (nx, ny)), kept
+            kept = _run(plan, tx, ty, red.acc, acc.name.format(w=tw), xd, yd, w, codes, ax, ay, cats, ctx,
+                        ncell, out, info, tune)
+    elif acc.weights == "values":  # no point: the identity
+        out.view(np.float64)[:ncell] = red.identity[0] if red.identity else 0.0
+    return out.view(red.dtype).reshape(red.lead + layers + (nx, ny)), kept
 
 
-def _run(strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out, info, tune) -> int:
+def _run(strategy, tx, ty, acc, name, x, y, w, codes, ax, ay, cats, ctx, ncell, out, info, tune) -> int:
+    """Launch ``strategy`` over chunks of at most :data:`CHUNK` points: the points kept."""
     cp = cupy()
     n = x.size
     sms = info["sms"]
     tab = table(info)
     regions = tune.regions or tab.regions
     prefetch = tab.scatter_prefetch if tune.prefetch is None else tune.prefetch
-    kern = _kernels(tx, ty, acc, prefetch)
+    kern = _kernels(tx, ty, name, prefetch)
     weighted = ACC[acc].weights is not None
-    f = tuple(np.float64(v) for v in factor)  # fixedpoint.factors: two powers of two
+    cell_bytes = ACC[acc].cell_bytes
     fold = kern("fold_words") if acc == "fixed" else None
+    values = ACC[acc].weights == "values"
     counter = cp.zeros(1, cp.uint64)  # dropped points (private, direct) or kept points (tiled)
     shift = tab.tile_shift[acc]
     if strategy == "tiled":
@@ -205,7 +284,7 @@ def _run(strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out, info, tune)
         start = cp.empty(ntiles + 1, cp.uint32)
         m = min(n, CHUNK)
         capacity = m + m // BUFFER_EXTRA + ntiles * regions.pad
-        codes = cp.empty(capacity, cp.uint16)  # a code within its tile (tile_shift <= 16)
+        sorted_codes = cp.empty(capacity, cp.uint16)  # a code within its tile (tile_shift <= 16)
         wsorted = cp.empty(capacity if weighted else 1, w.dtype)
         k = 16 // max(x.dtype.itemsize, y.dtype.itemsize)  # points per 16-byte load
         batch = SCATTER_THREADS * SCATTER_GROUPS * k
@@ -213,25 +292,27 @@ def _run(strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out, info, tune)
                         + SCATTER_TILE_WORDS * ntiles * 4)
         scatter = kern("scatter_codes")
         scatter_grid = sms * resident(scatter, SCATTER_THREADS, scatter_smem, SCATTER_BLOCKS_PER_SM)
-        acc_smem = (1 << shift) * ACC[acc].cell_bytes
+        acc_smem = (1 << shift) * cell_bytes
     for s in range(0, n, CHUNK):
         xs, ys = x[s:s + CHUNK], y[s:s + CHUNK]
         ws = w[s:s + CHUNK] if weighted else w
+        cs = cats if codes is None else (codes[s:s + CHUNK], *cats[1:])
         m = xs.size
         if strategy == "private":
-            smem = ncell * ACC[acc].cell_bytes
+            smem = ncell * cell_bytes
             kp = kern("private_grid")
             g = max(1, min(sms * resident(kp, ACC_THREADS, smem, PRIVATE_BLOCKS_PER_SM),
                            -(-m // (ACC_THREADS * PRIVATE_PER_THREAD))))
-            launch(kp, g, ACC_THREADS, (xs, ys, ws, np.uint64(m), *ax, *ay, *f, out, counter), smem)
+            launch(kp, g, ACC_THREADS, (xs, ys, ws, np.uint64(m), *ax, *ay, *cs, *ctx, out, counter), smem)
         elif strategy == "direct":
             g = max(1, min(sms * DIRECT_BLOCKS_PER_SM, -(-m // (POINT_THREADS * DIRECT_PER_THREAD))))
-            launch(kern("direct_grid"), g, POINT_THREADS, (xs, ys, ws, np.uint64(m), *ax, *ay, *f, out, counter))
+            launch(kern("direct_grid"), g, POINT_THREADS, (xs, ys, ws, np.uint64(m), *ax, *ay, *cs, *ctx, out,
+                                                           counter))
         else:
             nsample = min(m, regions.sample)
             g = max(1, min(sms * SAMPLE_BLOCKS_PER_SM, -(-nsample // POINT_THREADS)))
             launch(kern("sample_tiles"), g, POINT_THREADS,
-                   (xs, ys, np.uint64(m), *ax, *ay, np.uint32(shift), np.uint32(ntiles), np.uint64(nsample),
+                   (xs, ys, np.uint64(m), *ax, *ay, *cs, np.uint32(shift), np.uint32(ntiles), np.uint64(nsample),
                     counts), (ntiles + 1) * 4)
             launch(kern("plan_tiles"), 1, PLAN_THREADS,
                    (counts, np.uint32(ntiles), np.uint32(nsample), np.uint32(m), np.uint32(capacity),
@@ -239,14 +320,17 @@ def _run(strategy, tx, ty, acc, x, y, w, ax, ay, ncell, factor, out, info, tune)
                     fill))
             g = max(1, min(scatter_grid, -(-m // batch)))
             launch(scatter, g, SCATTER_THREADS,
-                   (xs, ys, ws, np.uint64(m), *ax, *ay, np.uint32(shift), np.uint32(ntiles), base, cap, fill,
-                    codes, wsorted, *f, out, counter), scatter_smem)
+                   (xs, ys, ws, np.uint64(m), *ax, *ay, *cs, np.uint32(shift), np.uint32(ntiles), base, cap, fill,
+                    sorted_codes, wsorted, *ctx, out, counter), scatter_smem)
             launch(kern("fill_offsets"), 1, PLAN_THREADS, (counts, fill, cap, np.uint32(ntiles), start))
             launch(kern("accumulate_tiles"), sms, ACC_THREADS,
-                   (codes, wsorted, start, base, np.uint32(ntiles), np.uint32(shift), np.uint32(ncell), *f, out),
-                   acc_smem)
+                   (sorted_codes, wsorted, start, base, np.uint32(ntiles), np.uint32(shift), np.uint32(ncell),
+                    *ctx, out), acc_smem)
         if fold is not None:
             launch(fold, min(sms * FOLD_BLOCKS_PER_SM, -(-ncell // FOLD_THREADS)), FOLD_THREADS,
                    (out, np.uint32(ncell)))
+    if values:  # once, after every chunk: keys and counts into float64 [value, n]
+        launch(kern("finish_values"), min(sms * FOLD_BLOCKS_PER_SM, -(-ncell // FOLD_THREADS)), FOLD_THREADS,
+               (out, np.uint32(ncell), ctx[-1]))
     c = int(counter.get()[0])
     return c if strategy == "tiled" else n - c

@@ -95,7 +95,11 @@ _H200 = Table(
     # fixed-point word pairs 2^13); fewer, larger tiles keep the scatter's runs long.
     # Unswept (gpu_spatial run 1, results/gpu-spatial-2026-11-30-h200.md, used 2^15 for
     # counts: 74-85 G points/s on 0-100 % hot, vs 1.4-94.5 global atomics).
-    tile_shift={"count": 15, "f64": 14, "i64": 14, "fixed": 13},
+    # The values' 12 bytes a cell (sum or key, u32 count): 2^14 cells, 192 KiB, 64 tiles of
+    # 1024^2. Unswept: benchmarks/gpu_agg.py runs 2 and 3 (results/gpu-2026-12-01-h200-agg.md),
+    # 2^28 float32 points, mean at 0/90/100 % hot, scatter_codes 2.96/2.79/3.90 ms with 2^13
+    # (16-byte cells) and 2.96/2.77/2.49 with 2^14 (with run 3's warp-wide runs for hot warps).
+    tile_shift={"count": 15, "f64": 14, "i64": 14, "fixed": 13, "mean": 14, "min": 14, "max": 14},
     # the prefetching variant holds 108 vs 80 registers (2 vs 3 resident blocks).
     # benchmarks/gpu_spatial.py, H200, 2026-11-30 (results/gpu-spatial-2026-11-30-h200.md),
     # 2^28 points into 1024^2, 0/50/90/100 % hot: 74.8/66.6/68.7/65.7 G points/s with it,
