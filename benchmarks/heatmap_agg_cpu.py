@@ -77,11 +77,8 @@ def run_share(n, hot, rounds):
         for _ in range(rounds):
             t_ours.append(_timed(ours))
             t_theirs.append(_timed(theirs))
-        nbytes = sum(v.nbytes for v in arrays)
-        floor = _read_time([v.astype(np.float32, copy=False) if v.dtype != np.float32 else v
-                            for v in arrays], rounds)
         out[name] = (statistics.median(t_ours), statistics.median(t_theirs),
-                     floor * nbytes / (sum(v.size for v in arrays) * 4), nbytes)
+                     _read_time(arrays, rounds), sum(v.nbytes for v in arrays))
     return out
 
 

@@ -40,6 +40,7 @@ import time
 
 import numpy as np
 
+from cpu_suite import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 import hotbin
 from hotbin import png
 from hotbin.project import tile_bounds
@@ -51,17 +52,6 @@ WIDTH, HEIGHT = 1280, 800
 ZOOMS = (1.0, 1 / 4, 1 / 16, 1 / 256, 1 / 4096)
 TILE_ZOOMS = (10, 12, 14, 16)
 LON, LAT = (-74.30, -73.70), (40.50, 40.95)  # the demo's [0, 100)^2 laid over New York
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def host_points(n, seed):

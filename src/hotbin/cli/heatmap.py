@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from ..backend import NAMES as BACKENDS
-from . import UserError
+from . import UserError, columns
 from .files import check_output
 
 #: rows per chunk when streaming a file (two float64 columns: 16 MiB)
@@ -34,7 +34,6 @@ SIDE = 1024
 
 
 def register(sub):
-    from ..aggregate import AGGS
     from ..project import PROJECTIONS
     from ..shade import CMAPS, HOWS
 
@@ -42,17 +41,7 @@ def register(sub):
         "heatmap", help="a heatmap of two columns of CSV or Parquet data as a picture or as data",
         description="Aggregate the points (x, y) of CSV or Parquet data on a grid of cells, streamed "
                     "in chunks, and write the picture or the data. Try: hotbin heatmap --demo -o heatmap.png")
-    p.add_argument("input", nargs="?", metavar="INPUT",
-                   help="a .csv (.tsv, .csv.gz, .csv.zst) or .parquet file, a directory of them (hive "
-                        "partitions key=value become columns), a glob ('data/**/*.csv'), or - for CSV "
-                        "on standard input")
-    p.add_argument("--x", metavar="COL", help="column of the x coordinates (longitude with --project)")
-    p.add_argument("--y", metavar="COL", help="column of the y coordinates (latitude with --project)")
-    p.add_argument("--weight", metavar="COL", help="column of weights to sum per cell (default: count)")
-    p.add_argument("--agg", metavar="AGG[:COL]", type=_agg, default=("count", None),
-                   help=f"what a cell holds: {', '.join(AGGS)}, of the values in COL, e.g. mean:fare "
-                        "(default count)")
-    p.add_argument("--by", metavar="COL", help="a category column (text or integers): one grid per category")
+    columns.add(p)
     p.add_argument("--where", metavar="EXPR",
                    help="keep the rows where EXPR holds: comparisons of columns with numbers or 'text', "
                         "and/or/not, parentheses, e.g. \"fare > 0 and not vendor == 'CMT'\"")
@@ -102,7 +91,7 @@ def run(args) -> int:
     # reject bad arguments before reading anything
     fmt = check_output(args.output, raw=True)
     colormap(args.cmap)
-    args.agg = _value_column(args.agg, args.weight)
+    args.agg = columns.value_column(args.agg, args.weight)
     if args.width is None and args.height is None:
         args.width = args.height = SIDE
     args.width = SIDE if args.width is None else args.width  # --height alone: 1024 across
@@ -162,31 +151,6 @@ def _from_input(args, where):
     if junk.message():
         print(f"hotbin heatmap: {junk.message()}", file=sys.stderr)
     return hm, n, what, source, junk
-
-
-def _agg(text):
-    """``--agg NAME[:COL]`` as ``(name, column or None)``."""
-    import argparse
-
-    from ..aggregate import AGGS
-
-    name, _, col = text.partition(":")
-    if name not in AGGS:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(AGGS)}, optionally :COL, got {text!r}")
-    return name, col or None
-
-
-def _value_column(agg, weight):
-    """``(agg, value column)`` from ``--agg`` and ``--weight`` (the same column when both name one)."""
-    name, col = agg
-    if weight and col and weight != col:
-        raise UserError(f"--weight {weight} and --agg {name}:{col} name different value columns")
-    col = col or weight
-    if name == "any" and col:
-        raise UserError("--agg any counts points; it takes no value column")
-    if name not in ("count", "any") and not col:
-        raise UserError(f"--agg {name} needs a value column: --agg {name}:COL")
-    return name, col
 
 
 def _pair(text):

@@ -14,13 +14,12 @@ import time
 import numpy as np
 
 from ..backend import NAMES as BACKENDS
-from . import UserError
+from . import UserError, columns
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 
 
 def register(sub):
-    from ..aggregate import AGGS
     from ..project import PROJECTIONS
     from ..shade import CMAPS, HOWS
 
@@ -30,16 +29,7 @@ def register(sub):
                     "every view re-aggregates all the points. Also answers /render.png, "
                     "/stats.json and, with --project mercator, /tiles/{z}/{x}/{y}.png. "
                     "Try: hotbin serve --demo")
-    p.add_argument("input", nargs="?", metavar="INPUT",
-                   help="a .csv (.tsv, .csv.gz) or .parquet file, a directory of them, a glob pattern, "
-                        "or - for CSV on standard input")
-    p.add_argument("--x", metavar="COL", help="column of the x coordinates (longitude with --project)")
-    p.add_argument("--y", metavar="COL", help="column of the y coordinates (latitude with --project)")
-    p.add_argument("--weight", metavar="COL", help="column of weights to sum per cell (default: count)")
-    p.add_argument("--agg", metavar="AGG[:COL]", type=_agg, default=("count", None),
-                   help=f"what a cell shows: {', '.join(AGGS)}, of the values in COL, e.g. mean:fare "
-                        "(default count)")
-    p.add_argument("--by", metavar="COL", help="column of categories: one layer per category")
+    columns.add(p)
     p.add_argument("--project", choices=PROJECTIONS, default=None,
                    help="x, y are longitude, latitude: show them in Web Mercator and serve XYZ tiles")
     p.add_argument("--how", choices=HOWS, default="eq_hist", help="initial normalization (default eq_hist)")
@@ -64,7 +54,7 @@ def run(args) -> int:
     require()  # before reading anything
     from ..serve.server import bind, is_loopback
 
-    args.agg, args.value = _values(args)
+    args.agg, args.value = columns.value_column(args.agg, args.weight)
     default = parse_shading({"how": args.how, "cmap": args.cmap}, Shading())
     if args.demo and (args.input or args.by or args.value or args.project):
         raise UserError("--demo serves generated points: give no INPUT, values, --by or --project")
@@ -158,28 +148,3 @@ def _categories(chunks):
     if len(labels) > MAX_CATEGORIES:
         raise UserError(f"--by: {len(labels):,} categories; at most {MAX_CATEGORIES}")
     return np.asarray(codes, np.int32), labels
-
-
-def _agg(text):
-    """``--agg NAME[:COL]`` as ``(name, column or None)``, as ``hotbin heatmap`` takes it."""
-    import argparse
-
-    from ..aggregate import AGGS
-
-    name, _, col = text.partition(":")
-    if name not in AGGS:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(AGGS)}, optionally :COL, got {text!r}")
-    return name, col or None
-
-
-def _values(args):
-    """``(agg, value column)`` from ``--agg`` and ``--weight`` (one column, named by either)."""
-    name, col = args.agg
-    if args.weight and col and args.weight != col:
-        raise UserError(f"--weight {args.weight} and --agg {name}:{col} name different value columns")
-    col = col or args.weight
-    if name == "any" and col:
-        raise UserError("--agg any counts points; it takes no value column")
-    if name not in ("count", "any") and not col:
-        raise UserError(f"--agg {name} needs a value column: --agg {name}:COL")
-    return name, col
