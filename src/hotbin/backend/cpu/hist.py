@@ -27,6 +27,9 @@ __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS"
 
 #: points whose bins are computed before they are scattered (codes stay in L1)
 BLOCK = 2048
+#: a block whose points repeat the previous point's cell at least 1/HOT_SHARE of the time keeps
+#: that cell in registers (20M points at 1024^2 on 2 cores, 90 % in one cell: mean 197 -> 162 ms)
+HOT_SHARE = 4
 #: values of 8/16-bit integers are counted raw, then folded through a lookup table
 LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 
@@ -75,20 +78,20 @@ def _split(w, factor):
 
 
 @njit(inline="always")
-def _count(cx, m, h, runs):
-    """h[cx[k]] += 1; with ``runs``, a run of one cell is added once."""
-    if not runs:
+def _count(cx, m, h, hot):
+    """h[cx[k]] += 1; the points of cell ``hot`` (>= 0) are counted in a register, stored once."""
+    if hot < 0:
         for k in range(m):
             h[np.uint64(cx[k])] += 1
         return
-    last, run = cx[0], 0
+    run = 0
     for k in range(m):
-        if cx[k] == last:
+        c = cx[k]
+        if c == hot:
             run += 1
         else:
-            h[np.uint64(last)] += run
-            last, run = cx[k], 1
-    h[np.uint64(last)] += run
+            h[np.uint64(c)] += 1
+    h[np.uint64(hot)] += run
 
 
 @njit(inline="always")
@@ -100,11 +103,12 @@ def _better(how, v, cur):
 
 
 @njit(inline="always")
-def _values(cx, m, w, how, center, h, runs):
+def _values(cx, m, w, how, center, h, hot):
     """[value, n] of cell c at h[2c], h[2c + 1] (one cache line per point); NaN weights skipped.
-    With ``runs``, a run of one cell is folded in registers and stored once."""
-    last = cx[0]
-    acc = h[np.uint64(last + last)]
+    The cell ``hot`` (>= 0) is folded in registers and stored once: in point order, so the
+    sums are bitwise those of the plain loop."""
+    i0 = np.uint64(max(hot, 0) * 2)
+    acc = h[i0]
     cnt = 0.0
     for k in range(m):
         c = cx[k]
@@ -113,27 +117,22 @@ def _values(cx, m, w, how, center, h, runs):
             continue
         if center.size:
             v = (v - center[np.uint64(c)]) ** 2
-        if not runs:
-            i = np.uint64(c + c)
-            h[i + 1] += 1.0
+        if c == hot:
+            cnt += 1.0
             if how == MEAN:
-                h[i] += v
-            elif _better(how, v, h[i]):
-                h[i] = v
+                acc += v
+            elif _better(how, v, acc):
+                acc = v
             continue
-        if c != last:
-            i = np.uint64(last + last)
-            h[i], h[i + 1] = acc, h[i + 1] + cnt
-            last, cnt = c, 0.0
-            acc = h[np.uint64(c + c)]
-        cnt += 1.0
+        i = np.uint64(c + c)
+        h[i + 1] += 1.0
         if how == MEAN:
-            acc += v
-        elif _better(how, v, acc):
-            acc = v
-    if runs:
-        i = np.uint64(last + last)
-        h[i], h[i + 1] = acc, h[i + 1] + cnt
+            h[i] += v
+        elif _better(how, v, h[i]):
+            h[i] = v
+    if hot >= 0:
+        h[i0] = acc
+        h[i0 + 1] += cnt
 
 
 @njit(nogil=True, cache=True)
@@ -165,11 +164,16 @@ def _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h
         same = 0
         for k in range(1, m):  # vectorized: how often a point repeats the previous cell
             same += cx[k] == cx[k - 1]
-        runs = same * 8 >= m * 7  # mostly one hot cell: add runs in registers, not in memory
+        hot = -1  # a hot cell: its points go to registers (a chain through memory is slow)
+        if same * HOT_SHARE >= m:
+            for k in range(1, m):
+                if cx[k] == cx[k - 1]:
+                    hot = cx[k]
+                    break
         for k in range(m):
             dropped += cx[k] == trash
         if how == COUNT:
-            _count(cx, m, h, runs)
+            _count(cx, m, h, hot)
         elif how == SUM:
             for k in range(m):
                 h[np.uint64(cx[k])] += w[b + k]
@@ -185,7 +189,7 @@ def _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h
                 h[c] += qh
                 h2[c] += ql
         else:
-            _values(cx, m, w[b:b + m], how, center, h, runs)
+            _values(cx, m, w[b:b + m], how, center, h, hot)
     return dropped
 
 
