@@ -302,7 +302,10 @@ def test_fifty_concurrent_clients_against_uvicorn(points):
             assert r.status == 200
 
 
-def test_cli_serves_a_file_and_stops_on_ctrl_c(tmp_path):
+@pytest.mark.parametrize("lazy", [[], ["--scheduler", "local"]], ids=["memory", "dask"])
+def test_cli_serves_a_file_and_stops_on_ctrl_c(tmp_path, lazy):
+    if lazy:
+        pytest.importorskip("distributed")
     rng = np.random.default_rng(5)
     n = 5000
     x, y, v = rng.uniform(-74.1, -73.8, n), rng.uniform(40.6, 40.9, n), rng.uniform(0, 9, n)
@@ -313,7 +316,7 @@ def test_cli_serves_a_file_and_stops_on_ctrl_c(tmp_path):
         f.writelines(f"{a!r},{b!r},{c!r},{k}\n" for a, b, c, k in zip(x.tolist(), y.tolist(), v.tolist(), kind))
         f.write("oops,40.7,1,green\n")
     proc = subprocess.Popen([sys.executable, "-m", "hotbin", "serve", str(path), "--x", "lon", "--y", "lat",
-                             "--agg", "mean:fare", "--by", "kind", "--port", "0", "--no-browser"],
+                             "--agg", "mean:fare", "--by", "kind", "--port", "0", "--no-browser", *lazy],
                             stderr=subprocess.PIPE, text=True)
     try:
         lines = []
@@ -482,3 +485,20 @@ def test_page_in_headless_chromium():
             assert not errors, errors
         finally:
             d.quit()
+
+
+def test_dataset_of_dask_arrays_equals_memory():
+    """Data larger than memory: dask columns stay lazy, every view is a Dask job, same cells."""
+    da = pytest.importorskip("dask.array")
+    from hotbin.serve.params import View
+
+    rng = np.random.default_rng(21)
+    x, y, w = rng.random(30000), rng.random(30000), rng.normal(size=30000)
+    codes = rng.integers(0, 3, 30000)
+    lazy = Dataset(*(da.from_array(a, chunks=7000) for a in (x, y, w, codes)), agg="mean")
+    mem = Dataset(x, y, w, codes, agg="mean", backend="cpu")
+    assert lazy.n == mem.n and lazy.labels == mem.labels == (0, 1, 2)
+    view = View(0.1, 0.7, 0.2, 0.9, 60, 40)
+    a, b = lazy.heatmap(view), mem.heatmap(view)
+    np.testing.assert_array_equal(a.counts, b.counts)
+    np.testing.assert_allclose(a.values, b.values, rtol=1e-12, equal_nan=True)

@@ -20,7 +20,7 @@ import numpy as np
 from . import UserError
 from .datafiles import PARQUET_EXT, need
 
-__all__ = ["on_cluster"]
+__all__ = ["on_cluster", "lazy_columns"]
 
 
 def on_cluster(args, spec, files, junk, where):
@@ -148,3 +148,43 @@ def _code_partition(s, labels):
 
     codes = pd.Categorical(s.astype(object).where(s.notna(), None), categories=labels).codes
     return pd.Series(codes.astype(np.int64), index=s.index, name=s.name)
+
+
+def lazy_columns(args):
+    """``(columns, labels, description)`` for ``hotbin serve --scheduler``: the needed columns
+    of INPUT as dask arrays on the cluster (its client stays open while the server runs),
+    the rows with a cell that is not a number dropped and counted, ``--by`` coded."""
+    from .sources import data_files
+
+    dd = need("dask", "--scheduler", module="dask.dataframe", extra="dask")
+    distributed = need("distributed", "--scheduler", extra="dask")
+    files, _ = data_files(args.input)
+    numbers = [c for c in (args.x, args.y, args.value) if c]
+    wanted = numbers + ([args.by] if args.by else [])
+    if args.scheduler == "local":
+        distributed.Client(distributed.LocalCluster(dashboard_address=None,
+                                                    silence_logs=logging.CRITICAL))
+    else:
+        distributed.Client(args.scheduler, timeout="20s")
+    try:
+        df = (dd.read_parquet(files, columns=wanted) if files[0].lower().endswith(PARQUET_EXT)
+              else dd.read_csv(files, usecols=wanted, dtype={c: "object" for c in wanted}))
+    except (ValueError, KeyError) as exc:
+        raise UserError(f"{files[0]}: {str(exc).splitlines()[0]}") from None
+    df, bad = _numbers(dd, df, numbers)
+    if bad is not None:
+        nbad = int(bad.sum().compute())
+        if nbad and args.strict:
+            raise UserError(f"{nbad:,} rows hold a cell that is not a number (without --strict they "
+                            "are skipped and counted)")
+        if nbad:
+            print(f"hotbin serve: skipped {nbad:,} row{'s' if nbad != 1 else ''} with a cell that is "
+                  "not a number", file=sys.stderr)
+            df = df[~bad]
+    labels = None
+    keys = ["x", "y", "weight"][:len(numbers)]
+    cols = {k: df[c] for k, c in zip(keys, numbers)}
+    if args.by:
+        cols["by"], labels = _codes(df[args.by])
+    cols = {k: v.to_dask_array(lengths=True) for k, v in cols.items()}
+    return cols, labels, f"{len(files)} file(s) on the Dask cluster"

@@ -42,6 +42,9 @@ def register(sub):
                    help="default: cuda when usable (the data moves to the GPU once), else cpu")
     p.add_argument("--strict", action="store_true",
                    help="a cell that is not a number is an error naming its line (default: skipped)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="data larger than memory: keep the columns lazy on the Dask cluster at ADDRESS "
+                        "(tcp://host:8786, or 'local'); every view is a Dask job")
     p.add_argument("--demo", action="store_true", help="serve a generated data set (no INPUT needed)")
     p.set_defaults(func=run)
 
@@ -75,6 +78,10 @@ def run(args) -> int:
 
         x, y = demo_points()
         cols, labels, what = {"x": x, "y": y}, None, "demo data"
+    elif args.scheduler:
+        from .cluster import lazy_columns
+
+        cols, labels, what = lazy_columns(args)
     else:
         cols, labels, what = load(args)
     data = Dataset(cols["x"], cols["y"], cols.get("weight"), cols.get("by"), labels=labels,

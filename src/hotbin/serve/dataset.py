@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..aggregate import AGGS
-from ..arrays import to_host, xp
+from ..arrays import is_dask, to_host, xp
 from ..backend import load
 from ..binning import cell_rule
 from ..heatmap import Heatmap, heatmap
@@ -33,7 +33,9 @@ class Dataset:
     Parameters
     ----------
     x, y : array_like, 1-D
-        Coordinates (longitude, latitude in degrees with ``project="mercator"``).
+        Coordinates (longitude, latitude in degrees with ``project="mercator"``). Dask arrays
+        stay lazy: data larger than memory, each view a Dask job (on a cluster's workers
+        when a ``distributed.Client`` is active).
     weights : array_like, optional
         The values ``agg`` aggregates (see :func:`hotbin.heatmap`).
     by : array_like of int, optional
@@ -56,18 +58,24 @@ class Dataset:
             raise ValueError(f"agg: expected one of {', '.join(AGGS)}, got {agg!r}")
         if project is not None and project not in PROJECTIONS:
             raise ValueError(f"project: expected one of {', '.join(PROJECTIONS)}, got {project!r}")
-        if backend is None and type(x).__module__.split(".")[0] != "cupy" and _cuda_usable():
+        lazy = is_dask(x)  # dask arrays (data larger than memory): every view is a Dask job
+        if backend is None and not lazy and type(x).__module__.split(".")[0] != "cupy" \
+                and _cuda_usable():
             backend = "cuda"
-        xp = _array_module(backend)
+        xp = _array_module(backend, lazy)
         x, y = xp.asarray(x), xp.asarray(y)
         if project is not None:
             x, y = mercator(x, y)
         self.x, self.y = x, y
         self.weights = None if weights is None else xp.asarray(weights)
         self.by = None if by is None else xp.asarray(by)
+        if lazy and math.isnan(self.x.shape[0]):
+            for a in (self.x, self.y, self.weights, self.by):
+                if a is not None:
+                    a.compute_chunk_sizes()
         if self.by is not None:
             if labels is None:
-                labels = range(int(self.by.max()) + 1 if self.by.size else 1)
+                labels = range(int(to_host(self.by.max())) + 1 if self.by.size else 1)
             labels = tuple(labels)
             if not labels:
                 raise ValueError("labels: no category to show")
@@ -139,7 +147,11 @@ def _cuda_usable() -> bool:
     return True
 
 
-def _array_module(backend):
+def _array_module(backend, lazy=False):
+    if lazy:
+        import dask.array
+
+        return dask.array
     if backend == "cuda":
         import cupy
 
