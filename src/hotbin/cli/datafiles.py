@@ -14,6 +14,7 @@ answers from Parquet row-group statistics without reading any data page.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 
@@ -229,55 +230,57 @@ class _Csv(_Reader):
         while True:  # at most twice: the needed columns as numbers, then as text
             types = {c: pa.string() if c in text or numbers_as_text else pa.float64()
                      for c in req.columns if c not in self.keys}
-            stream, tell = open_text(self.path)
-            try:
-                reader = pcsv.open_csv(
-                    stream, pcsv.ReadOptions(block_size=BLOCK, skip_rows_after_names=seen),
-                    pcsv.ParseOptions(delimiter=sep),
-                    pcsv.ConvertOptions(column_types=types, include_columns=list(types),
-                                        strings_can_be_null=True))
-                for batch in reader:
-                    for lo in range(0, batch.num_rows, self.chunk_rows):
-                        part = pa.Table.from_batches([batch.slice(lo, self.chunk_rows)])
-                        yield self._finish(part, seen, 2, "line"), tell()
-                        seen += part.num_rows
-                return
-            except pa.ArrowKeyError:  # a named column is not in the header
-                self._check(self._header(sep))
-                raise
-            except pa.ArrowInvalid as exc:
-                if numbers_as_text or "conversion error" not in str(exc):
+            with open_text(self.path) as (stream, tell):
+                try:
+                    reader = pcsv.open_csv(
+                        stream, pcsv.ReadOptions(block_size=BLOCK, skip_rows_after_names=seen),
+                        pcsv.ParseOptions(delimiter=sep),
+                        pcsv.ConvertOptions(column_types=types, include_columns=list(types),
+                                            strings_can_be_null=True))
+                    for batch in reader:
+                        for lo in range(0, batch.num_rows, self.chunk_rows):
+                            part = pa.Table.from_batches([batch.slice(lo, self.chunk_rows)])
+                            yield self._finish(part, seen, 2, "line"), tell()
+                            seen += part.num_rows
+                    return
+                except pa.ArrowKeyError:  # a named column is not in the header
+                    self._check(self._header(sep))
                     raise
-                numbers_as_text = True  # a cell that is not a number: read on as text
-            finally:
-                stream.close()
+                except pa.ArrowInvalid as exc:
+                    if numbers_as_text or "conversion error" not in str(exc):
+                        raise
+                    numbers_as_text = True  # a cell that is not a number: read on as text
 
     def _header(self, sep):
         import pyarrow.csv as pcsv
 
-        stream, _ = open_text(self.path)
-        with stream:
+        with open_text(self.path) as (stream, _):
             return pcsv.open_csv(stream, pcsv.ReadOptions(block_size=BLOCK),
                                  pcsv.ParseOptions(delimiter=sep)).schema.names
 
 
+@contextlib.contextmanager
 def open_text(path):
-    """``(stream, done)``: a pyarrow input stream of the file's text, decompressed by its first
-    bytes, and a function giving the share of the file read so far."""
+    """``with open_text(path) as (stream, done)``: a pyarrow input stream of the file's text,
+    decompressed by its first bytes, and a function giving the share of the file read so far;
+    the file is closed on leaving, whatever happened (pyarrow's wrappers do not close it)."""
     import pyarrow as pa
 
     size = max(os.path.getsize(path), 1)
-    raw = open(path, "rb")
-    head = raw.read(6)
-    raw.seek(0)
-    done = lambda: raw.tell() / size  # noqa: E731
-    if head.startswith(_XZ):
-        import lzma
+    with open(path, "rb") as raw:
+        head = raw.read(6)
+        raw.seek(0)
+        done = lambda: raw.tell() / size  # noqa: E731
+        if head.startswith(_XZ):
+            import lzma
 
-        return pa.PythonFile(lzma.open(raw), mode="r"), done
-    codec = next((c for magic, c in _MAGIC.items() if head.startswith(magic)), None)
-    stream = pa.PythonFile(raw, mode="r")
-    return (pa.CompressedInputStream(stream, codec) if codec else stream), done
+            with lzma.open(raw) as text:
+                yield pa.PythonFile(text, mode="r"), done
+            return
+        codec = next((c for magic, c in _MAGIC.items() if head.startswith(magic)), None)
+        stream = pa.PythonFile(raw, mode="r")
+        with (pa.CompressedInputStream(stream, codec) if codec else stream) as out:
+            yield out, done
 
 
 def _parquet_readers(files, base, types, request, chunk_rows, junk):
