@@ -7,7 +7,6 @@ their value table (:func:`hotbin.kernel_rule.value_table`).
 """
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -16,29 +15,21 @@ from numba import prange
 from ... import fixedpoint
 from ...arrays import to_host
 from ... import reductions
-from ..._jit import njit
 from ...binning import BinRule
 from ...kernel_rule import fold_values, value_table
 from .chunks import chunks, kernel_dtype
 from .parallel import Kernel, nparts
 from .rule import codes, rule_args
+from .scatter import (BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, BLOCK, COUNT, FIXED, MAX,
+                      MEAN, MIN, SUM, VALUES, part, part_banded)
 
 __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
 
-#: points whose bins are computed before they are scattered (codes stay in L1)
-BLOCK = 2048
-#: a block whose points repeat the previous point's cell at least 1/HOT_SHARE of the time keeps
-#: that cell in registers (20M points at 1024^2 on 2 cores, 90 % in one cell: mean 197 -> 162 ms)
-HOT_SHARE = 4
 #: values of 8/16-bit integers are counted raw, then folded through a lookup table
 LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 
-#: what a scatter does: add 1, the weight, fixed-point words; [sum, n], [min, n], [max, n]
-COUNT, SUM, FIXED, MEAN, MIN, MAX = 0, 1, 2, 3, 4, 5
-
-
 class _Acc(NamedTuple):
-    how: int  #: the scatter's branch in :func:`_part`
+    how: int  #: the scatter's branch in :func:`.scatter.part`
     partial: np.dtype  #: dtype of a thread's partial
     weights: np.dtype | str | None  #: dtype the kernel reads the weights in ("own": theirs)
 
@@ -55,8 +46,6 @@ _HOW = {
     "min": _Acc(MIN, np.dtype(np.float64), "own"),
     "max": _Acc(MAX, np.dtype(np.float64), "own"),
 }
-#: the accumulators whose partial is [value, n] per cell (float64)
-_VALUES = (MEAN, MIN, MAX)
 
 
 def _accumulator(red, weights) -> _Acc:
@@ -69,141 +58,25 @@ def _accumulator(red, weights) -> _Acc:
     return acc
 
 
-@njit(inline="always")
-def _split(w, factor):
-    """fixedpoint.split for one weight: (hi, lo) int64 words; ``factor`` = fixedpoint.factors."""
-    t = (w * factor[0]) * factor[1]
-    hi = np.floor(t)
-    return np.int64(hi), np.int64(np.rint((t - hi) * 4294967296.0))
-
-
-@njit(inline="always")
-def _count(cx, m, h, hot):
-    """h[cx[k]] += 1; the points of cell ``hot`` (>= 0) are counted in a register, stored once."""
-    if hot < 0:
-        for k in range(m):
-            h[np.uint64(cx[k])] += 1
-        return
-    run = 0
-    for k in range(m):
-        c = cx[k]
-        if c == hot:
-            run += 1
-        else:
-            h[np.uint64(c)] += 1
-    h[np.uint64(hot)] += run
-
-
-@njit(inline="always")
-def _better(how, v, cur):
-    """Whether ``v`` replaces ``cur`` under MIN / MAX (-0.0 below +0.0, as IEEE 754's minimum)."""
-    if how == MIN:
-        return v < cur or (v == 0.0 and cur == 0.0 and math.copysign(1.0, v) < 0.0)
-    return v > cur or (v == 0.0 and cur == 0.0 and math.copysign(1.0, v) > 0.0)
-
-
-@njit(inline="always")
-def _values(cx, m, w, how, center, h, hot):
-    """[value, n] of cell c at h[2c], h[2c + 1] (one cache line per point); NaN weights skipped.
-    The cell ``hot`` (>= 0) is folded in registers and stored once: in point order, so the
-    sums are bitwise those of the plain loop."""
-    i0 = np.uint64(max(hot, 0) * 2)
-    acc = h[i0]
-    cnt = 0.0
-    for k in range(m):
-        c = cx[k]
-        v = np.float64(w[k])
-        if v != v:  # NaN: no value
-            continue
-        if center.size:
-            v = (v - center[np.uint64(c)]) ** 2
-        if c == hot:
-            cnt += 1.0
-            if how == MEAN:
-                acc += v
-            elif _better(how, v, acc):
-                acc = v
-            continue
-        i = np.uint64(c + c)
-        h[i + 1] += 1.0
-        if how == MEAN:
-            h[i] += v
-        elif _better(how, v, h[i]):
-            h[i] = v
-    if hot >= 0:
-        h[i0] = acc
-        h[i0 + 1] += cnt
-
-
-@njit(nogil=True, cache=True)
-def _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h, h2, cx, cy):
-    """One thread's share [start, stop): codes block by block, then scatter into h (and h2).
-
-    ``cat`` (ncat > 0): category codes, cells ``cat * nx * ny + cell``, the codes outside
-    [0, ncat) in category ncat. ``center`` (non-empty): weights accumulate as
-    ``(w - center[cell])**2``. The last slot of h takes the points that land in no
-    bin; returns their number.
-    """
-    nx = rx[0].size - 1
-    ny = ry[0].size - 1
-    ncell = nx * ny if two_d else nx
-    trash = ncell * (ncat + 1) if ncat > 0 else ncell
-    dropped = 0
-    for b in range(start, stop, BLOCK):
-        m = min(stop, b + BLOCK) - b
-        codes(x[b:b + m], rx, cx)
-        if two_d:
-            codes(y[b:b + m], ry, cy)
-            for k in range(m):
-                cx[k] = cx[k] * ny + cy[k] if (cx[k] < nx) & (cy[k] < ny) else trash
-        if ncat > 0:
-            for k in range(m):
-                g = cat[b + k]
-                g = g if (g >= 0) & (g < ncat) else ncat
-                cx[k] = cx[k] + g * ncell if cx[k] < ncell else trash
-        same = 0
-        for k in range(1, m):  # vectorized: how often a point repeats the previous cell
-            same += cx[k] == cx[k - 1]
-        hot = -1  # a hot cell: its points go to registers (a chain through memory is slow)
-        if same * HOT_SHARE >= m:
-            for k in range(1, m):
-                if cx[k] == cx[k - 1]:
-                    hot = cx[k]
-                    break
-        for k in range(m):
-            dropped += cx[k] == trash
-        if how == COUNT:
-            _count(cx, m, h, hot)
-        elif how == SUM:
-            for k in range(m):
-                h[np.uint64(cx[k])] += w[b + k]
-        elif how == FIXED:
-            for k in range(m):
-                c = np.uint64(cx[k])
-                v = np.float64(w[b + k])
-                if v != v:  # NaN: no value
-                    continue
-                if center.size:
-                    v = (v - center[c]) ** 2
-                qh, ql = _split(v, factor)
-                h[c] += qh
-                h2[c] += ql
-        else:
-            _values(cx, m, w[b:b + m], how, center, h, hot)
-    return dropped
-
-
 @Kernel
-def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops):
-    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points."""
+def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, shift, rounds):
+    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points; banded
+    (:func:`.scatter.part_banded`, ``rounds`` points sorted at a time) when ``shift`` >= 0."""
     parts = out.shape[0]
     n = x.size
     step = (n + parts - 1) // parts
     for p in prange(parts):
         cx = np.empty(BLOCK, np.int64)
         cy = np.empty(BLOCK if two_d else 0, np.int64)
-        drops[p] += _part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, p * step,
-                          min(n, (p + 1) * step), out[p], out2[p], cx, cy)
+        lo, hi = p * step, min(n, (p + 1) * step)
+        if shift >= 0:
+            size = min(rounds, max(hi - lo, 1))
+            drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], cx, cy,
+                                     np.empty(size, np.int32), np.empty(size, np.int32),
+                                     np.empty(size if how != COUNT else 0, w.dtype), shift)
+        else:
+            drops[p] += part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, lo, hi,
+                              out[p], out2[p], cx, cy)
 
 
 @Kernel
@@ -246,7 +119,7 @@ def _run(arrays, rx, ry, weights, red, by=None):
     two_d = ry is not None
     ncat = 0 if by is None else int(by[1])
     ncell = rx.nbins * (ry.nbins if two_d else 1) * (ncat + 1 if ncat else 1)
-    pair = 2 if how in _VALUES else 1  # the values accumulators interleave [value, n] per cell
+    pair = 2 if how in VALUES else 1  # the values accumulators interleave [value, n] per cell
     parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (1 if how == COUNT else 2))
     out = np.zeros((parts, (ncell + 1) * pair), dt)
     if red.identity:
@@ -271,7 +144,8 @@ def _run(arrays, rx, ry, weights, red, by=None):
         w = c[-1] if weights is not None else dummy
         if how == COUNT and total is not None:
             out[:] = 0
-        _hist(x.size, x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops)
+        _hist(x.size, x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops,
+              _band_shift(how, two_d, ncell, dt.itemsize * pair, x.size // parts), BAND_POINTS)
         if how == COUNT:
             part = out.sum(axis=0, dtype=np.int64)
             total = part if total is None else np.add(total, part, out=total)
@@ -287,6 +161,17 @@ def _run(arrays, rx, ry, weights, red, by=None):
     else:
         res = out.sum(axis=0)[:ncell]
     return res, int(drops.sum())
+
+
+def _band_shift(how, two_d, ncell, cell_bytes, share):
+    """log2 of the cells per band of the banded scatter, or -1 for the plain one: banded for
+    2-D values (counts by 8 categories measured no faster) whose per-thread grid is over
+    BAND_FROM bytes, with enough points per thread to fill the bands, and cell numbers that
+    fit int32."""
+    if (not two_d or how not in VALUES or ncell * cell_bytes < BAND_FROM
+            or share < BAND_MIN_POINTS or ncell >= 2**31 - 1):
+        return -1
+    return max(0, (BAND_BYTES // cell_bytes).bit_length() - 1)
 
 
 def _histogram_lut(a, kd, rule):
