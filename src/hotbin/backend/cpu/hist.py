@@ -59,24 +59,32 @@ def _accumulator(red, weights) -> _Acc:
 
 
 @Kernel
-def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, shift, rounds):
-    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points; banded
-    (:func:`.scatter.part_banded`, ``rounds`` points sorted at a time) when ``shift`` >= 0."""
+def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops):
+    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points."""
     parts = out.shape[0]
     n = x.size
     step = (n + parts - 1) // parts
     for p in prange(parts):
         cx = np.empty(BLOCK, np.int64)
         cy = np.empty(BLOCK if two_d else 0, np.int64)
+        drops[p] += part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, p * step,
+                         min(n, (p + 1) * step), out[p], out2[p], cx, cy)
+
+
+@Kernel
+def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, shift, rounds):
+    """_hist of 2-D values by :func:`.scatter.part_banded` (``rounds`` points sorted at a time);
+    a kernel of its own, compiled only for the grids that take it."""
+    parts = out.shape[0]
+    n = x.size
+    step = (n + parts - 1) // parts
+    for p in prange(parts):
         lo, hi = p * step, min(n, (p + 1) * step)
-        if shift >= 0:
-            size = min(rounds, max(hi - lo, 1))
-            drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], cx, cy,
-                                     np.empty(size, np.int32), np.empty(size, np.int32),
-                                     np.empty(size if how != COUNT else 0, w.dtype), shift)
-        else:
-            drops[p] += part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, lo, hi,
-                              out[p], out2[p], cx, cy)
+        size = min(rounds, max(hi - lo, 1))
+        drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p],
+                                np.empty(BLOCK, np.int64), np.empty(BLOCK, np.int64),
+                                np.empty(size, np.int32), np.empty(size, np.int32),
+                                np.empty(size, w.dtype), shift)
 
 
 @Kernel
@@ -144,8 +152,11 @@ def _run(arrays, rx, ry, weights, red, by=None):
         w = c[-1] if weights is not None else dummy
         if how == COUNT and total is not None:
             out[:] = 0
-        _hist(x.size, x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops,
-              _band_shift(how, two_d, ncell, dt.itemsize * pair, x.size // parts), BAND_POINTS)
+        shift = _band_shift(how, two_d, ncell, dt.itemsize * pair, x.size // parts)
+        if shift >= 0:
+            _hist_banded(x.size, x, y, w, how, cat, ncat, center, r1, r2, out, drops, shift, BAND_POINTS)
+        else:
+            _hist(x.size, x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops)
         if how == COUNT:
             part = out.sum(axis=0, dtype=np.int64)
             total = part if total is None else np.add(total, part, out=total)

@@ -178,7 +178,7 @@ def part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h,
 @njit(nogil=True, cache=True)
 def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy, codes_all, sc, sw,
                  shift):
-    """part for a 2-D grid too large for the caches (acc count and the values): the cells of
+    """part for a 2-D grid of values too large for the caches (MEAN, MIN, MAX): the cells of
     up to ``codes_all.size`` points at a time, a stable counting sort of them by band of
     ``2**shift`` cells (with their weights), then the scatter band by band, so each band's
     cells stay in cache while its points land. Stable: a cell sees its points in their order,
@@ -218,14 +218,9 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy,
             pos = starts[band]
             starts[band] = pos + 1
             sc[pos] = c
-            if how != COUNT:
-                sw[pos] = w[s0 + k]
+            sw[pos] = w[s0 + k]
         for b in range(0, sm, BLOCK):
             m = min(sm, b + BLOCK) - b
             seg = sc[b:b + m]
-            hot = _hot(seg, m)
-            if how == COUNT:
-                _count(seg, m, h, hot)
-            else:
-                _values(seg, m, sw[b:b + m], how, center, h, hot)
+            _values(seg, m, sw[b:b + m], how, center, h, _hot(seg, m))
     return dropped
