@@ -81,6 +81,26 @@ def datasets_f32(n):
     yield "constant", cp.full(n, 0.37, cp.float32)
 
 
+def datasets_f32_edges(n):
+    """float32 values on the edges of 256 bins over (0, 1), against uniform values."""
+    yield "uniform", next(datasets_f32(n))[1]
+    yield "constant 0.5", cp.full(n, 0.5, cp.float32)
+    k = hash_u32(n, 6) % np.uint32(257)  # k/256, 0 <= k <= 256: every edge, the closed end too
+    x = k.astype(cp.float32)
+    del k
+    x *= np.float32(1 / 256)
+    yield "k/256", x
+
+
+def datasets_f32_whole(n):
+    """Whole numbers 0-99 in 100 unit bins over (0, 100), against uniform values."""
+    u = (hash_u32(n, 3) >> np.uint32(8)).astype(cp.float32)
+    u *= np.float32(100 * 2.0 ** -24)
+    yield "uniform", u
+    del u
+    yield "whole 0-99", (hash_u32(n, 7) % np.uint32(100)).astype(cp.float32)
+
+
 def ref_hist(x, rule):
     """Exact reference: searchsorted in the comparison dtype (NumPy's rule), then bincount."""
     e = cp.asarray(rule.cmp)
@@ -215,6 +235,81 @@ def scan_group(n, cub, anchors_n):
             row("scan/sweep", f"{name} nvec={nvec}{'' if ok else ' WRONG'}", x.nbytes, ours=ms)
 
 
+def _device_context():
+    with cp.cuda.Device(0):
+        pass
+
+
+def small_group(n=1000, bins=256, reps=3000, profile=None):
+    """Host-side cost of one small call: ``hotbin.histogram`` on ``n`` float32 device values
+    against ``cupy.histogram`` (issue #17 item 5). Host µs: wall time of ``reps`` calls queued
+    back to back, over ``reps`` (the GPU keeps up); sync µs: each call followed by a device
+    synchronize (the latency of one call)."""
+    import time
+    x = (hash_u32(n, 8) >> np.uint32(8)).astype(cp.float32) * np.float32(2.0 ** -24)
+    ref, ref_e = np.histogram(x.get(), bins, (0.0, 1.0))
+    h, e = hotbin.histogram(x, bins=bins, range=(0.0, 1.0), backend="cuda")
+    assert np.array_equal(h.get(), ref) and np.array_equal(e.get(), ref_e), "small: wrong histogram"
+    hc, _ = cp.histogram(x, bins, (0.0, 1.0))
+    assert np.array_equal(hc.get(), ref), "small: cupy.histogram disagrees"
+    dev = cp.cuda.Device()
+    calls = {"hotbin": lambda: hotbin.histogram(x, bins=bins, range=(0.0, 1.0), backend="cuda"),
+             "cupy": lambda: cp.histogram(x, bins, (0.0, 1.0))}
+    out = {}
+    for name, fn in calls.items():
+        for _ in range(300):
+            fn()
+        dev.synchronize()
+        best_host, best_sync = float("inf"), float("inf")
+        for _ in range(5):  # best of 5 rounds: the host is shared with nothing, noise only adds
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            t1 = time.perf_counter()
+            dev.synchronize()
+            best_host = min(best_host, (t1 - t0) / reps * 1e6)
+            t0 = time.perf_counter()
+            for _ in range(reps // 10):
+                fn()
+                dev.synchronize()
+            best_sync = min(best_sync, (time.perf_counter() - t0) / (reps // 10) * 1e6)
+        out[name] = (best_host, best_sync)
+        print(f"small      {name:8s} {n} float32, {bins} bins: host {best_host:6.1f} us/call, "
+              f"with sync {best_sync:6.1f} us/call", flush=True)
+    ROWS.append({"group": "small", "case": f"{n} float32, {bins} bins", "us": out})
+    edges = np.linspace(0, 1, bins + 1, dtype=np.float32)
+    d_edges = cp.asarray(edges)
+    rule = histogram_rule(x, bins, (0.0, 1.0))
+    parts = {"cb.histogram (backend primitive)": lambda: cb.histogram(x, rule),
+             "cp.zeros(256, int64)": lambda: cp.zeros(bins, cp.int64),
+             "cp.asarray(host edges)": lambda: cp.asarray(edges),
+             "device edges .copy()": lambda: d_edges.copy(),
+             "x.__cuda_array_interface__": lambda: x.__cuda_array_interface__,
+             "with cp.cuda.Device(0)": _device_context}
+    for name, fn in parts.items():
+        for _ in range(100):
+            fn()
+        dev.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        us = (time.perf_counter() - t0) / reps * 1e6
+        dev.synchronize()
+        print(f"small part {name:34s} {us:6.1f} us/call", flush=True)
+    if profile:
+        import cProfile
+        import pstats
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(reps):
+            calls["hotbin"]()
+        pr.disable()
+        dev.synchronize()
+        with open(profile, "w") as f:
+            pstats.Stats(pr, stream=f).sort_stats("tottime").print_stats(40)
+            pstats.Stats(pr, stream=f).sort_stats("cumulative").print_stats(60)
+
+
 def floor(cub):
     x = hash_u32(1 << 29, 9)  # 2 GiB
     sink = cp.zeros(1, cp.uint32)
@@ -234,6 +329,7 @@ def table(floor_gbs, device, date):
              f"Floor: read-only kernel {floor_gbs:.0f} GB/s. GB/s = input bytes / median time.", "",
              "| group | case | ours GB/s | ours (api) | CUB | cupy | torch | ours/CUB | ours/floor |",
              "|---|---|---|---|---|---|---|---|---|"]
+    small = [r for r in ROWS if r["group"] == "small"]
     for r in ROWS:
         if "ours" not in r:
             continue
@@ -254,6 +350,13 @@ def table(floor_gbs, device, date):
         lines.append(f"| {r['group']} | {r['case']} | {ours:.0f} | {fmt(r.get('ours_api'))} | "
                      f"{fmt(cub)}{extra} | {fmt(cupy_t)} | {fmt(torch_t)} | {ratio} | "
                      f"{ours / floor_gbs:.2f} |")
+    if small:
+        lines += ["", "Small calls (host µs per call, best of 5 rounds; with sync: each call waited for):", "",
+                  "| case | hotbin host | hotbin with sync | cupy.histogram host | cupy with sync |",
+                  "|---|---|---|---|---|"]
+        for r in small:
+            (hh, hs), (ch, cs) = r["us"]["hotbin"], r["us"]["cupy"]
+            lines.append(f"| {r['case']} | {hh:.1f} | {hs:.1f} | {ch:.1f} | {cs:.1f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -263,7 +366,9 @@ def main():
     ap.add_argument("--out", default="gpu_results.md")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--small", action="store_true", help="smaller inputs (smoke test)")
-    ap.add_argument("--only", default="G1,G2,G3,scan", help="comma-separated groups to run")
+    ap.add_argument("--only", default="G1,G2,G3,scan", help="comma-separated groups to run "
+                    "(also: E, values on edges; small, small calls)")
+    ap.add_argument("--profile", default=None, help="group small: write a cProfile of the calls here")
     args = ap.parse_args()
     cub = Cub(args.cub)
     dev = cb.devices()[0]
@@ -289,6 +394,15 @@ def main():
         "G3": lambda: [hist_group(f"G3 u16 {nb}", datasets_u16, mid, nb, (0, 65536), cub, "anchor_hist_u16",
                                   ctypes.c_int, 0, args.sweep, u16_variants if nb == 4096 else u16_variants[:2])
                        for nb in (4096, 65536)],
+        # issue #17 item 1: values on edges cost what uniform values cost ("no shortcut": every
+        # value takes the two compares)
+        "E": lambda: [hist_group("E f32 256", datasets_f32_edges, mid, 256, (0.0, 1.0), cub,
+                                 "anchor_hist_f32", ctypes.c_float, 0, args.sweep,
+                                 [("no shortcut", {"shortcut": False})]),
+                      hist_group("E f32 100", datasets_f32_whole, mid, 100, (0.0, 100.0), cub,
+                                 "anchor_hist_f32", ctypes.c_float, 0, args.sweep,
+                                 [("no shortcut", {"shortcut": False})])],
+        "small": lambda: small_group(profile=args.profile),
         "scan": lambda: scan_group(mid, cub, 1 << 28 if not args.small else mid),
     }
     for name in args.only.split(","):

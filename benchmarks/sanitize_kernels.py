@@ -10,6 +10,8 @@ weights, every strategy), the luma kernel with its thread count as a template ar
 spatial.cu's values accumulators (mean, min, max with float32 and float64 weights, NaN skipped,
 centered), centered fixed point and categories (int8 and int64 codes, out-of-range ones), every
 strategy, a grid that fits shared memory and one that does not; each checked against the cpu backend.
+Issue #17: hist1d.cu's rule compared with the nearest edge (values on edges, whole numbers, a
+constant on an edge; float32 and float64; counts and sums; every counting layout), against NumPy.
 """
 import cupy as cp
 import numpy as np
@@ -88,4 +90,18 @@ for nx, ny in ((40, 30), (200, 100)):  # a grid in shared memory, one in tiles
                     assert np.array_equal(got[1], ref[1]) and np.allclose(got[0], ref[0], rtol=1e-9, atol=1e-9)
                 else:
                     assert np.array_equal(got, ref), (strategy, red.acc, nx)
+print("sanitize_kernels: all checks passed")
+
+for dt in (np.float32, np.float64):
+    k = rng.integers(0, 257, 30000)
+    cases = [(np.tile(np.arange(100), 30), 100, (0, 100)), (np.full(4099, 0.5), 256, (0, 1)),
+             (k / 256, 256, (0, 1)), (k / 256 * 0.3 - 0.1, 5000, (-0.1, 0.2))]
+    for override in ({}, {"shortcut": False}, {"layout": "copies", "copies": 2}, {"layout": "global"}):
+        with tuning.forced(**override):
+            for v, bins, r in cases:
+                v = v.astype(dt)
+                ref = np.histogram(v, bins, r)[0]
+                assert np.array_equal(hotbin.histogram(cp.asarray(v), bins, r)[0].get(), ref), (dt, bins)
+                s = hotbin.histogram(cp.asarray(v), bins, r, weights=cp.ones(v.size, cp.int64))[0].get()
+                assert np.array_equal(s, ref), (dt, bins, "sums")
 print("sanitize_kernels: all checks passed")

@@ -151,6 +151,38 @@ def test_uniform_float32_on_edges(rng):
         np.testing.assert_array_equal(cb.histogram(cp.asarray(v), rule).get(), cpub.histogram(v, rule))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("override", [{}, {"shortcut": False}, {"layout": "copies", "copies": 2},
+                                      {"layout": "global"}], ids=str)
+def test_values_on_edges_equal_numpy(dtype, override, rng):
+    """Values on edges, which hist_common.cuh's RuleBin compares with the edge nearest their guess:
+    NumPy's bins, counted and summed (hist_sum takes the same rule), with and without the shortcut."""
+    k = rng.integers(0, 257, 50000)
+    cases = [(np.tile(np.arange(100), 30), 100, (0, 100)),  # whole numbers 0-99 in 100 unit bins
+             (np.arange(101), 100, (0, 100)),  # and the closed end
+             (np.full(4099, 0.5), 256, (0, 1)),  # a constant on an edge
+             (k / 256, 256, (0, 1)),  # k/256: every edge of 256 bins
+             (rng.integers(-50, 51, 50000), 10, (-50, 50)),  # whole numbers, ten to a bin
+             (k / 256 * 0.3 - 0.1, 77, (-0.1, 0.2))]  # near the edges of a rule with inexact edges
+    with tuning.forced(**override):
+        for v, bins, r in cases:
+            v = v.astype(dtype)
+            h, e = hotbin.histogram(cp.asarray(v), bins=bins, range=r)
+            ref, ref_e = np.histogram(v, bins, r)
+            np.testing.assert_array_equal(h.get(), ref, err_msg=f"{bins} bins over {r}")
+            np.testing.assert_array_equal(e.get(), ref_e)
+            s, _ = hotbin.histogram(cp.asarray(v), bins=bins, range=r, weights=cp.ones(v.size, cp.int64))
+            np.testing.assert_array_equal(s.get(), ref, err_msg=f"sums, {bins} bins over {r}")
+
+
+def test_count_plans_follow_the_rule(rng):
+    """Launch plans are kept per rule: rules of the same size with other edges get their own."""
+    v = cp.asarray(rng.random(10000))
+    for bins in ([0, 0.5, 1], [0, 0.25, 1], [0, 0.5, 1]):
+        h, _ = hotbin.histogram(v, bins=bins)
+        np.testing.assert_array_equal(h.get(), np.histogram(v.get(), bins)[0])
+
+
 @pytest.mark.parametrize("override", [{"layout": "lanes"}, {"layout": "copies", "copies": 3},
                                       {"layout": "windows"}, {"layout": "windows", "windows": 4},
                                       {"layout": "global"}, {"lut": False}, {"shortcut": False},

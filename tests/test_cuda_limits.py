@@ -14,7 +14,8 @@ import hotbin
 
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402
-from hotbin.backend.cuda import rule, runtime, tuning  # noqa: E402
+from hotbin import arrays  # noqa: E402
+from hotbin.backend.cuda import hist1d, rule, runtime, tuning  # noqa: E402
 
 if not cb.available():
     pytest.skip("cuda backend: no CUDA device", allow_module_level=True)
@@ -158,6 +159,8 @@ def full_device():
         # call adds its own: start from no cached tables so that the device is really full.
         runtime.device_table.cache_clear()
         rule.device_value_table.cache_clear()
+        hist1d._PLANS.clear()  # launch plans hold their rule's device edges
+        arrays._SHARED.clear()  # device copies of shared edges
         gc.collect()
         pool.free_all_blocks()
         pool.set_limit(size=pool.total_bytes() + max(1, leave))  # 0 would mean no limit

@@ -135,8 +135,10 @@ def test_hist1d_guess_disabled_cases():
     r = _rule(np.float32, 100, (0, 1))
     lo, scale, tau = crule.hist1d_guess(r)
     assert 0 < tau < kernel_trust_bound() and np.float32(scale) == scale
-    assert crule.hist1d_guess(r, shortcut=False)[2] == crule.DISABLED
-    assert crule.hist1d_guess(_rule(np.float64, crule.SHORTCUT_BINS, (0, 1)))[2] == crule.DISABLED
+    assert crule.hist1d_guess(r, shortcut=False)[2] == crule.NEAR  # every value compared
+    assert crule.hist1d_guess(_rule(np.float64, crule.SHORTCUT_BINS, (0, 1)))[2] == crule.NEAR
+    far = _rule(np.float32, 100, (1e6, 1e6 + 100))  # kernel_rule mode 1: no one-bin bound
+    assert crule.hist1d_guess(far)[2] == crule.DISABLED
 
 
 def kernel_trust_bound():
@@ -205,6 +207,61 @@ def test_hist1d_trusted_guess_is_the_bin(dt):
         trusted_any += int(ok.sum())
         np.testing.assert_array_equal(r[ok].astype(np.int64), rule.index(v)[ok], err_msg=str(rule.edges[[0, -1]]))
     assert trusted_any > 1000  # the shortcut is exercised
+
+
+def _round_guess(x):
+    """hist_common.cuh round_guess in x's dtype: rint(x) by adding 1.5 * 2^(mantissa bits)."""
+    m = x.dtype.type(1.5 * 2.0 ** np.finfo(x.dtype).nmant)
+    return (x + m) - m
+
+
+def _near_bins(rule, v, tau):
+    """hist_common.cuh RuleBin::operator() for a rule whose guess is less than half a bin off,
+    emulated: j = rint(x) clamped to [0, nb]; farther than tau from j, bin floor(x); else
+    j - (v < e[j]); the closed end kept in the last bin (-1: no bin)."""
+    k = rule.kernel_cmp
+    g = np.float32 if k.dtype == np.float32 else np.float64
+    glo, gscale, _ = crule.hist1d_guess(rule)
+    vk = v.astype(k.dtype)
+    nb = rule.nbins
+    with np.errstate(all="ignore"):
+        inside = (k[0] <= vk) & (vk <= k[-1])
+        x = (vk.astype(g) - g(glo)) * g(gscale)
+        r = _round_guess(x)
+        j = np.clip(np.nan_to_num(r, nan=0, posinf=nb, neginf=0), 0, nb).astype(np.int64)
+        far = np.abs(x - r) > g(tau)
+    below = np.where(far, x < r, vk < k[j])
+    return np.where(inside, np.minimum(j - below, nb - 1), -1), int((inside & ~far).sum())
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("tau", ["eps", "near"])
+def test_hist1d_nearest_edge_gives_the_bin(dt, tau):
+    """Rules whose guess is less than half a bin off (kernel_rule mode 2): one compare against the
+    edge nearest the guess gives BinRule.index's bin, for random values, every edge and its
+    neighbours, whole numbers and multiples of 1/256; with the shortcut (tau = eps) and without
+    (tau = NEAR: every value compared)."""
+    rng = np.random.default_rng(17)
+    corrected = 0
+    rules = list(_random_rules(rng, dt)) + [
+        histogram_rule(np.zeros(1, dt), 100, (0, 100)), histogram_rule(np.zeros(1, dt), 256, (0, 1)),
+        histogram_rule(np.zeros(1, dt), 1000, (-5, 5)), histogram_rule(np.zeros(1, dt), 7, (-1, 6))]
+    for rule in rules:
+        if crule.binner(rule) != crule.BIN_RULE:
+            continue
+        t = crule.hist1d_guess(rule)[2]
+        if t > crule.NEAR:
+            continue  # no bound below half a bin (one compare is wrong for some of these): walked
+        t = t if tau == "eps" else crule.NEAR
+        lo, hi = float(rule.edges[0]), float(rule.edges[-1])
+        with np.errstate(all="ignore"):
+            whole = np.floor(lo) + np.arange(min(5000.0, np.ceil(hi) - np.floor(lo) + 1))
+            extra = np.concatenate([whole, np.arange(0, 1025) / 256 * (hi - lo) / 4 + lo]).astype(dt)
+        v = np.concatenate([_values(rule, rng, dt), extra])
+        got, n = _near_bins(rule, v, t)
+        corrected += n
+        np.testing.assert_array_equal(got, rule.index(v), err_msg=str(rule.edges[[0, -1]]))
+    assert corrected > 1000  # the correction is exercised
 
 
 @pytest.mark.parametrize("vdt, cdt", [(np.float32, np.float32), (np.float32, np.float64),

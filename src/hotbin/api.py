@@ -21,7 +21,7 @@ import numpy as np
 
 from . import backend as _backends
 from . import validate
-from .arrays import adapt, as_dask, is_dask, restore
+from .arrays import adapt, as_dask, is_dask, restore, shared_copy
 from .batch import check_axis, per_slice
 from .binning import check_data, exact_counts, histogram2d_rules, histogram_rule, histogramdd_rules
 from .grid import columns, grid
@@ -110,7 +110,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     else:
         hist = per_slice(ex.be, x, rule, axis)
     hist = ex.restore(hist, a)
-    edges = ex.restore(rule.edges.copy(), a)
+    edges = ex.restore(shared_copy(rule.edges, a), a)
     if density:
         widths = ex.restore(np.diff(rule.edges).astype(float), a)
         hist = hist / widths / (hist.sum() if axis is None else hist.sum(axis=-1, keepdims=True))

@@ -17,7 +17,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["adapt", "restore", "to_host", "on_gpu", "is_dask", "xp", "cupy", "as_dask", "align_dask"]
+__all__ = ["adapt", "restore", "shared_copy", "to_host", "on_gpu", "is_dask", "xp", "cupy", "as_dask",
+           "align_dask"]
 
 
 def cupy():
@@ -33,6 +34,8 @@ def _is_torch(a) -> bool:
 
 def on_gpu(a) -> bool:
     """True for CuPy arrays and torch CUDA tensors (anything on an NVIDIA device)."""
+    if isinstance(a, getattr(sys.modules.get("cupy"), "ndarray", ())):
+        return True  # without building CuPy's __cuda_array_interface__ (small calls)
     if hasattr(a, "__cuda_array_interface__"):
         return True
     is_cuda = getattr(a, "is_cuda", None)
@@ -105,9 +108,36 @@ def restore(x, like):
         return torch.from_numpy(np.ascontiguousarray(to_host(x)))
     if like is not None and on_gpu(like):
         cp = cupy()
+        if isinstance(x, cp.ndarray) and isinstance(like, cp.ndarray) and x.data.device_id == like.data.device_id:
+            return x
         with cp.cuda.Device(getattr(getattr(like, "device", None), "id", None)):
             return cp.asarray(x)
     return to_host(x)
+
+
+#: (id(host array), device) -> (host array, its device copy): see :func:`shared_copy`
+_SHARED: dict = {}
+SHARED_MAX = 64
+
+
+def shared_copy(x: np.ndarray, like):
+    """A copy of the host array ``x`` as ``like``'s kind of array (:func:`restore`), cheap for
+    CuPy when ``x`` is read-only and owns its data (a cached rule's edges, which never change):
+    uploaded once per device, then copied on the device, with no host-to-device copy per call."""
+    cp = sys.modules.get("cupy")
+    if cp is None or not isinstance(like, cp.ndarray) or x.flags.writeable or not x.flags.owndata:
+        return restore(x.copy(), like)
+    dev = like.data.device_id
+    hit = _SHARED.get((id(x), dev))
+    with cp.cuda.Device(dev):
+        if hit is None or hit[0] is not x:
+            if len(_SHARED) >= SHARED_MAX:
+                _SHARED.clear()
+            hit = _SHARED[(id(x), dev)] = (x, cp.asarray(x))
+        src = hit[1]
+        out = cp.empty(src.shape, src.dtype)
+        out.data.copy_from_device_async(src.data, src.nbytes)
+        return out
 
 
 # --- dask collections -------------------------------------------------------------------------

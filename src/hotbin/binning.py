@@ -11,6 +11,7 @@ one NumPy compares in (see :mod:`hotbin.binrule`). Heatmap cells
 from __future__ import annotations
 
 import functools
+import math
 import operator
 
 import numpy as np
@@ -53,6 +54,10 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
     supply a fast parallel reduction.
     """
     dt = a.dtype
+    if type(bins) is int and bins >= 1 and type(range) is tuple and len(range) == 2:
+        lo, hi = range  # the common call: n bins over a pair of Python numbers, checked without NumPy
+        if type(lo) in _PLAIN and type(hi) in _PLAIN and -_FLOAT_MAX <= lo <= hi <= _FLOAT_MAX:
+            return _uniform_rule(dt, bins, _plain_key(lo), lo, _plain_key(hi), hi)
     empty = np.empty(0, dt)
     if isinstance(bins, str):
         # NumPy's estimators need the data itself (and the weights check).
@@ -101,6 +106,16 @@ def _bound_key(v) -> tuple:
     (``np.float32(1)`` and ``1.0`` give edges of different dtypes) and the sign of a
     zero (``-0.0`` can be an edge: ``(-1.0, -0.0)`` ends in ``-0.0``)."""
     return type(v), bool(isinstance(v, (float, np.floating)) and np.signbit(v))
+
+
+#: range bounds checked without NumPy (finite, in order: NumPy's checks pass)
+_PLAIN = (int, float)
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _plain_key(v) -> tuple:
+    """:func:`_bound_key` of a Python int or float."""
+    return type(v), type(v) is float and math.copysign(1.0, v) < 0
 
 
 @functools.lru_cache(maxsize=256)

@@ -15,9 +15,17 @@ __all__ = ["numpy_only", "no_edges", "numpy_result"]
 _LONG = {np.dtype(np.longdouble), np.dtype(np.clongdouble)} - {np.dtype(np.float64), np.dtype(np.complex128)}
 
 
+def _plain(v) -> bool:
+    """A Python float or bool, an int that NumPy makes int64, or a tuple of them: no dtype here
+    is exotic (the common ``bins`` and ``range``, told apart without NumPy)."""
+    if type(v) is tuple:
+        return all(map(_plain, v))
+    return type(v) in (float, bool) or (type(v) is int and -(1 << 63) <= v < (1 << 63))
+
+
 def _dtypes(v):
     """The NumPy dtypes ``v`` holds: its own, or its elements' for a ragged list; none for GPU arrays."""
-    if v is None or isinstance(v, (str, bytes)):
+    if v is None or isinstance(v, (str, bytes)) or _plain(v):
         return
     dt = getattr(v, "dtype", None)
     if dt is not None:
@@ -46,7 +54,7 @@ def numpy_only(values, weights, *bounds) -> bool:
 
 def no_edges(bins) -> bool:
     """``bins`` an empty edges sequence: NumPy answers with no bins and no edges."""
-    return not isinstance(bins, str) and np.ndim(bins) == 1 and np.size(bins) == 0
+    return type(bins) is not int and not isinstance(bins, str) and np.ndim(bins) == 1 and np.size(bins) == 0
 
 
 def numpy_result(fn, *args, counts=False):

@@ -14,7 +14,7 @@
 #include "hist_common.cuh"
 
 // How a value becomes a slot.
-enum { BIN_RULE = 0,      // exact rule of binning.py, linspace edges: multiply, then check
+enum { BIN_RULE = 0,      // exact rule of binning.py, linspace edges: multiply, then correct
        BIN_RAW = 1,       // the value is the slot (bincount, 16-bit value counts in windows)
        BIN_RAW_FULL = 2,  // the value is the slot and every value has one (8/16-bit counts)
        BIN_SEARCH = 3 };  // exact rule of binning.py, any edges: bisection
@@ -59,7 +59,7 @@ __device__ __forceinline__ void make_rule(R& r, const CMP* edges, unsigned nb, d
     r.glo = (G)glo;
     r.gscale = (G)gscale;
     r.tau = (G)tau;
-    r.tau_hi = (G)1 - (G)tau;
+    r.near = tau <= 0.5;
     r.e = edges;
     if (sh_edges) {
         for (unsigned i = threadIdx.x; i <= nb; i += blockDim.x) sh_edges[i] = edges[i];

@@ -12,14 +12,19 @@ typedef long long i64;
 // e[i] <= v < e[i+1], the last bin closed; NaN and values outside land in none.
 // Returns the bin in [0, nb) or nb for "no bin".
 //
-// A guess by multiplication is accepted without touching the edges only when
-// its fractional part is further than `tau` (in bins) from an integer: the host
-// derives tau from the largest distance of the real edges from the ideal
-// lo + i * width plus the rounding of the guess (hotbin.kernel_rule.guess), so that
-// inside that margin the guess provably satisfies the rule. Otherwise the guess
-// is corrected against the edges array, as NumPy does. tau >= 1 disables the
-// shortcut (no fractional part passes). Edges that are not a linspace are
-// searched by bisection.
+// Linspace edges: a guess by multiplication, x = (v - lo) * scale in bins, then
+// corrected against the edges, as NumPy does. The host bounds the guess's error
+// in bins (hotbin.kernel_rule.guess: the edges' distance from the ideal
+// lo + i * width plus the rounding of x) and passes `tau`:
+//   tau <= 1/2  the error is below half a bin, so the edge nearest to the value is
+//               e[j], j = rint(x): v lands in bin j - 1 when v < e[j], else in
+//               bin j. One edge loaded, one compare, no loop: every value costs
+//               the same. Values farther than tau from an edge (|x - j| > tau)
+//               are in bin floor(x) and load no edge (tau = 1/2: every value
+//               loads its edge).
+//   tau > 1     no bound below half a bin (kernel_rule's mode 1, integer edges):
+//               the guess is walked to the bin, out of line.
+// Edges that are not a linspace are searched by bisection.
 // ---------------------------------------------------------------------------
 template <class CMP> struct GuessT { typedef double type; };
 template <> struct GuessT<float> { typedef float type; };
@@ -50,24 +55,25 @@ template <> struct Widen<double, float> {
     }
 };
 
+__device__ __forceinline__ float abs_of(float a) { return fabsf(a); }
+__device__ __forceinline__ double abs_of(double a) { return fabs(a); }
 __device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
 __device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
 __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 
-// floor(x) for 0 <= x < 2^22 (float) / 2^51 (double) without a conversion
+// rint(x) for |x| < 2^22 (float) / 2^51 (double) without a conversion
 // instruction: adding 1.5 * 2^(mantissa bits) rounds to an integer held in the
-// low bits. The result r is only trusted when x - r lands strictly inside (0, 1)
-// (checked by the caller), which makes r == floor(x) whatever the rounding.
-__device__ __forceinline__ int round_down_guess(float x, float& r) {
+// low bits (ties to even: either neighbour is as near). r = that integer in G.
+__device__ __forceinline__ int round_guess(float x, float& r) {
     const float M = 12582912.0f;  // 1.5 * 2^23
-    float y = __fadd_rn(__fadd_rn(x, -0.5f), M);
+    float y = __fadd_rn(x, M);
     r = __fsub_rn(y, M);
     return __float_as_int(y) - __float_as_int(M);
 }
-__device__ __forceinline__ int round_down_guess(double x, double& r) {
+__device__ __forceinline__ int round_guess(double x, double& r) {
     const double M = 6755399441055744.0;  // 1.5 * 2^52
-    double y = __dadd_rn(__dadd_rn(x, -0.5), M);
+    double y = __dadd_rn(x, M);
     r = __dsub_rn(y, M);
     return (int)(__double_as_longlong(y) - __double_as_longlong(M));
 }
@@ -91,10 +97,10 @@ __device__ __forceinline__ unsigned search_bin(const CMP* e, unsigned nb, CMP v)
     return a;
 }
 
-// The rule from a guess g (any int): clamped, then walked (out of line: the rare path).
+// The rule from a start k < nb by walking (out of line: rules without a half-bin bound).
 template <class CMP>
-__device__ __noinline__ unsigned correct_guess(const CMP* e, unsigned nb, CMP v, int g) {
-    return walk_bin(e, nb, v, g < 0 ? 0u : ((unsigned)g > nb - 1 ? nb - 1 : (unsigned)g));
+__device__ __noinline__ unsigned correct_guess(const CMP* e, unsigned nb, CMP v, unsigned k) {
+    return walk_bin(e, nb, v, k);
 }
 
 // UNIFORM: edges from linspace, guess by multiplying; else binary search.
@@ -104,7 +110,8 @@ struct RuleBin {
     const CMP* e;      // nb + 1 edges in the comparison dtype (shared or global memory)
     unsigned nb;
     CMP lo, hi;        // e[0], e[nb]
-    G glo, gscale, tau, tau_hi;  // tau_hi = 1 - tau
+    G glo, gscale, tau;
+    bool near;         // tau <= 1/2: the guess is less than half a bin off
 
     __device__ __forceinline__ unsigned operator()(CMP v) const {
         bool in = le(lo, v) & le(v, hi);  // false for NaN
@@ -112,10 +119,13 @@ struct RuleBin {
         // v >= lo, so x >= 0 (rounding is monotonic); x exceeds nb by rounding at most.
         G x = mul_rn(sub_rn((G)v, glo), gscale);
         G r;
-        int g = round_down_guess(x, r);
-        G f = sub_rn(x, r);
-        if (in && f > tau && f < tau_hi) return (unsigned)g;  // provably inside bin g
-        return in ? correct_guess(e, nb, v, g) : nb;
+        int j = round_guess(x, r);
+        unsigned k = j < 0 ? 0u : ((unsigned)j > nb ? nb : (unsigned)j);  // NaN, outside: any
+        if (!near) return in ? correct_guess(e, nb, v, k < nb ? k : nb - 1u) : nb;
+        // below k's edge: bin k - 1, else k. Far from it, x says which; near it, the edge does.
+        bool below = abs_of(sub_rn(x, r)) > tau ? x < r : lt(v, e[k]);
+        unsigned b = k - (unsigned)below;  // v == e[nb] (and v < lo, not in): past the last bin
+        return in ? (b < nb ? b : nb - 1u) : nb;
     }
 
     __device__ unsigned search(CMP v) const { return search_bin(e, nb, v); }

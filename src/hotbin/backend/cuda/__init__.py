@@ -55,14 +55,20 @@ __all__ = ["NAME", "INSTALL", "DEVICE", "CAPABILITIES", "claims", "require", "av
 
 # --- availability ---------------------------------------------------------------
 
+_FOUND: list = []  #: a device was found once (devices do not go away): every call checks this
+
+
 def require() -> None:
     cp = cupy()
+    if _FOUND:
+        return
     try:
         n = cp.cuda.runtime.getDeviceCount()
     except Exception as exc:  # no driver, no device
         raise RuntimeError(f"cuda backend: no CUDA device ({exc})") from None
     if n < 1:
         raise RuntimeError("cuda backend: no CUDA device found")
+    _FOUND.append(n)
 
 
 def available() -> bool:

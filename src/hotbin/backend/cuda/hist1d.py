@@ -9,6 +9,9 @@ Every function here takes device arrays; :mod:`.stage` feeds them slab by slab.
 """
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
 import numpy as np
 
 from ... import fixedpoint
@@ -18,7 +21,8 @@ from .rule import value_table
 from .runtime import CTYPE, cupy, device_info, flat, kernel, launch
 from .stage import add as add_parts
 from .stage import staged
-from .tuning import EDGE_STAGE_BYTES, SMEM_RESERVED, Tuning, count_policy, count_slots, grid, sum_policy
+from .tuning import EDGE_STAGE_BYTES, SHORT_ROW, SMEM_RESERVED, Policy, Tuning, count_policy, count_slots, grid
+from .tuning import sum_policy
 
 __all__ = ["SUM_ACC", "LUT_KINDS", "count", "sums", "staged_counts", "staged_sums", "histogram_lut",
            "histogram_rows", "fold_words", "fold_sum", "ci_name_expressions"]
@@ -53,26 +57,37 @@ def _rule_kernel_args(x, rule: BinRule | None, dev_id: int, eb: int, tune: Tunin
     return CTYPE[rule.kernel_cmp.dtype], binner(rule), rule_args(rule, dev_id, eb > 0, tune.shortcut)
 
 
-def count(x, rule: BinRule | None, nslots: int, out, tune: Tuning, rows: int = 1, fold=None):
-    """out[s] += number of values of x whose bin (rule) or value (rule None) is s.
+class _CountPlan(NamedTuple):
+    """What :func:`count` launches for one (dtype, rule, slots, device, tuning): the same for
+    every call, so planned once (a small call then costs a lookup and one launch)."""
 
-    ``out`` (uint64) has at least nslots entries; the "windows" layout needs
-    ``windows * ceil(nslots / windows)`` of them (:func:`tuning.count_slots`). With
-    ``rows`` > 1, ``x`` is C-contiguous ``(rows, n)`` and ``out`` ``(rows, slots)``:
-    one histogram per row, in one launch per :data:`MAX_GRID_Y` rows.
-    ``fold`` (a device value table, one window): slot s goes to ``out[fold[s]]`` instead.
-    """
-    n = x.size // max(rows, 1)
-    if n == 0 or nslots == 0:
-        return
-    dev = x.device.id
+    kern: object
+    pol: Policy
+    smem: int  #: dynamic shared memory bytes
+    copies: int
+    wins: int  #: windows (blocks sharing one part of the input)
+    per: int  #: slots per block
+    per_thread: int  #: values per thread per grid stride
+    args: tuple  #: the rule's kernel arguments (:func:`rule.rule_args`) and the slot base (0)
+    tail: tuple  #: slots per block, copies, windows
+
+
+#: (id(rule), dtype, slots, device, tuning, short rows) -> (rule, plan); the rule is held so
+#: its id is not reused while its entry lives. Cleared when full.
+_PLANS: dict = {}
+PLANS_MAX = 64
+_NO_FOLD = np.uint64(0)  #: hist_count's null value table
+
+
+def _count_plan(x, rule: BinRule | None, nslots: int, dev: int, tune: Tuning, row_n) -> _CountPlan:
+    key = (None if rule is None else id(rule), x.dtype, nslots, dev, tune, row_n is not None)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is rule:
+        return hit[1]
     info = device_info(dev)
-    t = CTYPE[x.dtype]
     eb = edge_bytes(rule, EDGE_STAGE_BYTES)
-    pol = count_policy(nslots, info, eb, tune, n if rows > 1 else None)
+    pol = count_policy(nslots, info, eb, tune, row_n)
     wins = pol.windows if pol.layout == "windows" else 1
-    if fold is not None and wins > 1:
-        raise ValueError("a value table needs the slots in one window")
     per = -(-nslots // wins)  # slots per block
     full = wins == 1 and x.dtype.itemsize <= 2 and nslots == 1 << (8 * x.dtype.itemsize)
     c, how, args = _rule_kernel_args(x, rule, dev, eb, tune, full)
@@ -87,21 +102,49 @@ def count(x, rule: BinRule | None, nslots: int, out, tune: Tuning, rows: int = 1
     else:
         smem, copies = 0, 0
     smem = ((smem + 15) & ~15) + eb if (smem or eb) else 0
-    kern = kernel("hist1d.cu", f"hist_count<{t}, {c}, {how}, {_LAYOUT[pol.layout]}, {pol.unroll}>")
-    per_thread = (VECTOR_BYTES // x.dtype.itemsize) * pol.unroll
-    g = grid(info, pol, smem, n * rows * wins, per_thread)
+    kern = kernel("hist1d.cu", f"hist_count<{CTYPE[x.dtype]}, {c}, {how}, {_LAYOUT[pol.layout]}, {pol.unroll}>")
+    plan = _CountPlan(kern, pol, smem, copies, wins, per, (VECTOR_BYTES // x.dtype.itemsize) * pol.unroll,
+                      (*args, np.uint64(0)), (np.uint32(per), np.uint32(copies), np.uint32(wins)))
+    if len(_PLANS) >= PLANS_MAX:
+        _PLANS.clear()
+    _PLANS[key] = (rule, plan)
+    return plan
+
+
+def count(x, rule: BinRule | None, nslots: int, out, tune: Tuning, rows: int = 1, fold=None):
+    """out[s] += number of values of x whose bin (rule) or value (rule None) is s.
+
+    ``out`` (64-bit integers) has at least nslots entries; the "windows" layout needs
+    ``windows * ceil(nslots / windows)`` of them (:func:`tuning.count_slots`). With
+    ``rows`` > 1, ``x`` is C-contiguous ``(rows, n)`` and ``out`` ``(rows, slots)``:
+    one histogram per row, in one launch per :data:`MAX_GRID_Y` rows.
+    ``fold`` (a device value table, one window): slot s goes to ``out[fold[s]]`` instead.
+    """
+    n = x.size // max(rows, 1)
+    if n == 0 or nslots == 0:
+        return
+    dev = x.data.device_id
+    p = _count_plan(x, rule, nslots, dev, tune, n if rows > 1 and n <= SHORT_ROW else None)
+    wins = p.wins
+    if fold is not None and wins > 1:
+        raise ValueError("a value table needs the slots in one window")
+    g = grid(device_info(dev), p.pol, p.smem, n * rows * wins, p.per_thread)
     g = max(wins, -(-g // rows) // wins * wins)  # blocks per row
     step = g // wins * _U32_SHARE
+    last = _NO_FOLD if fold is None else fold
+    if rows == 1 and n <= step:  # one launch over the whole (small calls: no views made)
+        launch(p.kern, (g, 1), p.pol.block,
+               (x, np.int64(n), *p.args, *p.tail, out, np.int64(n), np.uint64(out.size), last), p.smem)
+        return
     x2 = x.reshape(rows, n)
     o2 = out.reshape(rows, -1)
     for r in range(0, rows, MAX_GRID_Y):
         nr = min(rows, r + MAX_GRID_Y) - r
         for s in range(0, n, step):
             xs = x2[r:r + nr, s:s + step]
-            launch(kern, (g, nr), pol.block,
-                   (xs, np.int64(xs.shape[1]), *args, np.uint64(0), np.uint32(per),
-                    np.uint32(copies), np.uint32(wins), o2[r:r + nr], np.int64(n),
-                    np.uint64(o2.shape[1]), np.uint64(0) if fold is None else fold), smem)
+            launch(p.kern, (g, nr), p.pol.block,
+                   (xs, np.int64(xs.shape[1]), *p.args, *p.tail, o2[r:r + nr], np.int64(n),
+                    np.uint64(o2.shape[1]), last), p.smem)
 
 
 def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, factor=(0.0, 0.0)):
@@ -154,10 +197,17 @@ def staged_counts(a, kdt, rule: BinRule | None, nslots: int, tune: Tuning):
     cp = cupy()
 
     def run(x):
-        out = cp.zeros(count_slots(nslots, device_info(cp.cuda.Device().id), tune), cp.uint64)
+        slots = _slots(nslots, x.data.device_id, tune)
+        out = cp.zeros(slots, cp.int64)  # the kernels add 64-bit words: int64 as uint64
         count(flat(x, kdt), rule, nslots, out, tune)
-        return out[:nslots].view(cp.int64)
+        return out if slots == nslots else out[:nslots]
     return staged([a], run)
+
+
+@functools.lru_cache(maxsize=256)
+def _slots(nslots: int, dev: int, tune: Tuning) -> int:
+    """:func:`tuning.count_slots` on device ``dev``."""
+    return count_slots(nslots, device_info(dev), tune)
 
 
 def _weights(w, kind):

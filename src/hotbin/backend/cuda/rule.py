@@ -20,9 +20,13 @@ __all__ = ["BIN_RULE", "BIN_RAW", "BIN_RAW_FULL", "BIN_SEARCH", "binner", "hist1
 
 #: how hist1d.cu makes a value a slot (its enum)
 BIN_RULE, BIN_RAW, BIN_RAW_FULL, BIN_SEARCH = 0, 1, 2, 3
-#: RuleBin's tau that no fraction passes: every guess is checked against the edges
+#: RuleBin's tau when the guess may be half a bin off or more: every guess is walked to its
+#: bin (out of line)
 DISABLED = 2.0
-#: the float32 guess's floor (hist_common.cuh ``round_down_guess``) holds below 2**22 bins:
+#: RuleBin's tau that no guess passes, for guesses less than half a bin off: every value is
+#: compared with the edge nearest its guess (hist_common.cuh)
+NEAR = 0.5
+#: the float32 guess's rounding (hist_common.cuh ``round_guess``) holds below 2**22 bins:
 #: float32 rules with more are searched
 F32_GUESS_BINS = 1 << 22
 #: the trusted shortcut stops at 2**21 bins, a factor 2 below that floor's limit
@@ -33,7 +37,7 @@ def binner(rule: BinRule) -> int:
     """Guess-and-correct (BIN_RULE) or bisection (BIN_SEARCH).
 
     The guess is computed in float32 for float32 edges: its floor trick
-    (``round_down_guess``) holds below 2**22 bins only, and a float32 scale must
+    (``round_guess``) holds below 2**22 bins only, and a float32 scale must
     not overflow; beyond, a guess could be millions of bins off and the
     correction O(bins), so those rules are searched (O(log bins)).
     """
@@ -50,22 +54,30 @@ def hist1d_guess(rule: BinRule, shortcut: bool = True) -> tuple[float, float, fl
     comparison dtype (float32 for float32 :attr:`BinRule.kernel_cmp`, so also for
     float16 rules; float64 otherwise), with one rounding per operation (``__fsub_rn``,
     ``__fmul_rn``: no FMA) on the value itself (``G`` is the comparison dtype, so
-    ``(G)v`` is exact), and trusts ``floor(x)`` when its fraction lies in
-    ``(tau, 1 - tau)``. That is :func:`hotbin.kernel_rule.guess` computed in ``G``,
+    ``(G)v`` is exact). That is :func:`hotbin.kernel_rule.guess` computed in ``G``,
     whose ``lo`` and ``scale`` are passed here so the kernel rounds exactly what the
     tolerance bounds (``lo`` is exact in ``G``; ``scale`` is the float64 quotient
-    rounded once to ``G``). Its ``eps`` bounds the edges' deviation plus those three
-    roundings of ``x <= nbins + |ends| / step``; values past the last edge fail the
-    kernel's range test first. ``tau`` is ``eps`` in mode 2 and :data:`DISABLED`
-    otherwise, or beyond :data:`SHORTCUT_BINS` (the float32 floor needs ``x < 2**22``).
-    Integer rules (mode 0) keep their float64 guess, always corrected.
+    rounded once to ``G``). Its ``eps`` bounds, in bins, the edges' deviation plus those
+    three roundings of ``x <= nbins + |ends| / step``; values past the last edge fail
+    the kernel's range test first.
+
+    In mode 2 (``eps`` below :data:`kernel_rule.TRUST_BELOW`, so below half a bin)
+    the edge nearest a value is ``e[rint(x)]``: the kernel compares the value with
+    it (bin ``rint(x) - 1`` below it, else ``rint(x)``), one load and one compare
+    for every value, and trusts ``floor(x)`` outright when ``x`` is farther than
+    ``tau`` from an integer; ``tau`` is ``eps``, or :data:`NEAR` (every value
+    compared) when ``shortcut`` is off or beyond :data:`SHORTCUT_BINS`. Otherwise
+    (mode 1, and integer rules, mode 0, which keep their float64 guess) ``tau`` is
+    :data:`DISABLED`: the guess is walked to the bin.
     """
     gdt = np.float32 if rule.kernel_cmp.dtype == np.float32 else np.float64
     g = kernel_rule.guess(rule, gdt)
     if g.mode == 0:
         return float(rule.lo), float(rule.scale), DISABLED
-    ok = g.mode == 2 and shortcut and rule.nbins < SHORTCUT_BINS
-    return float(g.lo), float(g.scale), float(g.eps) if ok else DISABLED
+    if g.mode == 1:
+        return float(g.lo), float(g.scale), DISABLED
+    ok = shortcut and rule.nbins < SHORTCUT_BINS
+    return float(g.lo), float(g.scale), float(g.eps) if ok else NEAR
 
 
 def edge_bytes(rule: BinRule | None, stage_max: int) -> int:

@@ -81,9 +81,11 @@ def _module(file: str, exprs: tuple):
     return cupy().RawModule(code=_source(file), options=options(), name_expressions=exprs)
 
 
+@functools.lru_cache(maxsize=None)
 def kernel(file: str, expr: str, group: tuple | None = None):
     """The kernel ``expr`` of ``file``, compiled in one module with the name expressions
-    ``group`` (default: alone)."""
+    ``group`` (default: alone). One :class:`cupy.RawKernel` per kernel (it loads itself
+    on each device it runs on), made once."""
     return _module(file, group or (expr,)).get_function(expr)
 
 
@@ -99,21 +101,25 @@ def device_info(dev_id: int) -> dict:
             "smem_sm": a["MaxSharedMemoryPerMultiprocessor"], "arch": f"sm_{dev.compute_capability}"}
 
 
-#: id(kernel) -> (kernel, dynamic shared memory limit set so far). The kernel is kept so its
-#: id is never reused by another kernel object (Function objects may be made afresh per call).
+#: (id(kernel), device) -> (kernel, dynamic shared memory limit set so far). The kernel is
+#: kept so its id is never reused by another kernel object; the limit is set per device.
 _SMEM_SET: dict = {}
 
 
 def _opt_in(kern, smem: int) -> None:
-    if smem > SMEM_OPT_IN and _SMEM_SET.get(id(kern), (None, 0))[1] < smem:
+    if smem <= SMEM_OPT_IN:
+        return
+    key = (id(kern), cupy().cuda.runtime.getDevice())
+    if _SMEM_SET.get(key, (None, 0))[1] < smem:
         kern.max_dynamic_shared_size_bytes = smem
-        _SMEM_SET[id(kern)] = (kern, smem)
+        _SMEM_SET[key] = (kern, smem)
 
 
 def launch(kern, grid, block: int, args, smem: int = 0) -> None:
     """``kern<<<grid, block, smem>>>(*args)``; ``grid`` an int or a tuple."""
-    _opt_in(kern, int(smem))
-    grid = tuple(int(g) for g in grid) if isinstance(grid, tuple) else (int(grid),)
+    _opt_in(kern, smem)
+    grid = (int(grid[0]), int(grid[1])) if isinstance(grid, tuple) and len(grid) == 2 \
+        else tuple(int(g) for g in grid) if isinstance(grid, tuple) else (int(grid),)
     kern(grid, (int(block),), args, shared_mem=int(smem))
 
 
@@ -144,6 +150,7 @@ def device_table(dev_id: int, data: bytes, dtype: str):
 
 # --- arrays as kernels take them --------------------------------------------------------------
 
+@functools.lru_cache(maxsize=64)
 def kernel_dtype(dt) -> np.dtype | None:
     """The dtype kernels read ``dt`` as (bool as uint8, float16 widened to float32), or
     None when no kernel takes it."""
@@ -157,6 +164,9 @@ def kernel_dtype(dt) -> np.dtype | None:
 
 def flat(x, dtype=None):
     """1-D C-contiguous CuPy array of ``dtype`` (bool viewed as uint8, float16 widened)."""
+    if x.ndim == 1 and (dtype is None or x.dtype == dtype) and x.flags.c_contiguous \
+            and x.dtype != np.bool_ and x.dtype != np.float16:
+        return x  # already what kernels read
     cp = cupy()
     if x.dtype == np.bool_:
         x = x.view(cp.uint8)

@@ -20,7 +20,6 @@ complete, so a retried slab is never counted twice.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -112,20 +111,27 @@ def staged(arrays, fn, add=add, *, ready=_ready, keep: int = 0, align: int = 1):
     """
     cp = _cupy()
     arrays = [a.reshape(1) if a.ndim == 0 else a for a in arrays]
+    in_place = all(isinstance(a, cp.ndarray) and ready(a) for a in arrays)
+    if in_place:  # the fast path first (small calls): nothing to plan
+        try:
+            return add(None, fn(*arrays), (slice(0, arrays[0].shape[0]),))
+        except cp.cuda.memory.OutOfMemoryError:
+            cp.get_default_memory_pool().free_all_blocks()
     shape = tuple(arrays[0].shape)
     cut = shape[:len(shape) - keep] if keep else shape
     unit = math.prod(shape[len(cut):])  # elements per index of the cut axes
     width = sum(a.dtype.itemsize for a in arrays) * unit  # bytes per index of the cut axes
     budget = stage_bytes()
     whole = (slice(0, cut[0]),)
-    if all(isinstance(a, cp.ndarray) and ready(a) for a in arrays) or math.prod(cut) * width <= budget:
-        try:
-            return add(None, fn(*[upload(a) for a in arrays]), whole)
-        except cp.cuda.memory.OutOfMemoryError:
-            cp.get_default_memory_pool().free_all_blocks()
-            budget = max(1, math.prod(cut) * width // 2)
-            if budget < MIN_STAGE_BYTES:
-                raise MemoryError(_message(width, cut, whole)) from None
+    if in_place or math.prod(cut) * width <= budget:
+        if not in_place:  # (in place, the whole already ran out of memory)
+            try:
+                return add(None, fn(*[upload(a) for a in arrays]), whole)
+            except cp.cuda.memory.OutOfMemoryError:
+                cp.get_default_memory_pool().free_all_blocks()
+        budget = max(1, math.prod(cut) * width // 2)
+        if budget < MIN_STAGE_BYTES:
+            raise MemoryError(_message(width, cut, whole)) from None
     pending = list(regions(cut, max(1, budget // width), align=align))
     total = None
     while pending:
@@ -152,13 +158,17 @@ def _message(width, cut, region) -> str:
             "freed blocks: cupy.get_default_memory_pool().free_all_blocks()) or use backend='cpu'")
 
 
-@contextlib.contextmanager
-def out_of_memory():
-    """Turn CUDA out-of-memory in result buffers into a ``MemoryError`` that says what was free."""
-    cp = _cupy()
-    try:
-        yield
-    except cp.cuda.memory.OutOfMemoryError as exc:
+class out_of_memory:
+    """``with out_of_memory():`` turns CUDA out-of-memory in result buffers into a ``MemoryError``
+    that says what was free (a class, not a generator: it wraps every small call)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        cp = _cupy()
+        if kind is None or not issubclass(kind, cp.cuda.memory.OutOfMemoryError):
+            return False
         cp.get_default_memory_pool().free_all_blocks()
         free, total = cp.cuda.runtime.memGetInfo()
         raise MemoryError(f"cuda backend: out of GPU memory on cuda:{cp.cuda.Device().id} "

@@ -143,6 +143,16 @@ class Tuning:
     regions: Regions | None = None
     stage_bytes: int | None = None
 
+    def __hash__(self) -> int:  # the launch caches key on it every call: hashed once
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:  # the hash of strings differs between processes
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     def policy_fields(self) -> dict:
         """The Policy fields forced (all but the layout)."""
         return {f.name: getattr(self, f.name) for f in fields(Policy)
