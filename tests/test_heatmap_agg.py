@@ -173,18 +173,17 @@ def test_var_is_two_pass_accurate():
 
 @pytest.mark.parametrize("agg", ["sum", "mean", "std", "var"])
 def test_deterministic_is_bitwise_the_same_for_any_order_and_threads(agg):
-    import numba
+    from hotbin.backend.cpu import parallel
 
     x, y, w = points(20000, seed=9)
     kw = dict(agg=agg, width=9, height=7, x_range=(-3, 5), y_range=(-5, 7), deterministic=True)
     ref = hotbin.heatmap(x, y, w, **kw)
     perm = np.random.default_rng(10).permutation(x.size)
-    threads = numba.get_num_threads()
+    threads = parallel.set_threads(1)
     try:
-        numba.set_num_threads(1)
         one = hotbin.heatmap(x[perm], y[perm], w[perm], **kw)
     finally:
-        numba.set_num_threads(threads)
+        parallel.set_threads(threads)
     np.testing.assert_array_equal(one.values, ref.values)
     merged = hotbin.heatmap(x[:7000], y[:7000], w[:7000], **kw) + hotbin.heatmap(
         x[7000:], y[7000:], w[7000:], **kw)

@@ -7,6 +7,7 @@ import pytest
 import hotbin
 from hotbin import cli, luma, png
 from hotbin.backend.cpu import luma as cpu_luma
+from hotbin.backend.cpu import parallel
 
 from conftest import to_numpy
 
@@ -205,12 +206,17 @@ def test_fused_cpu_kernel_odd_sizes(rng):
     img = rng.integers(0, 256, (2, 3, 3 * cpu_luma.BLOCK + 5, 4), dtype=np.uint8)
     expected = np.stack([ref_hist(im) for im in img])
     for ntasks in (1, 2, 7):
-        out = np.zeros((2, 256), np.int64)
-        cpu_luma._luma_rgba(img.reshape(2, -1).view(np.uint32), ntasks, out)
-        np.testing.assert_array_equal(out, expected)
-        out = np.zeros((2, 256), np.int64)
-        cpu_luma._luma_rgb(np.ascontiguousarray(img[..., :3]).reshape(2, -1), ntasks, out)
-        np.testing.assert_array_equal(out, expected)
+        for threads in (1, 2, 3):  # thread t takes tasks t, t + threads, ... (any split)
+            old = parallel.set_threads(threads)
+            try:
+                part = np.zeros((2 * ntasks, 256), np.int64)
+                cpu_luma._luma_rgba(1 << 30, img.reshape(2, -1).view(np.uint32), ntasks, part)
+                np.testing.assert_array_equal(part.reshape(2, ntasks, 256).sum(1), expected)
+                part = np.zeros((2 * ntasks, 256), np.int64)
+                cpu_luma._luma_rgb(1 << 30, np.ascontiguousarray(img[..., :3]).reshape(2, -1), ntasks, part)
+                np.testing.assert_array_equal(part.reshape(2, ntasks, 256).sum(1), expected)
+            finally:
+                parallel.set_threads(old)
 
 
 def test_row_blocks_give_the_same_answers(backend, rng, monkeypatch):

@@ -21,7 +21,7 @@ __all__ = ["njit", "lazy"]
 def njit(fn=None, /, **options):
     """``numba.njit(**options)``, falling back to ``cache=False`` when no cache is writable.
 
-    Use as ``@njit`` or ``@njit(parallel=True, cache=True)``.
+    Use as ``@njit`` or ``@njit(nogil=True, cache=True)``.
     """
     if fn is None:
         return functools.partial(njit, **options)

@@ -106,22 +106,34 @@ class BinRule:
             return float(np.max(np.abs(t - np.arange(t.size))))
 
     @functools.cached_property
-    def linear_step(self) -> float | None:
-        """``step`` when every interior edge is exactly ``i * step + lo`` in float64, else None.
+    def linear(self) -> tuple[float, bool] | None:
+        """``(step, f32)`` when every interior edge is exactly ``i * step + lo`` computed in
+        float64 and cast to ``cmp.dtype`` (``f32`` False), or computed in float32 (``f32``
+        True: ``float32(float32(i) * step) + lo`` rounded at each step); else None.
+        float32 and float64 rules only.
 
-        NumPy's ``linspace`` computes its float64 edges that way, so for those
-        rules a kernel can recompute any edge instead of loading it (the last
-        edge is the closed end, compared separately). Checked bit for bit here,
-        once per rule, and only offered when the guess is off by at most one bin
-        (``slack < 1``), so one correction step each way suffices.
+        NumPy's ``linspace`` computes its edges one of those ways (float32 arithmetic
+        when the ends are float32 scalars, as ranges found from float32 data are), so
+        for those rules a kernel can recompute any edge instead of loading it (the last
+        edge is the closed end, compared separately). Checked bit for bit here, once
+        per rule, and only offered when the guess is off by at most one bin (``slack <
+        1``), so one correction step each way suffices.
         """
-        if not self.uniform or self.cmp.dtype != np.float64 or self.slack >= 1:
+        dt = self.cmp.dtype
+        if not self.uniform or dt not in (np.float32, np.float64) or self.slack >= 1:
             return None
         n = self.nbins
-        step = (float(self.edges[-1]) - float(self.edges[0])) / n
+        first, last = self.edges[0], self.edges[-1]
+        i = np.arange(n, dtype=np.float64)
         with np.errstate(all="ignore"):
-            same = np.array_equal(np.arange(n, dtype=np.float64) * step + self.lo, self.cmp[:n])
-        return step if same else None
+            step = (float(last) - float(first)) / n
+            if np.array_equal((i * step + self.lo).astype(dt), self.cmp[:n]):
+                return step, False
+            if dt == np.float32:
+                s32 = (np.float32(last) - np.float32(first)) / np.float32(n)
+                if np.array_equal(i.astype(np.float32) * s32 + np.float32(self.lo), self.cmp[:n]):
+                    return float(s32), True
+        return None
 
     @property
     def kernel_cmp(self) -> np.ndarray:

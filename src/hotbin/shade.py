@@ -2,7 +2,7 @@
 
 ``shade`` = optional Gaussian smoothing (:func:`blur`) -> a normalization to ``[0, 1]`` (``eq_hist``,
 ``log``, ``cbrt`` or ``linear``) -> a colormap lookup. ``eq_hist`` is histogram ->
-cumulative sum -> interpolation (:func:`hotbin.histogram`, :func:`hotbin.cumsum`),
+cumulative sum -> interpolation (:func:`hotbin.histogram` or a bincount of integer levels),
 as in datashader; nothing here launches a kernel of its own. Smoothing runs with
 the array module of the counts (NumPy, or CuPy on the GPU); the picture is
 returned as a NumPy array.
@@ -140,7 +140,7 @@ def eq_hist(v, nbins=EQ_HIST_BINS):
     per level (exact ranks); otherwise ``nbins`` equal bins. The lowest value
     maps to 0, the highest to 1; all-equal values map to 1.
     """
-    from .api import cumsum, histogram
+    from .api import histogram
 
     xp = _xp(v)
     lo, hi = float(v.min()), float(v.max())
@@ -148,14 +148,17 @@ def eq_hist(v, nbins=EQ_HIST_BINS):
         return xp.ones(v.shape, np.float64)
     levels = hi - lo + 1
     if levels <= nbins and bool((v == xp.rint(v)).all()):
-        hist, edges = histogram(v, bins=int(levels), range=(lo - 0.5, hi + 0.5))
+        # one unit bin per integer level: the bin of v is v - lo, exactly (as hotbin.histogram
+        # over (lo - 0.5, hi + 0.5) would count it, with no kernel to compile)
+        hist = xp.bincount((v - lo).astype(np.int64), minlength=int(levels))
+        edges = lo - 0.5 + xp.arange(int(levels) + 1, dtype=np.float64)
     else:
         # values a few ulps apart (a wide blur) cannot fill nbins finite-sized bins
         bins = int(min(nbins, (hi - lo) / (2 * float(np.spacing(max(abs(lo), abs(hi)))))))
         if bins < 2:  # no room for two bins: rank linearly
             return xp.clip((v - lo) / (hi - lo), 0.0, 1.0)
         hist, edges = histogram(v, bins=bins, range=(lo, hi))
-    cdf = cumsum(hist).astype(np.float64)
+    cdf = xp.cumsum(hist).astype(np.float64)  # integer counts: exact in any order
     centres = (edges[:-1] + edges[1:]) / 2
     first = cdf[0]  # bin 0 holds the lowest value
     return xp.clip((xp.interp(v, centres, cdf) - first) / (cdf[-1] - first), 0.0, 1.0)

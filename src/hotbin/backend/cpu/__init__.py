@@ -5,27 +5,27 @@ The protocol surface of :mod:`hotbin.backend`; the work is in the modules:
 =============  ==================================================================
 ``hist``       1-D/2-D counts and sums, per-row counts, bincount, 8/16-bit tables
 ``rule``       the bin rule fused into kernels (no index array)
-``reduce``     minmax and max_abs
+``reduce``     minmax (NumPy on every thread)
 ``scan``       prefix sums in the shared block order (:mod:`hotbin.scan_order`)
 ``luma``       the fused luma histogram of RGB(A) images
 ``chunks``     contiguous native-endian pieces of any input, bounded memory
-``parallel``   serial twins of threaded kernels, the parallel-region lock, parts
+``parallel``   the thread pool that runs kernels, thread count, partials per job
+``small``      inputs up to ``small.SMALL`` elements through NumPy (no numba import)
 =============  ==================================================================
 """
 from __future__ import annotations
 
 import os
 
-import numba
+import numpy as np
 
-from .hist import bincount, histogram, histogram2d, histogram_rows
-from .luma import luma_histogram
-from .parallel import MIN_PER_THREAD
-from .reduce import max_abs, minmax
-from .scan import cumsum
+from ... import fixedpoint
+from ...reductions import COUNT
+from . import reduce, small
+from .parallel import MIN_PER_THREAD, threads
 
 __all__ = ["NAME", "INSTALL", "DEVICE", "CAPABILITIES", "claims", "available", "require", "devices",
-           "minmax", "max_abs", "histogram", "histogram_rows", "histogram2d", "bincount", "cumsum",
+           "minmax", "max_abs", "histogram", "histogram2d", "histogram_rows", "bincount", "cumsum",
            "luma_histogram", "MIN_PER_THREAD"]
 
 NAME = "cpu"
@@ -43,8 +43,59 @@ def require() -> None:
 
 
 def devices() -> list[str]:
-    return [f"{os.cpu_count()} CPU cores, {numba.get_num_threads()} numba threads"]
+    return [f"{os.cpu_count()} CPU cores, {threads()} threads"]
 
 
 def claims(a) -> bool:
     return False  # the default for whatever no other backend claims
+
+
+# Small inputs take NumPy (module ``small``); the numba kernel modules are imported
+# on the first larger call, so a small first call never imports numba.
+
+def minmax(a):
+    return reduce.minmax(a)
+
+
+def max_abs(w) -> float:
+    if w.size == 0:
+        return 0.0
+    return fixedpoint.max_abs(np.array(minmax(w)))
+
+
+def histogram(a, rule, weights=None, red=COUNT):
+    if small.takes(a.size, red):
+        return small.histogram(a, rule, weights, red)
+    from .hist import histogram as kernel
+    return kernel(a, rule, weights, red)
+
+
+def histogram2d(x, y, rx, ry, weights=None, red=COUNT, by=None):
+    if small.takes(x.size, red):
+        return small.histogram2d(x, y, rx, ry, weights, red, by)
+    from .hist import histogram2d as kernel
+    return kernel(x, y, rx, ry, weights, red, by)
+
+
+def histogram_rows(a, rule):
+    from .hist import histogram_rows as kernel
+    return kernel(a, rule)
+
+
+def bincount(x, length, weights=None):
+    if x.size <= small.SMALL:
+        return small.bincount(x, length, weights)
+    from .hist import bincount as kernel
+    return kernel(x, length, weights)
+
+
+def cumsum(a, axis, od, exclusive=False):
+    if a.size <= small.SMALL:
+        return small.cumsum(a, axis, od, exclusive)
+    from .scan import cumsum as kernel
+    return kernel(a, axis, od, exclusive)
+
+
+def luma_histogram(img):
+    from .luma import luma_histogram as kernel
+    return kernel(img)

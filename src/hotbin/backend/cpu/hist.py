@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
 from ... import fixedpoint
 from ...arrays import to_host
@@ -18,10 +17,11 @@ from ... import reductions
 from ...binning import BinRule
 from ...kernel_rule import fold_values, value_table
 from .chunks import chunks, kernel_dtype
-from .parallel import Kernel, nparts
+from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
 from .scatter import (BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, BLOCK, COUNT, FIXED, MAX,
-                      MEAN, MIN, SUM, VALUES, part, part_banded)
+                      MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, part_banded, part_count, part_count1,
+                      part_fixed, part_sum, part_values)
 
 __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
 
@@ -29,7 +29,7 @@ __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS"
 LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 
 class _Acc(NamedTuple):
-    how: int  #: the scatter's branch in :func:`.scatter.part`
+    how: int  #: the scatter kernel (:mod:`.scatter`)
     partial: np.dtype  #: dtype of a thread's partial
     weights: np.dtype | str | None  #: dtype the kernel reads the weights in ("own": theirs)
 
@@ -58,27 +58,35 @@ def _accumulator(red, weights) -> _Acc:
     return acc
 
 
-@Kernel
 def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops):
-    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points."""
-    parts = out.shape[0]
-    n = x.size
+    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points; a
+    kernel call per partial (the kernel of the accumulator ``how`` only: issue #18)."""
+    parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
-    for p in prange(parts):
-        cx = np.empty(BLOCK, np.int64)
-        cy = np.empty(BLOCK if two_d else 0, np.int64)
-        drops[p] += part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, p * step,
-                         min(n, (p + 1) * step), out[p], out2[p], cx, cy)
+
+    def piece(p):
+        lo, hi = p * step, min(n, (p + 1) * step)
+        cx, cy = np.empty(BLOCK, np.int64), np.empty(BLOCK if two_d else 0, np.int64)
+        if how == COUNT:
+            d = part_count(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p], cx, cy)
+        elif how == SUM:
+            d = part_sum(x, y, two_d, w, cat, ncat, rx, ry, lo, hi, out[p], cx, cy)
+        elif how == FIXED:
+            d = part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, lo, hi, out[p], out2[p],
+                           cx, cy)
+        else:
+            d = part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], cx, cy)
+        drops[p] += d
+
+    each(n, parts, piece)
 
 
-@Kernel
 def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, shift, rounds):
-    """_hist of 2-D values by :func:`.scatter.part_banded` (``rounds`` points sorted at a time);
-    a kernel of its own, compiled only for the grids that take it."""
-    parts = out.shape[0]
-    n = x.size
+    """_hist of 2-D values by :func:`.scatter.part_banded` (``rounds`` points sorted at a time)."""
+    parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
-    for p in prange(parts):
+
+    def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
         size = min(rounds, max(hi - lo, 1))
         drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p],
@@ -86,11 +94,13 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, shift, rou
                                 np.empty(size, np.int32), np.empty(size, np.int32),
                                 np.empty(size, w.dtype), shift)
 
+    each(n, parts, piece)
+
 
 @Kernel
-def _hist_rows(a, r, out):
+def _hist_rows(a, r, out, t, nt):
     """out[i] += the histogram of row i of the 2-D ``a`` (column nb: dropped); rows in parallel."""
-    for i in prange(a.shape[0]):
+    for i in range(t, a.shape[0], nt):
         cx = np.empty(BLOCK, np.int64)
         row = a[i]
         h = out[i]
@@ -102,18 +112,20 @@ def _hist_rows(a, r, out):
 
 
 @Kernel
-def _count_values(a, w, weighted, out):
-    """out[p, v] += 1 (or w) for each value v of a non-negative integer array."""
-    parts = out.shape[0]
+def _count_values(a, w, weighted, out, t, nt):
+    """out[p, j % nsub, v] += 1 (or w) for each value v = a[j] of a non-negative integer array
+    (``nsub`` interleaved copies, a power of 2: a run of one value adds to nsub counters)."""
+    parts, nsub = out.shape[0], out.shape[1]
+    mask = nsub - 1
     n = a.size
     step = (n + parts - 1) // parts
-    for p in prange(parts):
+    for p in range(t, parts, nt):
         h = out[p]
         for j in range(p * step, min(n, (p + 1) * step)):
             if weighted:
-                h[np.uint64(a[j])] += w[j]
+                h[j & mask, np.uint64(a[j])] += w[j]
             else:
-                h[np.uint64(a[j])] += 1
+                h[j & mask, np.uint64(a[j])] += 1
 
 
 def _run(arrays, rx, ry, weights, red, by=None):
@@ -154,11 +166,12 @@ def _run(arrays, rx, ry, weights, red, by=None):
             out[:] = 0
         shift = _band_shift(how, two_d, ncell, dt.itemsize * pair, x.size // parts)
         if shift >= 0:
-            _hist_banded(x.size, x, y, w, how, cat, ncat, center, r1, r2, out, drops, shift, BAND_POINTS)
+            _hist_banded(x, y, w, how, cat, ncat, center, r1, r2, out, drops, shift, BAND_POINTS)
         else:
-            _hist(x.size, x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops)
-        if how == COUNT:
+            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops)
+        if how == COUNT:  # part_count counts the dropped points in the last slot
             part = out.sum(axis=0, dtype=np.int64)
+            drops[0] += part[ncell]
             total = part if total is None else np.add(total, part, out=total)
         elif how == FIXED:
             out += out2 >> fixedpoint.SPLIT
@@ -185,23 +198,52 @@ def _band_shift(how, two_d, ncell, cell_bytes, share):
     return max(0, (BAND_BYTES // cell_bytes).bit_length() - 1)
 
 
+def _subs(width: int) -> int:
+    """Interleaved copies of ``width`` uint32 counters: SUBS while they fit SUB_BYTES."""
+    return SUBS if width * 4 * SUBS <= SUB_BYTES else 1
+
+
 def _histogram_lut(a, kd, rule):
-    """8/16-bit integers: count each raw value, then fold values into bins exactly."""
+    """8/16-bit integers: count each raw value, then fold values into bins exactly. uint32
+    partials (a call takes at most chunks.CALL < 2**32 values), folded into int64."""
     u = np.dtype(f"u{kd.itemsize}")
     nvals = 1 << (8 * kd.itemsize)
-    counts = np.zeros((nparts(a.size, nvals * 8), nvals), np.int64)
-    dummy = np.empty(0, np.int64)
+    nsub = _subs(nvals)
+    part = np.zeros((nparts(a.size, nvals * 4 * nsub), nsub, nvals), np.uint32)
+    total = np.zeros(nvals, np.int64)
+    dummy = np.empty(0, np.uint32)
     for (c,) in chunks([a], [kd]):
-        _count_values(c.size, c.view(u), dummy, False, counts)
-    return fold_values(counts.sum(axis=0), value_table(rule, kd), rule.nbins)
+        part[:] = 0
+        _count_values(c.size, c.view(u), dummy, False, part)
+        total += part.sum(axis=(0, 1), dtype=np.int64)
+    return fold_values(total, value_table(rule, kd), rule.nbins)
+
+
+def _count_1d(a, kd, rule):
+    """1-D counts: int32 codes a block at a time into interleaved uint32 copies of the bins
+    (:func:`.scatter.part_count1`), folded into int64 after each call."""
+    width = rule.nbins + 1
+    nsub = _subs(width)
+    parts = nparts(a.size, width * 4 * nsub)
+    out = np.zeros((parts, nsub * width), np.uint32)
+    total = np.zeros(width, np.int64)
+    r = rule_args(rule)
+    for (c,) in chunks([a], [kd]):
+        out[:] = 0
+        n = c.size
+        step = (n + parts - 1) // parts
+        each(n, parts, lambda p: part_count1(c, r, p * step, min(n, (p + 1) * step), out[p], nsub,
+                                             np.empty(BLOCK, np.int32)))
+        total += out.reshape(parts * nsub, width).sum(axis=0, dtype=np.int64)
+    return total[:rule.nbins]
 
 
 def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
     """The partial of ``red`` over the bins of ``rule``: ``red.lead + (nbins,)``."""
     a = np.asarray(a)
     kd = kernel_dtype(a.dtype)
-    if _accumulator(red, weights).how == COUNT and kd in LUT_KINDS:
-        return _histogram_lut(a, kd, rule)
+    if _accumulator(red, weights).how == COUNT:
+        return (_histogram_lut if kd in LUT_KINDS else _count_1d)(a, kd, rule)
     return _run([a], rule, None, weights, red)[0]
 
 
@@ -229,10 +271,11 @@ def bincount(x, length, weights=None):
     """int64 counts (float64 sums with ``weights``) of the non-negative integers ``x < length``."""
     x = np.asarray(x)
     wd = np.dtype(np.int64) if weights is None else np.dtype(np.float64)
-    out = np.zeros((nparts(x.size, length * 8), length), wd)
+    nsub = 1 if weights is not None else _subs(length)  # sums: one copy, added in point order
+    out = np.zeros((nparts(x.size, length * 8 * nsub), nsub, length), wd)
     kd = kernel_dtype(x.dtype)
     arrays, dtypes = ([x], [kd]) if weights is None else ([x, weights], [kd, wd])
     dummy = np.empty(0, wd)
     for c in chunks(arrays, dtypes):
         _count_values(c[0].size, c[0], dummy if weights is None else c[1], weights is not None, out)
-    return out.sum(axis=0)
+    return out.sum(axis=(0, 1))

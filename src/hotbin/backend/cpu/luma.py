@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import sys
 
-import numba
 import numpy as np
-from numba import prange
 
 from ..._jit import njit
-from .parallel import MIN_PER_THREAD
+from .parallel import MIN_PER_THREAD, Kernel, threads
 
 __all__ = ["luma_histogram"]
 
@@ -68,56 +66,47 @@ def _flush(h, part):
             part[v] += h[k, v]
 
 
-@njit(inline="always")
-def _merge(part, ntasks, out):
-    for t in range(part.shape[0]):
-        out[t // ntasks] += part[t]
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _luma_rgba(words, ntasks, out):
-    """words: (N, P) uint32 little-endian RGBA pixels; out: (N, 256) int64."""
-    nimg, npix = words.shape
+@Kernel
+def _luma_rgba(words, ntasks, part, t, nt):
+    """words: (N, P) uint32 little-endian RGBA pixels; part: (N * ntasks, 256) int64 zeros,
+    a row per task (task ``u`` takes run ``u % ntasks`` of image ``u // ntasks``)."""
+    npix = words.shape[1]
     step = (npix + ntasks - 1) // ntasks
-    part = np.zeros((nimg * ntasks, 256), np.int64)
-    for t in prange(nimg * ntasks):
-        px = words[t // ntasks]
-        h = np.zeros((NSUB, 256), np.int32)
-        buf = np.empty(BLOCK, np.uint8)
-        stop = min(npix, (t % ntasks + 1) * step)
-        for b0 in range((t % ntasks) * step, stop, BLOCK):
+    h = np.empty((NSUB, 256), np.int32)
+    buf = np.empty(BLOCK, np.uint8)
+    for u in range(t, part.shape[0], nt):
+        px = words[u // ntasks]
+        h[:] = 0
+        stop = min(npix, (u % ntasks + 1) * step)
+        for b0 in range((u % ntasks) * step, stop, BLOCK):
             b1 = min(stop, b0 + BLOCK)
             _levels_rgba(px[b0:b1], buf)
             _count(buf, b1 - b0, h)
-        _flush(h, part[t])
-    _merge(part, ntasks, out)
+        _flush(h, part[u])
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _luma_rgb(px3, ntasks, out):
-    """px3: (N, P*3) uint8 RGB bytes; out: (N, 256) int64."""
-    nimg = px3.shape[0]
+@Kernel
+def _luma_rgb(px3, ntasks, part, t, nt):
+    """px3: (N, P*3) uint8 RGB bytes; part as :func:`_luma_rgba`'s."""
     npix = px3.shape[1] // 3
     step = (npix + ntasks - 1) // ntasks
-    part = np.zeros((nimg * ntasks, 256), np.int64)
-    for t in prange(nimg * ntasks):
-        px = px3[t // ntasks]
-        h = np.zeros((NSUB, 256), np.int32)
-        buf = np.empty(BLOCK, np.uint8)
-        stop = min(npix, (t % ntasks + 1) * step)
-        for b0 in range((t % ntasks) * step, stop, BLOCK):
+    h = np.empty((NSUB, 256), np.int32)
+    buf = np.empty(BLOCK, np.uint8)
+    for u in range(t, part.shape[0], nt):
+        px = px3[u // ntasks]
+        h[:] = 0
+        stop = min(npix, (u % ntasks + 1) * step)
+        for b0 in range((u % ntasks) * step, stop, BLOCK):
             b1 = min(stop, b0 + BLOCK)
             _levels_rgb(px[3 * b0:3 * b1], buf)
             _count(buf, b1 - b0, h)
-        _flush(h, part[t])
-    _merge(part, ntasks, out)
+        _flush(h, part[u])
 
 
 def _tasks(nimg: int, npix: int) -> int:
     """Tasks per image: enough for every thread, none smaller than MIN_PER_THREAD pixels
     (below it, task start-up costs more than it saves)."""
-    threads = numba.get_num_threads()
-    per_image = max(1, -(-threads // max(nimg, 1)))
+    per_image = max(1, -(-threads() // max(nimg, 1)))
     per_image = min(per_image, max(1, npix // MIN_PER_THREAD))
     return max(per_image, -(-npix // MAX_TASK_PIXELS))
 
@@ -145,9 +134,10 @@ def luma_histogram(img) -> np.ndarray:
         return out
     img = np.ascontiguousarray(img)
     ntasks = _tasks(n, h * w)
+    part = np.zeros((n * ntasks, 256), np.int64)
     if c == 4 and _LITTLE:
-        _luma_rgba(img.reshape(n, h * w * 4).view(np.uint32), ntasks, out)
+        _luma_rgba(n * h * w, img.reshape(n, h * w * 4).view(np.uint32), ntasks, part)
     else:
-        _luma_rgb(np.ascontiguousarray(img[..., :3]).reshape(n, h * w * 3) if c == 4 else
-                  img.reshape(n, h * w * 3), ntasks, out)
-    return out
+        _luma_rgb(n * h * w, np.ascontiguousarray(img[..., :3]).reshape(n, h * w * 3) if c == 4 else
+                  img.reshape(n, h * w * 3), ntasks, part)
+    return part.reshape(n, ntasks, 256).sum(axis=1, out=out)

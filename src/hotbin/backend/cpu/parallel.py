@@ -1,84 +1,125 @@
-"""Threads for the cpu kernels: a serial twin per kernel, a lock where numba needs one,
-and how many per-thread partials a job gets.
+"""Threads for the cpu kernels: one serial numba kernel, run by a pool of Python threads.
 
-What: :class:`Kernel` compiles one Python function twice, as a ``parallel=True``
-kernel and as a serial twin, and calls the twin for inputs under
-``2 * MIN_PER_THREAD`` elements.
+What: :class:`Kernel` compiles a function once, ``nogil``. Its last two arguments
+are ``t, nt``: its loop over independent pieces of work is written
+``for u in range(t, n, nt)``, so a call on ``nt`` threads runs the function ``nt``
+times at once, thread ``t`` taking pieces ``t, t + nt, ...``. Each piece is computed
+alike however many threads run, so results are bitwise equal for any thread count
+(the callers fix the number of pieces, e.g. per-thread partials).
 
-Why: a parallel region costs a thread launch on every call (on a loaded 2-core
-machine one took ~20 ms to start), which swamps small inputs. The twin computes
-exactly what the threaded kernel does: outside ``parallel=True`` numba runs
-``prange`` as ``range``, and the callers fix the number of parts, so each part
-holds the same elements either way and the results are bitwise equal.
+Why not numba's ``parallel=True``: its compile (the parfor passes) took 2.7 s per
+kernel on a 2-core machine, and each kernel needed a serial twin for small inputs
+(a parallel region cost up to ~20 ms to start on a loaded machine); a first call on
+a fresh install compiled for 10.7 s (issue #18). One nogil function per kernel
+compiles in a fraction of that, a pool thread starts in tens of microseconds, and no
+numba threading layer is involved (numba's "workqueue" layer aborts the process when
+two Python threads enter parallel regions at once).
 
-How: the twin is a new function object over the kernel's own code object,
-globals, defaults and closure (``types.FunctionType``), named ``<name>_serial``.
-numba keys its on-disk cache (``cache=True``) by qualified name, so the twin
-never loads or overwrites the threaded kernel's machine code; sharing the
-globals, it sees the same constants and helper kernels.
-
-numba's "workqueue" threading layer aborts the process when two Python threads
-enter parallel regions at once (omp and tbb do not). The layer is known only
-once a parallel region has run, so until then every threaded call holds
-``_PARALLEL_LOCK``; the first records the layer, and only on workqueue do later
-calls keep taking the lock.
+How many threads: :func:`threads`, by default the CPUs this process may run on;
+``HOTBIN_NUM_THREADS`` (else ``NUMBA_NUM_THREADS``) or :func:`set_threads` change it.
 """
 from __future__ import annotations
 
+import os
 import threading
-import types
-
-import numba
+from concurrent.futures import ThreadPoolExecutor
 
 from ..._jit import njit
 
-__all__ = ["Kernel", "MIN_PER_THREAD", "MAX_PARTIAL_BYTES", "nparts"]
+__all__ = ["Kernel", "each", "MIN_PER_THREAD", "MAX_PARTIAL_BYTES", "nparts", "threads", "set_threads"]
 
 # --- tuning (benchmarks/cpu_suite.py) ------------------------------------------
-#: below this many elements per thread, fewer threads (launch cost dominates);
-#: inputs under two threads' worth run the serial twin of a kernel
+#: below this many elements per thread, fewer threads (a thread's start and its partial's
+#: merge dominate); inputs under two threads' worth run on the calling thread alone
 MIN_PER_THREAD = 1 << 15
 #: a partial histogram this large or larger is not replicated per thread
 MAX_PARTIAL_BYTES = 1 << 28
 
-_PARALLEL_LOCK = threading.Lock()
-_SERIALIZE = None  # whether threaded calls take the lock; None until a parallel region has run
+ENV = "HOTBIN_NUM_THREADS"
+_threads: int | None = None
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def _default_threads() -> int:
+    env = os.environ.get(ENV) or os.environ.get("NUMBA_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def threads() -> int:
+    """Threads the cpu kernels use."""
+    global _threads
+    if _threads is None:
+        _threads = _default_threads()
+    return _threads
+
+
+def set_threads(n: int | None) -> int:
+    """Use ``n`` threads (None: the default again); returns the previous count."""
+    global _threads
+    old = threads()
+    _threads = None if n is None else max(1, int(n))
+    return old
+
+
+def _executor(n: int) -> ThreadPoolExecutor:
+    """A pool of at least ``n`` threads (grown, never shrunk)."""
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < n:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="hotbin")
+            _pool_size = n
+        return _pool
+
+
+def _spread(n, job):
+    """job(t, nt) on ``nt = min(threads(), n // MIN_PER_THREAD)`` threads (this one included)."""
+    nt = min(threads(), max(1, n // MIN_PER_THREAD))
+    if nt == 1:
+        return job(0, 1)
+    pool = _executor(nt - 1)
+    rest = [pool.submit(job, t, nt) for t in range(1, nt)]
+    first = job(0, nt)
+    for f in rest:
+        f.result()
+    return first
+
+
+def each(n: int, count: int, piece) -> None:
+    """``piece(u)`` for ``u`` in ``range(count)`` on threads as for ``n`` elements; for
+    pieces that are whole nogil kernel calls (a thread's partial)."""
+    def job(t, nt):
+        for u in range(t, count, nt):
+            piece(u)
+    _spread(n, job)
 
 
 class Kernel:
-    """A numba kernel compiled twice: threaded, and a serial twin for small inputs.
+    """A nogil numba kernel ``fn(*args, t, nt)`` run on several threads.
 
     Use as a decorator; call as ``kernel(n, *args)`` with ``n`` the number of
-    elements it will read (0 forces the twin).
+    elements it will read: ``min(threads(), n // MIN_PER_THREAD)`` threads run it
+    (one, on the calling thread, for small inputs).
     """
 
     def __init__(self, fn):
-        self.threaded = njit(parallel=True, cache=True, nogil=True)(fn)
-        twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial",
-                                  fn.__defaults__, fn.__closure__)
-        twin.__qualname__ = fn.__qualname__ + "_serial"
-        self.serial = njit(cache=True, nogil=True)(twin)
+        self.fn = njit(cache=True, nogil=True)(fn)
 
     def __call__(self, n, *args):
-        if n < 2 * MIN_PER_THREAD:
-            return self.serial(*args)
-        if _SERIALIZE is False:
-            return self.threaded(*args)
-        with _PARALLEL_LOCK:
-            return _mark_layer(self.threaded(*args))
-
-
-def _mark_layer(result):
-    global _SERIALIZE
-    if _SERIALIZE is None:
-        _SERIALIZE = numba.threading_layer() == "workqueue"
-    return result
+        return _spread(n, lambda t, nt: self.fn(*args, t, nt))
 
 
 def nparts(n: int, row_bytes: int) -> int:
     """Per-thread partials for ``n`` elements whose partial takes ``row_bytes``: one per
     thread, fewer when a thread would get under MIN_PER_THREAD or they would pass
     MAX_PARTIAL_BYTES."""
-    t = numba.get_num_threads()
-    t = min(t, max(1, n // MIN_PER_THREAD))
+    t = min(threads(), max(1, n // MIN_PER_THREAD))
     return max(1, min(t, MAX_PARTIAL_BYTES // max(row_bytes, 1)))

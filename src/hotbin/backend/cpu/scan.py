@@ -8,7 +8,6 @@ all ``k`` of a lane are walked at once, in memory order.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from ... import scan_order
 from ..._jit import njit
@@ -29,23 +28,23 @@ def _sum(v, zero):
 
 
 @Kernel
-def _row_sums(a, zero, block, sums):
+def _row_sums(a, zero, block, sums, t, nt):
     """``sums[o, b]``: block ``b`` of row ``a[o]`` added left to right from ``zero``."""
     m = a.shape[1]
     nblk = sums.shape[1]
-    for u in prange(sums.size):
+    for u in range(t, sums.size, nt):
         o, b = u // nblk, u % nblk
         sums[o, b] = _sum(a[o, b * block:min(m, (b + 1) * block)], zero)
 
 
 @Kernel
-def _row_scan(a, offsets, block, exclusive, out):
+def _row_scan(a, offsets, block, exclusive, out, t, nt):
     """Rows of ``a`` scanned block by block from ``offsets[o, b]`` (exclusive: shifted by one).
 
     ``out`` may be ``a`` itself only when not ``exclusive`` (a block writes past its end)."""
     m = a.shape[1]
     nblk = offsets.shape[1]
-    for u in prange(offsets.size):
+    for u in range(t, offsets.size, nt):
         o, b = u // nblk, u % nblk
         s = offsets[o, b]
         hi = min(m, (b + 1) * block)
@@ -63,12 +62,12 @@ def _row_scan(a, offsets, block, exclusive, out):
 
 
 @Kernel
-def _column_sums(a, zero, block, sums):
+def _column_sums(a, zero, block, sums, t, nt):
     """``sums[o, b, k]``: block ``b`` of lane ``a[o, :, k]`` added in order from ``zero``,
     all ``k`` at once (the inner loop walks memory in order)."""
     m, inner = a.shape[1], a.shape[2]
     nblk = sums.shape[1]
-    for u in prange(sums.shape[0] * nblk):
+    for u in range(t, sums.shape[0] * nblk, nt):
         o, b = u // nblk, u % nblk
         for k in range(inner):
             sums[o, b, k] = zero
@@ -78,11 +77,11 @@ def _column_sums(a, zero, block, sums):
 
 
 @Kernel
-def _column_scan(a, offsets, block, exclusive, out):
+def _column_scan(a, offsets, block, exclusive, out, t, nt):
     """Lanes ``a[o, :, k]`` scanned as :func:`_row_scan` scans rows, all ``k`` at once."""
     m, inner = a.shape[1], a.shape[2]
     nblk = offsets.shape[1]
-    for u in prange(offsets.shape[0] * nblk):
+    for u in range(t, offsets.shape[0] * nblk, nt):
         o, b = u // nblk, u % nblk
         s = offsets[o, b].copy()
         if exclusive and b == 0:
@@ -97,9 +96,9 @@ def _column_scan(a, offsets, block, exclusive, out):
 
 
 @Kernel
-def _shift_lanes(out):
+def _shift_lanes(out, t, nt):
     """The lanes ``out[o, :, k]`` shifted one place in place, 0 first (exclusive from inclusive)."""
-    for o in prange(out.shape[0]):
+    for o in range(t, out.shape[0], nt):
         for i in range(out.shape[1] - 1, 0, -1):
             out[o, i, :] = out[o, i - 1, :]
         out[o, 0, :] = 0

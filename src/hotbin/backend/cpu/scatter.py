@@ -1,8 +1,9 @@
 """The scatter of the cpu kernels: one thread's points binned a block at a time, then added.
 
-:func:`part` bins BLOCK points (:func:`~.rule.codes` on each axis, categories), finds a
-hot cell (kept in registers: a chain of adds through memory is slow) and scatters with one
-tight loop per accumulator. :func:`part_banded` first sorts a round of points by band of
+:func:`part_count` (and ``part_sum``, ``part_fixed``, ``part_values``: a kernel per
+accumulator) bins BLOCK points (:func:`~.rule.codes` on each axis, categories), finds a
+hot cell (kept in registers: a chain of adds through memory is slow) and scatters with
+one tight loop. :func:`part_banded` first sorts a round of points by band of
 cells, for 2-D grids larger than the caches. Both add a cell's points in their order, so
 float sums are bitwise alike.
 """
@@ -15,10 +16,16 @@ import numpy as np
 from ..._jit import njit
 from .rule import codes
 
-__all__ = ["BLOCK", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES", "part", "part_banded"]
+__all__ = ["BLOCK", "SUBS", "SUB_BYTES", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
+           "part_count", "part_count1", "part_sum",
+           "part_fixed", "part_values", "part_banded"]
 
 #: points whose bins are computed before they are scattered (codes stay in L1)
 BLOCK = 2048
+#: 1-D counts go to SUBS interleaved copies of the bins while they fit SUB_BYTES (L1): a
+#: constant input then adds to SUBS counters in turn, not one chain (benchmarks/cpu_suite.py)
+SUBS = 4
+SUB_BYTES = 32 << 10
 #: a block whose points repeat the previous point's cell at least 1/HOT_SHARE of the time keeps
 #: that cell in registers (20M points at 1024^2 on 2 cores, 90 % in one cell: mean 197 -> 162 ms)
 HOT_SHARE = 4
@@ -134,59 +141,114 @@ def _hot(cx, m):
     return np.int64(-1)
 
 
-@njit(nogil=True, cache=True)
-def part(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, start, stop, h, h2, cx, cy):
-    """One thread's share [start, stop): codes block by block, then scatter into h (and h2).
-
-    ``cat`` (ncat > 0): category codes, cells ``cat * nx * ny + cell``, the codes outside
-    [0, ncat) in category ncat. ``center`` (non-empty): weights accumulate as
-    ``(w - center[cell])**2``. The last slot of h takes the points that land in no
-    bin; returns their number.
-    """
+@njit(inline="always")
+def _grid(rx, ry, two_d, ncat):
+    """(nx, ny, cells of one category, the cell of points in none)."""
     nx = rx[0].size - 1
     ny = ry[0].size - 1
     ncell = nx * ny if two_d else nx
-    trash = ncell * (ncat + 1) if ncat > 0 else ncell
+    return nx, ny, ncell, (ncell * (ncat + 1) if ncat > 0 else ncell)
+
+
+@njit(inline="always")
+def _dropped(cx, m, trash):
+    d = 0
+    for k in range(m):
+        d += cx[k] == trash
+    return d
+
+
+# One kernel per accumulator: a first call compiles only the one it needs (issue #18).
+# Each takes one thread's share [start, stop) of the points, computes their cells a
+# BLOCK at a time (``cat`` with ncat > 0: category codes, cells ``cat * nx * ny + cell``,
+# codes outside [0, ncat) in category ncat), adds them into ``h`` (its last slot takes
+# the points in no cell) and returns how many points landed in no cell.
+
+@njit(nogil=True, cache=True)
+def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy):
+    """h[cell] += 1; the points in no cell are counted in h's last slot, so this returns 0."""
+    nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
+    for b in range(start, stop, BLOCK):
+        m = min(stop, b + BLOCK) - b
+        _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
+        _count(cx, m, h, _hot(cx, m))
+    return 0
+
+
+@njit(nogil=True, cache=True)
+def part_count1(x, r, start, stop, h, nsub, cx):
+    """1-D counts into ``nsub`` (a power of 2) interleaved copies of the bins: point k adds
+    to copy ``k % nsub`` (h: nsub * (nb + 1) counters, bin nb of each for the points in
+    none), so a run of one hot bin adds to nsub counters in turn instead of one chain.
+    ``cx``: BLOCK int32 codes."""
+    width = r[0].size
+    mask = nsub - 1
+    for b in range(start, stop, BLOCK):
+        m = min(stop, b + BLOCK) - b
+        codes(x[b:b + m], r, cx)
+        for k in range(m):
+            h[np.uint64((k & mask) * width + cx[k])] += 1
+
+
+@njit(nogil=True, cache=True)
+def part_sum(x, y, two_d, w, cat, ncat, rx, ry, start, stop, h, cx, cy):
+    """h[cell] += w (float64 or int64 partials)."""
+    nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
     dropped = 0
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
         _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
-        hot = _hot(cx, m)
+        dropped += _dropped(cx, m, trash)
         for k in range(m):
-            dropped += cx[k] == trash
-        if how == COUNT:
-            _count(cx, m, h, hot)
-        elif how == SUM:
-            for k in range(m):
-                h[np.uint64(cx[k])] += w[b + k]
-        elif how == FIXED:
-            for k in range(m):
-                c = np.uint64(cx[k])
-                v = np.float64(w[b + k])
-                if v != v:  # NaN: no value
-                    continue
-                if center.size:
-                    v = (v - center[c]) ** 2
-                qh, ql = _split(v, factor)
-                h[c] += qh
-                h2[c] += ql
-        else:
-            _values(cx, m, w[b:b + m], how, center, h, hot)
+            h[np.uint64(cx[k])] += w[b + k]
+    return dropped
+
+
+@njit(nogil=True, cache=True)
+def part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, start, stop, h, h2, cx, cy):
+    """Fixed-point words of w (``factor`` = fixedpoint.factors): h[cell] += hi, h2[cell] += lo;
+    NaN weights skipped; ``center`` (non-empty): (w - center[cell])**2 instead of w."""
+    nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
+    dropped = 0
+    for b in range(start, stop, BLOCK):
+        m = min(stop, b + BLOCK) - b
+        _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
+        dropped += _dropped(cx, m, trash)
+        for k in range(m):
+            c = np.uint64(cx[k])
+            v = np.float64(w[b + k])
+            if v != v:  # NaN: no value
+                continue
+            if center.size:
+                v = (v - center[c]) ** 2
+            qh, ql = _split(v, factor)
+            h[c] += qh
+            h2[c] += ql
+    return dropped
+
+
+@njit(nogil=True, cache=True)
+def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy):
+    """[value, n] per cell for MEAN, MIN, MAX (:func:`_values`)."""
+    nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
+    dropped = 0
+    for b in range(start, stop, BLOCK):
+        m = min(stop, b + BLOCK) - b
+        _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
+        dropped += _dropped(cx, m, trash)
+        _values(cx, m, w[b:b + m], how, center, h, _hot(cx, m))
     return dropped
 
 
 @njit(nogil=True, cache=True)
 def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy, codes_all, sc, sw,
                  shift):
-    """part for a 2-D grid of values too large for the caches (MEAN, MIN, MAX): the cells of
+    """part_values for a 2-D grid of values too large for the caches (MEAN, MIN, MAX): the cells of
     up to ``codes_all.size`` points at a time, a stable counting sort of them by band of
     ``2**shift`` cells (with their weights), then the scatter band by band, so each band's
     cells stay in cache while its points land. Stable: a cell sees its points in their order,
-    so the sums are bitwise those of :func:`part`."""
-    nx = rx[0].size - 1
-    ny = ry[0].size - 1
-    ncell = nx * ny
-    trash = ncell * (ncat + 1) if ncat > 0 else ncell
+    so the sums are bitwise those of :func:`part_values`."""
+    nx, ny, ncell, trash = _grid(rx, ry, True, ncat)
     nbands = (trash >> shift) + 1
     starts = np.empty(nbands + 1, np.int64)
     dropped = 0
@@ -198,8 +260,7 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy,
         for k in range(m):
             starts[cx[k] >> shift] += 1
         if starts.max() * SPREAD > m:  # a hot spot: sorting would not pay for itself
-            dropped += part(x, y, True, w, how, (0.0, 0.0), cat, ncat, center, rx, ry, s0, s0 + sm,
-                             h, h, cx, cy)
+            dropped += part_values(x, y, True, w, how, cat, ncat, center, rx, ry, s0, s0 + sm, h, cx, cy)
             continue
         starts[:] = 0
         for b in range(0, sm, BLOCK):

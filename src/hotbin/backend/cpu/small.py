@@ -1,0 +1,106 @@
+"""Small inputs on the cpu without numba: the kernels' answers, bit for bit, through NumPy.
+
+What: counts, float64 and int64 sums (1-D, 2-D, by category), bincount
+and prefix sums of inputs up to :data:`SMALL` elements, computed by NumPy calls.
+
+Why: a new process's first small histogram would otherwise import numba (0.4 s with
+its imports) and load compiled kernels from the cache (0.5 s), against a budget of
+0.4 s for the whole first call (issue #18). Below SMALL elements NumPy costs at most
+a millisecond more than the kernels.
+
+How it stays bitwise equal to the kernels: bins by the kernels' comparisons (values
+widened to :attr:`BinRule.kernel_cmp`'s dtype, compared against those edges, the
+last edge closed); counts are integers; float64 and int64 sums are added point by
+point in input order, as a kernel with one partial adds them (inputs under
+``2 * MIN_PER_THREAD`` get one partial). ``tests/test_small.py`` checks both paths
+against each other.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...scan_order import scan_numpy
+from .chunks import kernel_dtype
+from .parallel import MIN_PER_THREAD
+
+__all__ = ["SMALL", "takes", "codes", "histogram", "histogram2d", "bincount", "cumsum"]
+
+# --- tuning (benchmarks/cpu_suite.py --start) -----------------------------------
+#: inputs of at most this many elements take the NumPy path (one kernel partial below it)
+SMALL = 1 << 14
+assert SMALL < 2 * MIN_PER_THREAD
+
+#: the accumulators computed here: what ``np.bincount`` / ``np.add.at`` add in point order
+_ACCS = ("count", "f64", "i64")
+
+
+def takes(n: int, red) -> bool:
+    """Whether ``n`` elements reduced by ``red`` take this path."""
+    return n <= SMALL and red.acc in _ACCS and red.center is None
+
+
+def codes(v, rule) -> np.ndarray:
+    """int64 bin of each value of ``v`` under ``rule`` as the kernels compare, nbins for none."""
+    e = rule.kernel_cmp
+    nb = e.size - 1
+    c = np.asarray(v).reshape(-1).astype(kernel_dtype(np.asarray(v).dtype), copy=False)
+    c = c.astype(e.dtype, copy=False)
+    if nb == 0:
+        return np.zeros(c.size, np.int64)
+    i = np.searchsorted(e, c, side="right") - 1
+    i[c == e[-1]] = nb - 1
+    i[~((c >= e[0]) & (c <= e[-1]))] = nb
+    return i
+
+
+def _reduce(cells, size, weights, red):
+    """The partial of ``red`` over ``size`` cells (the last takes the dropped points)."""
+    if red.acc == "count":
+        return np.bincount(cells, minlength=size)
+    w = np.asarray(weights).reshape(-1)
+    if red.acc == "f64":
+        return np.bincount(cells, weights=w.astype(np.float64, copy=False), minlength=size)
+    out = np.zeros(size, np.int64)
+    np.add.at(out, cells, w.astype(np.int64, copy=False))
+    return out
+
+
+def histogram(a, rule, weights, red):
+    """``red``'s partial over the bins of ``rule`` (the cpu backend's ``histogram``)."""
+    return _reduce(codes(a, rule), rule.nbins + 1, weights, red)[:rule.nbins]
+
+
+def histogram2d(x, y, rx, ry, weights, red, by):
+    """``(partial, points in a cell)`` as the cpu backend's ``histogram2d``."""
+    nx, ny = rx.nbins, ry.nbins
+    ix, iy = codes(x, rx), codes(y, ry)
+    inside = (ix < nx) & (iy < ny)
+    cells = ix * ny + iy
+    ncell = nx * ny
+    lead = ()
+    if by is not None:
+        g = np.asarray(by[0]).reshape(-1)
+        ncat = int(by[1])
+        g = np.where((g >= 0) & (g < ncat), g, ncat).astype(np.int64)
+        cells += g * ncell
+        ncell *= ncat + 1
+        lead = (ncat + 1,)
+    cells[~inside] = ncell
+    res = _reduce(cells, ncell + 1, weights, red)[:ncell]
+    return res.reshape(lead + (nx, ny)), int(np.count_nonzero(inside))
+
+
+def bincount(x, length, weights=None):
+    """int64 counts (float64 sums with ``weights``) of the non-negative integers ``x < length``."""
+    x = np.asarray(x).reshape(-1).astype(np.intp, copy=False)
+    if weights is not None:
+        weights = np.asarray(weights).reshape(-1).astype(np.float64, copy=False)
+    return np.bincount(x, weights, minlength=length)[:length]
+
+
+def cumsum(a, axis, od, exclusive=False):
+    """Prefix sums as the kernels', in the block order of :mod:`hotbin.scan_order`."""
+    a = np.asarray(a)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    return scan_numpy(a, axis, np.dtype(od), exclusive)

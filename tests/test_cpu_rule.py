@@ -1,0 +1,72 @@
+"""The cpu kernels' bin finders (backend/cpu/rule.py) against NumPy on the values that
+break finders: every edge and its float neighbours, whole numbers, a constant on an
+edge, for each finder (LINEAR, LINEAR32, NEAR, SEARCH). Inputs are larger than the
+NumPy path of small inputs (small.SMALL), so the numba kernels answer."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hotbin
+from hotbin.backend.cpu import rule as cpu_rule
+from hotbin.backend.cpu import small
+from hotbin.backend.cpu.reduce import minmax
+from hotbin.binning import histogram_rule
+
+RNG = np.random.default_rng(18)
+
+
+def _edge_values(e, dt, n):
+    """The edges, their float neighbours either side and uniform values, ``n`` of them."""
+    e = e.astype(dt)
+    near = np.concatenate([e, np.nextafter(e, dt(-np.inf)), np.nextafter(e, dt(np.inf))])
+    lo, hi = float(e[0]), float(e[-1])
+    fill = RNG.uniform(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo), n).astype(dt)
+    out = np.concatenate([np.tile(near, -(-n // near.size))[:n // 2], fill])[:n]
+    return RNG.permutation(out)
+
+
+CASES = [  # dtype, bins, range (None: from the data), the finder the rule must get
+    (np.float64, 256, (0.0, 256.0), cpu_rule.LINEAR),
+    (np.float64, 1000, (-3.7, 11.3), cpu_rule.LINEAR),
+    (np.float32, 256, (0.0, 1.0), cpu_rule.LINEAR),
+    (np.float32, 100, (0.0, 100.0), cpu_rule.LINEAR),
+    (np.float32, 1000, None, cpu_rule.LINEAR32),
+    (np.float32, 37, None, cpu_rule.LINEAR32),
+    # float32 ends where one rounding (float64, then cast) and two (float32 arithmetic)
+    # give different edges (222 of them): only the float32 arithmetic is right
+    (np.float32, 435, np.float32([-13.031572, 14.139103]), cpu_rule.LINEAR32),
+    (np.float32, 37, (-1.3, 2.1), cpu_rule.NEAR),
+    (np.float16, 10, None, cpu_rule.NEAR),
+    (np.float64, np.array([-1.0, 0.0, 0.5, 2.0, 2.0000001]), None, cpu_rule.SEARCH),
+]
+
+
+@pytest.mark.parametrize("dt, bins, rng, mode", CASES)
+def test_finders_on_edges_match_numpy(dt, bins, rng, mode):
+    n = 3 * small.SMALL + 17
+    base = RNG.normal(0, 3, 1000).astype(dt)
+    if isinstance(rng, np.ndarray):  # the ends of data: base holds them, the range comes from it
+        base[:2], rng = rng, None
+    rule = histogram_rule(base, bins, rng, minmax=minmax)
+    assert cpu_rule.rule_args(rule)[-1] == mode
+    a = _edge_values(rule.edges, dt, n)
+    if rng is None:  # the data's range is base's: the same rule, the same edges
+        a = np.clip(a, base.min(), base.max())
+        a[:2] = base.min(), base.max()
+        assert cpu_rule.rule_args(histogram_rule(a, bins, rng, minmax=minmax))[-1] == mode
+    got, edges = hotbin.histogram(a, bins, rng, backend="cpu")
+    want, want_edges = np.histogram(a, bins, rng)
+    np.testing.assert_array_equal(edges, want_edges)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_whole_numbers_and_constants_on_edges(dt):
+    n = 3 * small.SMALL
+    for a, bins, rng in [(RNG.integers(0, 100, n).astype(dt), 100, (0, 100)),
+                         (np.full(n, 0.5, dt), 256, (0, 1)),
+                         ((RNG.integers(0, 257, n) / 256).astype(dt), 256, (0, 1)),
+                         (np.full(n, 1.0, dt), 256, (0, 1))]:  # the closed last edge
+        np.testing.assert_array_equal(hotbin.histogram(a, bins, rng, backend="cpu")[0],
+                                      np.histogram(a, bins, rng)[0])
