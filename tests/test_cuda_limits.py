@@ -15,7 +15,7 @@ import hotbin
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402
 from hotbin import arrays  # noqa: E402
-from hotbin.backend.cuda import hist1d, rule, runtime, tuning  # noqa: E402
+from hotbin.backend.cuda import hist1d, rule, runtime, stage, tuning  # noqa: E402
 
 if not cb.available():
     pytest.skip("cuda backend: no CUDA device", allow_module_level=True)
@@ -145,6 +145,40 @@ def test_staged_images(small_slabs, rng):
             np.testing.assert_array_equal(got, ref)
         np.testing.assert_array_equal(hotbin.percentiles(img, [5, 50, 95], backend="cuda"),
                                       hotbin.percentiles(img, [5, 50, 95], backend="cpu"))
+
+
+# --- host data through the pinned buffers ------------------------------------------------------
+
+@pytest.fixture
+def small_pins(monkeypatch):
+    """Pinned buffers of 256 KiB (chunks from 64 KiB): a 12 MB host array takes ~50 of them."""
+    monkeypatch.setattr(stage, "PIN_BYTES", 1 << 18)
+    monkeypatch.setattr(stage, "PIN_MIN_CHUNK", 1 << 16)
+    monkeypatch.setattr(stage, "PIN_MIN_BYTES", 1 << 16)
+
+
+@pytest.mark.parametrize("slab", [None, 1 << 20])
+def test_host_data_through_pinned_buffers(small_pins, slab, rng):
+    """Host arrays many pinned buffers long, uploaded whole (slab None) or counted region by
+    region while the next region is copied (1 MiB slabs), answer as the device arrays do."""
+    x = rng.normal(0.5, 0.3, 3_000_001).astype(np.float32)
+    y = rng.random(x.size).astype(">f8")  # swapped to native order on the way
+    w = rng.standard_normal(x.size)
+    dx, dy, dw = cp.asarray(x), cp.asarray(y.astype(np.float64)), cp.asarray(w)
+    with tuning.forced(stage_bytes=slab):
+        assert isinstance(cb.asarray(x), np.ndarray if slab else cp.ndarray)
+        got = [hotbin.histogram(x, 256, (0, 1), backend="cuda")[0],
+               hotbin.histogram(x, 100, backend="cuda")[0],  # the range from a pass of its own
+               hotbin.histogram(np.stack([x, x], 1)[:, 1], 256, (0, 1), backend="cuda")[0],
+               hotbin.histogram(x, 64, (0, 1), weights=w, deterministic=True, backend="cuda")[0],
+               hotbin.heatmap(x, y, w, width=64, height=32, deterministic=True, backend="cuda").counts,
+               hotbin.cumsum(x, backend="cuda")]
+    want = [hotbin.histogram(dx, 256, (0, 1))[0], hotbin.histogram(dx, 100)[0],
+            hotbin.histogram(dx, 256, (0, 1))[0],
+            hotbin.histogram(dx, 64, (0, 1), weights=dw, deterministic=True)[0],
+            hotbin.heatmap(dx, dy, dw, width=64, height=32, deterministic=True).counts, hotbin.cumsum(dx)]
+    for g, r in zip(got, want):
+        assert isinstance(g, np.ndarray) and g.dtype == r.dtype and g.tobytes() == r.get().tobytes()
 
 
 # --- out of GPU memory ---------------------------------------------------------------------------

@@ -106,8 +106,10 @@ def claims(a) -> bool:
 
 
 def prepare(a: np.ndarray):
-    """Host data copied to the device; over :func:`stage.stage_bytes` (or when the
-    device is full) it stays on the host and every primitive stages it a slab at a time
+    """Host data copied to the device (through the pinned buffers of :func:`stage.pump`
+    from :data:`stage.PIN_MIN_BYTES`: about one transfer over the link); over
+    :func:`stage.stage_bytes` (or when the device is full) it stays on the host and every
+    primitive sends it a region at a time, counting one region while the next is copied
     (:mod:`hotbin.backend.cuda.stage`), so device memory stays bounded."""
     cp = cupy()
     if a.dtype.kind not in "biufc" or a.nbytes > stage_bytes():
