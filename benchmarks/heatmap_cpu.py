@@ -3,7 +3,7 @@
 Contenders, in one process on the same arrays: ``hotbin.heatmap`` (cpu backend,
 all numba threads and one thread), datashader ``Canvas.points`` with
 ``count()``, ``numpy.histogram2d`` and ``fast_histogram.histogram2d``. The data: uniform points in ``[0, 1)^2`` with a share (0, 50 %,
-90 %) moved into one hot cell, shuffled.
+90 %, 100 %) moved into one hot cell, shuffled.
 
 Every contender is warmed up, then the contenders run in interleaved rounds
 (so machine noise hits them alike) and medians are reported. Answers are
@@ -13,7 +13,7 @@ bandwidth measured here by a parallel sum of the same arrays.
 
 Usage::
 
-    python benchmarks/heatmap_cpu.py [--n 20000000] [--rounds 5] [--out PATH]
+    python benchmarks/heatmap_cpu.py [--quick] [--n 20000000] [--rounds 5] [--out PATH]
 
 Needs datashader, pandas and fast-histogram (skipped with a note when missing).
 """
@@ -32,9 +32,10 @@ import numpy as np
 from numba import njit, prange
 
 import hotbin
+from hotbin.backend.cpu import parallel
 
 SIZE = 1024
-HOT_SHARES = (0.0, 0.5, 0.9)
+HOT_SHARES = (0.0, 0.5, 0.9, 1.0)
 
 
 def make_points(n, hot, seed=20261130):
@@ -80,14 +81,13 @@ def contenders(x, y):
                               backend="cpu").counts
 
     def hb1():
-        t = numba.get_num_threads()
-        numba.set_num_threads(1)
+        t = parallel.set_threads(1)
         try:
             return hb()
         finally:
-            numba.set_num_threads(t)
+            parallel.set_threads(t)
 
-    out[f"hotbin cpu ({numba.get_num_threads()} threads)"] = hb
+    out[f"hotbin cpu ({parallel.threads()} threads)"] = hb
     out["hotbin cpu (1 thread)"] = hb1
     try:
         import datashader as ds
@@ -143,7 +143,7 @@ def machine():
             versions.append(f"{mod} {__import__(mod).__version__}")
         except ModuleNotFoundError:
             pass
-    return (f"{os.cpu_count()} CPUs ({cpu}), numba threads {numba.get_num_threads()}, "
+    return (f"{os.cpu_count()} CPUs ({cpu}), hotbin threads {parallel.threads()}, "
             f"Python {platform.python_version()}; " + ", ".join(versions))
 
 
@@ -152,7 +152,10 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=20_000_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", default=None, help="results markdown (default: print only)")
+    ap.add_argument("--quick", action="store_true", help="2M points, 3 rounds (under a minute)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.rounds = 2_000_000, 3
     lines = [f"# CPU heatmap (C2): {args.n / 1e6:g}M float32 points, {SIZE}x{SIZE}",
              "",
              f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. "

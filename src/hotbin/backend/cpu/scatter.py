@@ -16,7 +16,7 @@ import numpy as np
 from ..._jit import njit
 from .rule import codes
 
-__all__ = ["BLOCK", "SUBS", "SUB_BYTES", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
+__all__ = ["BLOCK", "SPARE", "SUBS", "SUB_BYTES", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
            "part_count", "part_count1", "part_sum",
            "part_fixed", "part_values", "part_banded"]
 
@@ -26,6 +26,13 @@ BLOCK = 2048
 #: constant input then adds to SUBS counters in turn, not one chain (benchmarks/cpu_suite.py)
 SUBS = 4
 SUB_BYTES = 32 << 10
+#: slots after a count partial's cells that take a hot cell's points in turn (_count), and the
+#: share of repeats (1 - 1/DENSE_SHARE) from which a hot cell is counted in a register instead.
+#: 20M points at 1024^2 on 2 cores, register only: 50 % hot 96 ms against 73 ms uniform (the
+#: branch on the hot cell mispredicted half the time); spare slots only: 100 % hot 48 -> 73 ms.
+#: Both: 50 % hot 55-88 ms, 100 % hot 45-51 ms (this VM varied 1.5x between runs)
+SPARE = 4
+DENSE_SHARE = 4
 #: a block whose points repeat the previous point's cell at least 1/HOT_SHARE of the time keeps
 #: that cell in registers (20M points at 1024^2 on 2 cores, 90 % in one cell: mean 197 -> 162 ms)
 HOT_SHARE = 4
@@ -56,19 +63,31 @@ def _split(w, factor):
 
 @njit(inline="always")
 def _count(cx, m, h, hot):
-    """h[cx[k]] += 1; the points of cell ``hot`` (>= 0) are counted in a register, stored once."""
+    """h[cx[k]] += 1. A chain of adds to one counter through memory is slow, so the points of
+    cell ``hot`` (>= 0) are counted apart: in a register when nearly every point is in it
+    (the branch is then predictable), else (a mix: a branch would be mispredicted) added
+    branch-free in turn to the SPARE slots at h's end, folded into h[hot] after the block."""
     if hot < 0:
         for k in range(m):
             h[np.uint64(cx[k])] += 1
         return
-    run = 0
+    if _repeats(cx, m) * DENSE_SHARE >= m * (DENSE_SHARE - 1):
+        run = 0
+        for k in range(m):
+            c = np.int64(cx[k])
+            if c == hot:
+                run += 1
+            else:
+                h[np.uint64(c)] += 1
+        h[np.uint64(hot)] += run
+        return
+    spare = h.size - SPARE
     for k in range(m):
         c = np.int64(cx[k])
-        if c == hot:
-            run += 1
-        else:
-            h[np.uint64(c)] += 1
-    h[np.uint64(hot)] += run
+        h[np.uint64(c if c != hot else spare + (k & (SPARE - 1)))] += 1
+    for j in range(spare, h.size):
+        h[np.uint64(hot)] += h[j]
+        h[j] = 0
 
 
 @njit(inline="always")
@@ -83,7 +102,21 @@ def _better(how, v, cur):
 def _values(cx, m, w, how, center, h, hot):
     """[value, n] of cell c at h[2c], h[2c + 1] (one cache line per point); NaN weights skipped.
     The cell ``hot`` (>= 0) is folded in registers and stored once: in point order, so the
-    sums are bitwise those of the plain loop."""
+    sums are bitwise those of the plain loop. One loop per accumulator (``how`` and whether
+    centered are constants in each, so its branches fold away)."""
+    if how == MEAN:
+        if center.size:
+            _values_loop(cx, m, w, MEAN, True, center, h, hot)
+        else:
+            _values_loop(cx, m, w, MEAN, False, center, h, hot)
+    elif how == MIN:
+        _values_loop(cx, m, w, MIN, False, center, h, hot)
+    else:
+        _values_loop(cx, m, w, MAX, False, center, h, hot)
+
+
+@njit(inline="always")
+def _values_loop(cx, m, w, how, centered, center, h, hot):
     i0 = np.uint64(max(hot, 0) * 2)
     acc = h[i0]
     cnt = 0.0
@@ -92,7 +125,7 @@ def _values(cx, m, w, how, center, h, hot):
         v = np.float64(w[k])
         if v != v:  # NaN: no value
             continue
-        if center.size:
+        if centered:
             v = (v - center[np.uint64(c)]) ** 2
         if c == hot:
             cnt += 1.0
@@ -121,20 +154,27 @@ def _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash):
         for k in range(m):
             cx[k] = cx[k] * ny + cy[k] if (cx[k] < nx) & (cy[k] < ny) else trash
     if ncat > 0:
+        cs = cat[b:b + m]  # indices from 0: no negative-index checks
         for k in range(m):
-            g = cat[b + k]
+            g = cs[k]
             g = g if (g >= 0) & (g < ncat) else ncat
             cx[k] = cx[k] + g * ncell if cx[k] < ncell else trash
+
+
+@njit(inline="always")
+def _repeats(cx, m):
+    """How many points of cx[:m] repeat the previous point's cell (vectorized)."""
+    same = 0
+    for k in range(1, m):
+        same += cx[k] == cx[k - 1]
+    return same
 
 
 @njit(inline="always")
 def _hot(cx, m):
     """A cell that the points of cx[:m] often repeat (-1: none): its points go to registers,
     as a chain of adds through memory is slow."""
-    same = 0
-    for k in range(1, m):  # vectorized: how often a point repeats the previous cell
-        same += cx[k] == cx[k - 1]
-    if same * HOT_SHARE >= m:
+    if _repeats(cx, m) * HOT_SHARE >= m:
         for k in range(1, m):
             if cx[k] == cx[k - 1]:
                 return np.int64(cx[k])
@@ -151,11 +191,16 @@ def _grid(rx, ry, two_d, ncat):
 
 
 @njit(inline="always")
-def _dropped(cx, m, trash):
+def _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid):
+    """The cells of the block of points from b (``grid`` = :func:`_grid`) into cx: (its size,
+    how many points landed in no cell)."""
+    nx, ny, ncell, trash = grid
+    m = min(stop, b + BLOCK) - b
+    _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
     d = 0
     for k in range(m):
         d += cx[k] == trash
-    return d
+    return m, d
 
 
 # One kernel per accumulator: a first call compiles only the one it needs (issue #18).
@@ -166,7 +211,8 @@ def _dropped(cx, m, trash):
 
 @njit(nogil=True, cache=True)
 def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy):
-    """h[cell] += 1; the points in no cell are counted in h's last slot, so this returns 0."""
+    """h[cell] += 1; the points in no cell are counted in slot ``trash`` (h: trash + 1 + SPARE
+    counters), so this returns 0."""
     nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
@@ -193,14 +239,14 @@ def part_count1(x, r, start, stop, h, nsub, cx):
 @njit(nogil=True, cache=True)
 def part_sum(x, y, two_d, w, cat, ncat, rx, ry, start, stop, h, cx, cy):
     """h[cell] += w (float64 or int64 partials)."""
-    nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
+    grid = _grid(rx, ry, two_d, ncat)
     dropped = 0
     for b in range(start, stop, BLOCK):
-        m = min(stop, b + BLOCK) - b
-        _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
-        dropped += _dropped(cx, m, trash)
+        m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
+        dropped += d
+        ws = w[b:b + m]
         for k in range(m):
-            h[np.uint64(cx[k])] += w[b + k]
+            h[np.uint64(cx[k])] += ws[k]
     return dropped
 
 
@@ -208,15 +254,15 @@ def part_sum(x, y, two_d, w, cat, ncat, rx, ry, start, stop, h, cx, cy):
 def part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, start, stop, h, h2, cx, cy):
     """Fixed-point words of w (``factor`` = fixedpoint.factors): h[cell] += hi, h2[cell] += lo;
     NaN weights skipped; ``center`` (non-empty): (w - center[cell])**2 instead of w."""
-    nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
+    grid = _grid(rx, ry, two_d, ncat)
     dropped = 0
     for b in range(start, stop, BLOCK):
-        m = min(stop, b + BLOCK) - b
-        _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
-        dropped += _dropped(cx, m, trash)
+        m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
+        dropped += d
+        ws = w[b:b + m]
         for k in range(m):
             c = np.uint64(cx[k])
-            v = np.float64(w[b + k])
+            v = np.float64(ws[k])
             if v != v:  # NaN: no value
                 continue
             if center.size:
@@ -230,12 +276,11 @@ def part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, start, stop, h
 @njit(nogil=True, cache=True)
 def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy):
     """[value, n] per cell for MEAN, MIN, MAX (:func:`_values`)."""
-    nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
+    grid = _grid(rx, ry, two_d, ncat)
     dropped = 0
     for b in range(start, stop, BLOCK):
-        m = min(stop, b + BLOCK) - b
-        _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
-        dropped += _dropped(cx, m, trash)
+        m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
+        dropped += d
         _values(cx, m, w[b:b + m], how, center, h, _hot(cx, m))
     return dropped
 
