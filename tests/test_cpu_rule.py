@@ -29,8 +29,10 @@ def _edge_values(e, dt, n):
 CASES = [  # dtype, bins, range (None: from the data), the finder the rule must get
     (np.float64, 256, (0.0, 256.0), cpu_rule.LINEAR),
     (np.float64, 1000, (-3.7, 11.3), cpu_rule.LINEAR),
-    (np.float32, 256, (0.0, 1.0), cpu_rule.LINEAR),
-    (np.float32, 100, (0.0, 100.0), cpu_rule.LINEAR),
+    (np.float32, 256, (0.0, 1.0), cpu_rule.LINEAR32),  # float32 arithmetic gives the same edges
+    (np.float32, 100, (0.0, 100.0), cpu_rule.LINEAR32),
+    (np.float32, 37, (0.0, 100.0), cpu_rule.LINEAR),  # only float64 arithmetic, cast, does
+    (np.float32, 1000, (0.0, 7.0), cpu_rule.LINEAR),
     (np.float32, 1000, None, cpu_rule.LINEAR32),
     (np.float32, 37, None, cpu_rule.LINEAR32),
     # float32 ends where one rounding (float64, then cast) and two (float32 arithmetic)

@@ -127,12 +127,12 @@ class BinRule:
         i = np.arange(n, dtype=np.float64)
         with np.errstate(all="ignore"):
             step = (float(last) - float(first)) / n
+            if dt == np.float32:  # float32 arithmetic first: kernels then need no float64
+                for s32 in ((np.float32(last) - np.float32(first)) / np.float32(n), np.float32(step)):
+                    if np.array_equal(i.astype(np.float32) * s32 + np.float32(self.lo), self.cmp[:n]):
+                        return float(s32), True
             if np.array_equal((i * step + self.lo).astype(dt), self.cmp[:n]):
                 return step, False
-            if dt == np.float32:
-                s32 = (np.float32(last) - np.float32(first)) / np.float32(n)
-                if np.array_equal(i.astype(np.float32) * s32 + np.float32(self.lo), self.cmp[:n]):
-                    return float(s32), True
         return None
 
     @property

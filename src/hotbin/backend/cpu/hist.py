@@ -182,7 +182,7 @@ def _run(arrays, rx, ry, weights, red, by=None):
         else:
             _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops)
         if how == COUNT:  # part_count counts the dropped points in the last slot
-            part = out.sum(axis=0, dtype=np.int64)
+            part = _fold(out)
             drops[0] += part[ncell]
             total = part if total is None else np.add(total, part, out=total)
         elif how == FIXED:
@@ -197,6 +197,27 @@ def _run(arrays, rx, ry, weights, red, by=None):
     else:
         res = out.sum(axis=0)[:ncell]
     return res, int(drops.sum())
+
+
+#: counters per piece of the threaded fold of count partials (_fold)
+FOLD_PIECE = 1 << 18
+
+
+def _fold(out):
+    """The int64 sum of the uint32 count partials ``out[p]``, a piece of the cells per task on
+    every thread (9.4M cells, 2 partials: ``out.sum(axis=0, dtype=int64)`` took 34 ms)."""
+    parts, width = out.shape
+    total = np.empty(width, np.int64)
+
+    def piece(u):
+        s = slice(u * FOLD_PIECE, (u + 1) * FOLD_PIECE)
+        t = total[s]
+        t[...] = out[0, s]
+        for p in range(1, parts):
+            np.add(t, out[p, s], out=t)
+
+    each(width, -(-width // FOLD_PIECE), piece)
+    return total
 
 
 def _band_shift(how, two_d, ncell, cell_bytes, share):

@@ -15,6 +15,10 @@ compiles in a fraction of that, a pool thread starts in tens of microseconds, an
 numba threading layer is involved (numba's "workqueue" layer aborts the process when
 two Python threads enter parallel regions at once).
 
+Pool jobs never wait on other pool jobs (the caller runs piece 0 itself and waits for the
+rest), so concurrent calls from several Python threads queue, never deadlock; a job must
+not start another threaded kernel.
+
 How many threads: :func:`threads`, by default the CPUs this process may run on;
 ``HOTBIN_NUM_THREADS`` (else ``NUMBA_NUM_THREADS``) or :func:`set_threads` change it.
 """
@@ -69,12 +73,12 @@ def set_threads(n: int | None) -> int:
 
 
 def _executor(n: int) -> ThreadPoolExecutor:
-    """A pool of at least ``n`` threads (grown, never shrunk)."""
+    """A pool of at least ``n`` threads (grown, never shrunk). A pool replaced by a larger
+    one is not shut down: another caller may be submitting to it; its idle threads exit
+    once it is garbage."""
     global _pool, _pool_size
     with _pool_lock:
         if _pool is None or _pool_size < n:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
             _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="hotbin")
             _pool_size = n
         return _pool

@@ -5,7 +5,8 @@ A rule travels into kernels as the tuple ``(e, e0, en, lo, scale, step, mode)`` 
 found (``mode``):
 
 * LINEAR: every edge is ``i * step + lo`` (:attr:`BinRule.linear`; rounded to float32
-  for float32 rules; LINEAR32: computed in float32 arithmetic); the guess is corrected
+  for float32 rules); LINEAR32: float32 edges computed in float32 arithmetic, and the
+  whole loop in float32 (3x faster than LINEAR for float32 data); the guess is corrected
   by one compare each way against computed edges;
 * NEAR: the guess is within one bin of the answer (:attr:`BinRule.slack` < 1); it is
   corrected by one compare each way against the loaded edges ``e[g]``, ``e[g + 1]``;
@@ -57,21 +58,27 @@ def codes(v, r, out):
     nb = e.size - 1
     top = nb - 1.0
     none = np.float64(nb)
-    if mode == LINEAR or mode == LINEAR32:
+    if mode == LINEAR32:  # all in float32 (8 lanes): the guess, the edges, the compares
+        lo32, sc32, s32 = np.float32(lo), np.float32(scale), np.float32(step)
+        top32, one, zero, none32 = np.float32(top), np.float32(1.0), np.float32(0.0), np.float32(nb)
+        for k in range(v.size):
+            x = v[k]
+            ok = (x >= e0) & (x <= en)
+            g = min(np.floor((x - lo32) * sc32 if ok else zero), top32)
+            a0 = np.float32(g * s32) + lo32
+            a1 = np.float32((g + one) * s32) + lo32
+            g = g - (one if x < a0 else zero) + (one if (g < top32) & (x >= a1) else zero)
+            out[k] = np.int32(g if ok else none32)
+    elif mode == LINEAR:
         is32 = e.itemsize == 4  # edges rounded to float32, as NumPy's linspace casts them
-        s32, lo32 = np.float32(step), np.float32(lo)
         for k in range(v.size):
             x = v[k]
             g, ok = _guess(x, e0, en, lo, scale, top)
-            if mode == LINEAR32:  # edges computed in float32 arithmetic
-                a0 = np.float64(np.float32(np.float32(g) * s32) + lo32)
-                a1 = np.float64(np.float32(np.float32(g + 1.0) * s32) + lo32)
-            else:
-                a0 = g * step + lo
-                a1 = (g + 1.0) * step + lo
-                if is32:
-                    a0 = np.float64(np.float32(a0))
-                    a1 = np.float64(np.float32(a1))
+            a0 = g * step + lo
+            a1 = (g + 1.0) * step + lo
+            if is32:
+                a0 = np.float64(np.float32(a0))
+                a1 = np.float64(np.float32(a1))
             out[k] = np.int32(_fix(x, g, a0, a1, top) if ok else none)
     elif mode == NEAR:
         for k in range(v.size):
@@ -101,7 +108,11 @@ def rule_args(rule: BinRule):
     lin = rule.linear
     small = rule.nbins < 2**31 - 1  # bins as int32
     step = 0.0
-    if lin is not None and small and not (lin[1] and rule.nbins >= 2**24):  # float32 bin numbers
+    # LINEAR32 guesses in float32: off by at most 3 * (nbins + 1) * 2**-24 bins more than
+    # the float64 guess whose error ``slack`` bounds (a subtraction, a product and the
+    # rounded scale), so one correction step still suffices below 1 in all
+    exact32 = rule.nbins < 2**22 and rule.slack + 4 * (rule.nbins + 1) * 2.0**-24 < 1
+    if lin is not None and small and (not lin[1] or exact32):
         step, mode = lin[0], (LINEAR32 if lin[1] else LINEAR)
     elif rule.uniform and rule.slack < 1 and small:
         mode = NEAR

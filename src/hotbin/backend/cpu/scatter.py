@@ -17,8 +17,7 @@ from ..._jit import njit
 from .rule import codes
 
 __all__ = ["BLOCK", "SPARE", "SUBS", "SUB_BYTES", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
-           "part_count", "part_count1", "part_sum",
-           "part_fixed", "part_values", "part_banded"]
+           "part_count", "part_count1", "part_sum", "part_fixed", "part_values", "part_banded"]
 
 #: points whose bins are computed before they are scattered (codes stay in L1)
 BLOCK = 2048
@@ -62,16 +61,17 @@ def _split(w, factor):
 
 
 @njit(inline="always")
-def _count(cx, m, h, hot):
+def _count(cx, m, h, hot, same):
     """h[cx[k]] += 1. A chain of adds to one counter through memory is slow, so the points of
-    cell ``hot`` (>= 0) are counted apart: in a register when nearly every point is in it
+    cell ``hot`` (>= 0; ``same`` points repeat the previous one's cell) are counted apart: in
+    a register when nearly every point is in it
     (the branch is then predictable), else (a mix: a branch would be mispredicted) added
     branch-free in turn to the SPARE slots at h's end, folded into h[hot] after the block."""
     if hot < 0:
         for k in range(m):
             h[np.uint64(cx[k])] += 1
         return
-    if _repeats(cx, m) * DENSE_SHARE >= m * (DENSE_SHARE - 1):
+    if same * DENSE_SHARE >= m * (DENSE_SHARE - 1):
         run = 0
         for k in range(m):
             c = np.int64(cx[k])
@@ -162,23 +162,18 @@ def _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash):
 
 
 @njit(inline="always")
-def _repeats(cx, m):
-    """How many points of cx[:m] repeat the previous point's cell (vectorized)."""
-    same = 0
-    for k in range(1, m):
-        same += cx[k] == cx[k - 1]
-    return same
-
-
-@njit(inline="always")
 def _hot(cx, m):
-    """A cell that the points of cx[:m] often repeat (-1: none): its points go to registers,
-    as a chain of adds through memory is slow."""
-    if _repeats(cx, m) * HOT_SHARE >= m:
+    """(a cell that the points of cx[:m] often repeat, -1 for none; how many points repeat
+    the previous point's cell). The hot cell's points go to registers, as a chain of adds
+    through memory is slow."""
+    same = 0
+    for k in range(1, m):  # vectorized
+        same += cx[k] == cx[k - 1]
+    if same * HOT_SHARE >= m:
         for k in range(1, m):
             if cx[k] == cx[k - 1]:
-                return np.int64(cx[k])
-    return np.int64(-1)
+                return np.int64(cx[k]), same
+    return np.int64(-1), same
 
 
 @njit(inline="always")
@@ -217,7 +212,8 @@ def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy):
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
         _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
-        _count(cx, m, h, _hot(cx, m))
+        hot, same = _hot(cx, m)
+        _count(cx, m, h, hot, same)
     return 0
 
 
@@ -281,7 +277,7 @@ def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, 
     for b in range(start, stop, BLOCK):
         m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
         dropped += d
-        _values(cx, m, w[b:b + m], how, center, h, _hot(cx, m))
+        _values(cx, m, w[b:b + m], how, center, h, _hot(cx, m)[0])
     return dropped
 
 
@@ -328,5 +324,5 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy,
         for b in range(0, sm, BLOCK):
             m = min(sm, b + BLOCK) - b
             seg = sc[b:b + m]
-            _values(seg, m, sw[b:b + m], how, center, h, _hot(seg, m))
+            _values(seg, m, sw[b:b + m], how, center, h, _hot(seg, m)[0])
     return dropped
