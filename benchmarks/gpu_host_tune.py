@@ -11,7 +11,6 @@ Wall-clock medians in ms.
 from __future__ import annotations
 
 import concurrent.futures
-import statistics
 import time
 
 import numpy as np
@@ -20,19 +19,9 @@ import cupy as cp
 
 import hotbin
 from hotbin.backend.cuda import stage
+from gpu_host import wall  # benchmarks/ is on the path when run as a script
 
 MiB = 1 << 20
-
-
-def wall(fn, reps=5, warm=2):
-    for _ in range(warm):
-        fn()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
 
 
 def fills(x, threads, piece):
@@ -49,7 +38,7 @@ def fills(x, threads, piece):
             v = views[k % 4]
             fs += [pool.submit(np.copyto, v[i:i + step], x[s + i:s + i + step]) for i in range(0, per, step)]
         concurrent.futures.wait(fs)
-    t = wall(run)
+    t = wall(run, 5)
     pool.shutdown()
     return t
 
@@ -78,7 +67,7 @@ def registered(x, chunk=32 * MiB):
             e.synchronize()
             rt.hostUnregister(a)
         out["register"] = (t1 - t0) * 1e3
-    t = wall(run)
+    t = wall(run, 5)
     assert bool((d == cp.asarray(x)).all())
     reg = wall(lambda: [rt.hostRegister(a, b - a, 0) for a, b in pieces], 1, 0)
     unreg = wall(lambda: [rt.hostUnregister(a) for a, _ in pieces], 1, 0)
@@ -103,7 +92,7 @@ def main():
     pv = np.frombuffer(p, np.float32, x.size)
     pv[...] = x
     d = cp.empty_like(cp.asarray(pv))
-    print(f"link (set from pinned, synced): {wall(lambda: (d.set(pv), cp.cuda.Device().synchronize())):.1f} ms")
+    print(f"link (set from pinned, synced): {wall(lambda: (d.set(pv), cp.cuda.Device().synchronize()), 5):.1f} ms")
     print("api by (threads, buffer MiB, buffers, smallest piece MiB):")
     for threads, mib, nbuf, piece in [(8, 32, 4, 1), (12, 32, 4, 1), (16, 32, 4, 1), (8, 32, 8, 32),
                                       (12, 32, 12, 32), (16, 16, 16, 16), (8, 64, 4, 1), (12, 64, 6, 8),
@@ -112,7 +101,7 @@ def main():
         stage._THREADS.clear()
         got = hotbin.histogram(x, 256, (0, 1), backend="cuda")[0]
         assert got.tobytes() == want.tobytes()
-        t = wall(lambda: hotbin.histogram(x, 256, (0, 1), backend="cuda"))
+        t = wall(lambda: hotbin.histogram(x, 256, (0, 1), backend="cuda"), 5)
         print(f"  api {threads:2d} threads, {nbuf:2d} x {mib} MiB, pieces >= {piece:2d} MiB: {t:6.1f} ms")
 
 

@@ -25,7 +25,9 @@ def minmax(a):
     """``(lo, hi)`` as scalars of ``a.dtype``; NaN, NaN when ``a`` holds a NaN (non-empty ``a``)."""
     a = np.asarray(a)
     kernel_dtype(a.dtype)  # the dtypes the cpu backend takes
-    flat = a.reshape(-1)  # a view unless a is not contiguous
+    if not a.flags.c_contiguous:  # NumPy reads the strides in place (no copy to split it)
+        return a.dtype.type(a.min()), a.dtype.type(a.max())
+    flat = a.reshape(-1)
     pieces = -(-flat.size // PIECE)
     los, his = [None] * pieces, [None] * pieces
 
