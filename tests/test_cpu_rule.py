@@ -11,7 +11,7 @@ import hotbin
 from hotbin.backend.cpu import rule as cpu_rule
 from hotbin.backend.cpu import small
 from hotbin.backend.cpu.reduce import minmax
-from hotbin.binning import histogram_rule
+from hotbin.binning import cell_rule, histogram_rule
 
 RNG = np.random.default_rng(18)
 
@@ -72,3 +72,53 @@ def test_whole_numbers_and_constants_on_edges(dt):
                          (np.full(n, 1.0, dt), 256, (0, 1))]:  # the closed last edge
         np.testing.assert_array_equal(hotbin.histogram(a, bins, rng, backend="cpu")[0],
                                       np.histogram(a, bins, rng)[0])
+
+
+def _f32_around(e, n):
+    """float32 values at and beside each float64 edge (rounded down and up), and uniform ones."""
+    d = e.astype(np.float32)
+    near = [d, np.nextafter(d, np.float32(-np.inf)), np.nextafter(d, np.float32(np.inf))]
+    near += [np.nextafter(v, np.float32(s)) for v in near[1:] for s in (-np.inf, np.inf)]
+    near = np.concatenate(near)
+    fill = RNG.uniform(e[0] - 0.1 * (e[-1] - e[0]), e[-1] + 0.1 * (e[-1] - e[0]), n).astype(np.float32)
+    return RNG.permutation(np.concatenate([np.tile(near, -(-n // near.size))[:n // 2], fill])[:n])
+
+
+F64_RULES = [  # float64 ranges for float32 data, and whether float32 edges can stand in
+    ((0.0, 1.0), 1024, True),
+    ((0.0, 1000.0), 1000, True),
+    ((-1.0, 1.0), 256, True),
+    ((-74.05, -73.75), 1024, False),  # edges rounded up are no float32 formula: float64
+    ((0.1, 0.7), 300, False),
+]
+
+
+@pytest.mark.parametrize("rng, bins, narrowed", F64_RULES)
+def test_float32_values_under_float64_rules(rng, bins, narrowed):
+    """float32 data binned by float64 edges (a float64 range; heatmap cells): compared in
+    float32 against the edges rounded up when that is exact, bin for bin NumPy's."""
+    rule = histogram_rule(np.zeros(1, np.float32), bins, tuple(map(np.float64, rng)))
+    assert rule.cmp.dtype == np.float64
+    mode = cpu_rule.rule_args(rule, np.dtype(np.float32))[-1]
+    assert (mode == cpu_rule.LINEAR32) == narrowed
+    a = _f32_around(rule.edges, 3 * small.SMALL + 5)
+    got = hotbin.histogram(a, bins, tuple(map(np.float64, rng)), backend="cpu")[0]
+    np.testing.assert_array_equal(got, np.histogram(a, bins, tuple(map(np.float64, rng)))[0])
+    y = RNG.permutation(a)  # heatmap cells: float64 edges, open at the top unless closed
+    H = hotbin.histogram2d(a, y, bins=bins, range=(rng, rng), backend="cpu")[0]
+    np.testing.assert_array_equal(H, np.histogram2d(a, y, bins=bins, range=(rng, rng))[0])
+    hm = hotbin.heatmap(a, y, width=bins, height=bins, x_range=rng, y_range=rng, backend="cpu")
+    a64, y64 = a.astype(np.float64), y.astype(np.float64)  # NumPy 2 compares python floats in float32
+    inside = (a64 >= rng[0]) & (a64 < rng[1]) & (y64 >= rng[0]) & (y64 < rng[1])
+    want = np.histogram2d(y[inside], a[inside], bins=bins, range=(rng, rng))[0]
+    np.testing.assert_array_equal(hm.counts, want)
+
+
+@pytest.mark.parametrize("rng, bins, narrowed", F64_RULES)
+def test_float32_rule_bins_like_its_float64_rule(rng, bins, narrowed):
+    """BinRule.float32 (edges rounded up, the closed end down) puts every float32 value where
+    the float64 rule does, also where float32 edges are no formula's."""
+    for closed in (True, False):
+        rule = cell_rule(bins, *rng, "width", closed=closed)
+        a = _f32_around(rule.cmp, 20000)
+        np.testing.assert_array_equal(rule.float32.index(a), rule.index(a))

@@ -349,3 +349,52 @@ def test_banded_scatter_equals_plain(agg, hot, monkeypatch):
     np.testing.assert_array_equal(banded.values, plain.values)
     np.testing.assert_array_equal(banded.counts, plain.counts)
     assert (banded.dropped, banded.skipped) == (plain.dropped, plain.skipped)
+
+
+@pytest.mark.parametrize("share", [0.9, 1.0])  # hot blocks with other points; blocks all in it
+@pytest.mark.parametrize("wdt", [np.float32, np.float64, np.int16])
+@pytest.mark.parametrize("agg", ["min", "max", "mean"])
+def test_hot_cell_values_every_dtype_and_signed_zeros(agg, wdt, share):
+    """The hot cell's values folded apart (extremes compared as ordered integers): -0.0
+    below +0.0, NaN skipped, infinities kept, integer weights, against NumPy bit for bit
+    (extremes) and in the plain loop's order (means)."""
+    rng = np.random.default_rng(int(share * 10) + len(agg))
+    n = 3 * 2048 + 77
+    x, y = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    hot = rng.random(n) < share
+    x[hot], y[hot] = 0.55, 0.25
+    if wdt == np.int16:
+        w = rng.integers(-300, 300, n).astype(wdt)
+    else:
+        w = rng.choice(np.array([-0.0, 0.0, 1.5, -2.5, np.nan, np.inf, -np.inf], wdt), n)
+        w[:2048] = rng.choice(np.array([-0.0, 0.0, np.nan], wdt), 2048)  # a block of zeros only
+    hm = hotbin.heatmap(x, y, w, agg=agg, width=4, height=4, x_range=(0, 1), y_range=(0, 1),
+                        backend="cpu")
+    with np.errstate(invalid="ignore"):  # inf - inf in a mean
+        want, counts = oracle(hm, x, y, w)
+    np.testing.assert_array_equal(hm.value_counts, counts)
+    if agg == "mean":
+        np.testing.assert_allclose(hm.values, want, rtol=1e-12, equal_nan=True)
+        return
+    np.testing.assert_array_equal(hm.values, want)
+    np.testing.assert_array_equal(np.signbit(hm.values), np.signbit(want))
+
+
+@pytest.mark.parametrize("ncat", [5, 100])  # 100: more than the hot cell's local counters take
+@pytest.mark.parametrize("share", [0.0, 0.9, 1.0])
+def test_by_categories_in_a_hot_cell(share, ncat):
+    """Counts by category with most or all points in one cell: codes outside [0, ncat) in no
+    category, points outside the grid dropped, against NumPy."""
+    rng = np.random.default_rng(int(share * 10))
+    n = 5 * 2048 + 3
+    x, y = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    hot = rng.random(n) < share
+    x[hot], y[hot] = 0.7, 0.1
+    x[:50] = 3.0  # outside
+    codes = rng.integers(-1, ncat + 1, n).astype(np.int8)  # -1: no category
+    codes[codes == ncat] = -1
+    hm = hotbin.heatmap(x, y, by=codes, width=4, height=4, x_range=(0, 1), y_range=(0, 1), backend="cpu")
+    want, _ = oracle(hm, x, y, codes=codes, ncat=hm.values.shape[0])
+    np.testing.assert_array_equal(hm.values, want)
+    assert hm.dropped == 50 and hm.skipped == np.count_nonzero(codes[50:] < 0)
+    assert hm.counts.sum() + hm.dropped + hm.skipped == n

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from . import fixedpoint
-from .arrays import to_host, xp
+from .arrays import as_float64, to_host, xp
 from .blocks import Plan
 from .plan import weighted
 from .reductions import COUNT, MAX, MEAN, MIN, centered, fixed
@@ -104,11 +104,11 @@ def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
                 extra=(((COUNT, grid), (COUNT, (2,))), lambda be, d: counted(be, d, None, COUNT))))
             sums = sums.astype(np.float64)
         pts, per_cat = _categories(counts, by)
-        vals = (per_cat if sums is None else _categories(sums, by)[1]).astype(np.float64)
+        vals = as_float64(per_cat if sums is None else _categories(sums, by)[1])
         if agg == "any":
             vals = (vals > 0).astype(np.float64)
         total = pts if sums is None else _categories(sums, by)[0]
-        return _cells(total, vals, pts, tal, _categories(counts, by)[1])
+        return _cells(total, vals, pts, tal, per_cat)
 
     acc = _VALUE_ACC[agg]
     s, nv, tal = _values(run, ex, w, acc, deterministic, None)

@@ -135,6 +135,31 @@ class BinRule:
                 return step, False
         return None
 
+    @functools.cached_property
+    def float32(self) -> BinRule | None:
+        """This float64 rule as float32 values meet it, with float32 edges; None for other rules.
+
+        For a float32 ``v``, ``float64(v) >= e`` exactly when ``v >= ceil32(e)`` (the least
+        float32 not below ``e``), and ``float64(v) <= e`` when ``v <= floor32(e)``. So the
+        edges rounded up, the closed last one rounded down, give float32 values the same
+        bins, and a kernel compares them in float32 (8 lanes instead of 4). None when an
+        edge is beyond float32's range or for integer ends (:attr:`exact`).
+        """
+        if self.cmp.dtype != np.float64 or not self.uniform or self.exact is not None:
+            return None
+        with np.errstate(over="ignore"):
+            c = self.cmp.astype(np.float32)
+            ends = self.edges.astype(np.float32)
+        if not (np.isfinite(c).all() and np.isfinite(ends).all()):
+            return None
+        inner = c[:-1]
+        up = inner < self.cmp[:-1]  # compared in float64: exact
+        inner[up] = np.nextafter(inner[up], np.float32(np.inf))
+        if c[-1] > self.cmp[-1]:
+            c[-1] = np.nextafter(c[-1], np.float32(-np.inf))
+        ends[:-1] = inner  # the last of ``edges``: the open end, rounded, for :attr:`linear`
+        return BinRule(edges=ends, cmp=c, uniform=True)
+
     @property
     def kernel_cmp(self) -> np.ndarray:
         """Edges widened exactly to a dtype every kernel implements (f32, f64, i64, u64).

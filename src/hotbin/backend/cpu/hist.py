@@ -20,8 +20,8 @@ from .chunks import chunks, kernel_dtype
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
 from .scatter import (BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, BLOCK, COUNT, FIXED, MAX,
-                      MEAN, MIN, SPARE, SUB_BYTES, SUBS, SUM, VALUES, part_banded, part_count, part_count1,
-                      part_fixed, part_sum, part_values)
+                      MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values, part_banded, part_count,
+                      part_count1, part_fixed, part_sum, part_values)
 
 __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
 
@@ -58,15 +58,16 @@ def _accumulator(red, weights) -> _Acc:
     return acc
 
 
-def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops):
+def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, cdt):
     """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points; a
-    kernel call per partial (the kernel of the accumulator ``how`` only: issue #18)."""
+    kernel call per partial (the kernel of the accumulator ``how`` only: issue #18). Cells
+    are computed into ``cdt`` (:func:`_cell_dtype`)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
 
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
-        cx, cy = np.empty(BLOCK, np.int64), np.empty(BLOCK if two_d else 0, np.int64)
+        cx, cy = np.empty(BLOCK, cdt), np.empty(BLOCK, cdt)
         if how == COUNT:
             d = part_count(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p], cx, cy)
         elif how == SUM:
@@ -81,7 +82,7 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
     each(n, parts, piece)
 
 
-def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, shift, rounds):
+def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, shift, rounds, cdt):
     """_hist of 2-D values by :func:`.scatter.part_banded` (``rounds`` points sorted at a time)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
@@ -90,7 +91,7 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, shift, rou
         lo, hi = p * step, min(n, (p + 1) * step)
         size = min(rounds, max(hi - lo, 1))
         drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p],
-                                np.empty(BLOCK, np.int64), np.empty(BLOCK, np.int64),
+                                np.empty(BLOCK, cdt), np.empty(BLOCK, cdt),
                                 np.empty(size, np.int32), np.empty(size, np.int32),
                                 np.empty(size, w.dtype), shift)
 
@@ -140,6 +141,12 @@ def _sum_values(a, w, out, t, nt):
             h[np.uint64(src[j])] += ws[j]
 
 
+def _cell_dtype(ncell: int) -> np.dtype:
+    """int32 cell numbers when ``ncell`` cells (and the one for none) fit: twice the lanes of
+    int64 (20M points on a 1024^2 grid, one core: 2.7 -> 2.4 ns a point)."""
+    return np.dtype(np.int32 if ncell < 2**31 - 1 else np.int64)
+
+
 def _run(arrays, rx, ry, weights, red, by=None):
     """Drive the _hist kernel over chunks: ``(partial of red, dropped)``.
 
@@ -153,9 +160,7 @@ def _run(arrays, rx, ry, weights, red, by=None):
     ncell = rx.nbins * (ry.nbins if two_d else 1) * (ncat + 1 if ncat else 1)
     pair = 2 if how in VALUES else 1  # the values accumulators interleave [value, n] per cell
     parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (1 if how == COUNT else 2))
-    out = np.zeros((parts, (ncell + 1) * pair + (SPARE if how == COUNT else 0)), dt)
-    if red.identity:
-        out[:, 0::2] = red.identity[0]
+    out = np.zeros((parts, (ncell + 1) * pair), dt)
     out2 = np.zeros((parts, ncell + 1 if how == FIXED else 0), np.int64)
     drops = np.zeros(parts, np.int64)
     total = None
@@ -163,10 +168,11 @@ def _run(arrays, rx, ry, weights, red, by=None):
     center = np.empty(0)
     if red.center is not None:
         center = np.append(np.asarray(to_host(red.center), np.float64).reshape(-1), 0.0)
-    r1 = rule_args(rx)
-    r2 = rule_args(ry) if two_d else r1
     ins = list(arrays) + ([] if by is None else [by[0]]) + ([] if weights is None else [weights])
     kds = [kernel_dtype(v.dtype) for v in ins]
+    r1 = rule_args(rx, kds[0])
+    r2 = rule_args(ry, kds[1]) if two_d else r1
+    cdt = _cell_dtype(ncell)
     if weights is not None and acc.weights != "own":
         kds[-1] = acc.weights
     dummy = np.empty(0, np.int64)
@@ -178,9 +184,9 @@ def _run(arrays, rx, ry, weights, red, by=None):
             out[:] = 0
         shift = _band_shift(how, two_d, ncell, dt.itemsize * pair, x.size // parts)
         if shift >= 0:
-            _hist_banded(x, y, w, how, cat, ncat, center, r1, r2, out, drops, shift, BAND_POINTS)
+            _hist_banded(x, y, w, how, cat, ncat, center, r1, r2, out, drops, shift, BAND_POINTS, cdt)
         else:
-            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops)
+            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops, cdt)
         if how == COUNT:  # part_count counts the dropped points in the last slot
             part = _fold(out)
             drops[0] += part[ncell]
@@ -193,7 +199,10 @@ def _run(arrays, rx, ry, weights, red, by=None):
     elif how == FIXED:
         res = fixedpoint.merge(np.stack([out[:, :ncell], out2[:, :ncell]], axis=1))
     elif pair == 2:
-        res = red.combine(out.reshape(parts, ncell + 1, 2)[:, :ncell].transpose(0, 2, 1))
+        res = np.empty((2, ncell))
+        ident = red.identity[0] if red.identity else 0.0
+        each(ncell, -(-ncell // FOLD_PIECE), lambda u: merge_values(
+            out, how, ident, res, u * FOLD_PIECE, min(ncell, (u + 1) * FOLD_PIECE)))
     else:
         res = out.sum(axis=0)[:ncell]
     return res, int(drops.sum())
@@ -205,12 +214,15 @@ FOLD_PIECE = 1 << 18
 
 def _fold(out):
     """The int64 sum of the uint32 count partials ``out[p]``, a piece of the cells per task on
-    every thread (9.4M cells, 2 partials: ``out.sum(axis=0, dtype=int64)`` took 34 ms)."""
+    every thread (9.4M cells, 2 partials: ``out.sum(axis=0, dtype=int64)`` took 34 ms);
+    pieces where every partial is 0 are not written (a sparse grid costs its points)."""
     parts, width = out.shape
-    total = np.empty(width, np.int64)
+    total = np.zeros(width, np.int64)  # pieces no point reached stay the OS's zero pages
 
     def piece(u):
         s = slice(u * FOLD_PIECE, (u + 1) * FOLD_PIECE)
+        if not out[:, s].any():
+            return
         t = total[s]
         t[...] = out[0, s]
         for p in range(1, parts):
@@ -259,7 +271,7 @@ def _count_1d(a, kd, rule):
     parts = nparts(a.size, width * 4 * nsub)
     out = np.zeros((parts, nsub * width), np.uint32)
     total = np.zeros(width, np.int64)
-    r = rule_args(rule)
+    r = rule_args(rule, kd)
     for (c,) in chunks([a], [kd]):
         out[:] = 0
         n = c.size
@@ -295,7 +307,7 @@ def histogram_rows(a, rule: BinRule):
     a = np.asarray(a)
     a = np.ascontiguousarray(a, kernel_dtype(a.dtype))
     out = np.zeros((a.shape[0], rule.nbins + 1), np.int64)
-    _hist_rows(a.size, a, rule_args(rule), out)
+    _hist_rows(a.size, a, rule_args(rule, a.dtype), out)
     return out[:, :rule.nbins]
 
 

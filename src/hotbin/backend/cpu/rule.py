@@ -102,20 +102,28 @@ def codes(v, r, out):
             out[k] = a
 
 
-def rule_args(rule: BinRule):
-    """The rule as the tuple kernels take."""
-    e = rule.kernel_cmp
+def _mode(rule: BinRule):
+    """(step, mode) of :func:`codes` for the rule."""
     lin = rule.linear
     small = rule.nbins < 2**31 - 1  # bins as int32
-    step = 0.0
     # LINEAR32 guesses in float32: off by at most 3 * (nbins + 1) * 2**-24 bins more than
     # the float64 guess whose error ``slack`` bounds (a subtraction, a product and the
     # rounded scale), so one correction step still suffices below 1 in all
     exact32 = rule.nbins < 2**22 and rule.slack + 4 * (rule.nbins + 1) * 2.0**-24 < 1
     if lin is not None and small and (not lin[1] or exact32):
-        step, mode = lin[0], (LINEAR32 if lin[1] else LINEAR)
-    elif rule.uniform and rule.slack < 1 and small:
-        mode = NEAR
-    else:
-        mode = SEARCH
+        return lin[0], (LINEAR32 if lin[1] else LINEAR)
+    if rule.uniform and rule.slack < 1 and small:
+        return 0.0, NEAR
+    return 0.0, SEARCH
+
+
+def rule_args(rule: BinRule, dtype=None):
+    """The rule as the tuple kernels take, for values of ``dtype`` (the kernel's). float32
+    values under a float64 rule are binned in float32 (:attr:`BinRule.float32`) when its
+    float32 edges are LINEAR32's: 20M points on a 1024^2 grid, one core, 2.7 -> 1.7 ns
+    a point (with int32 cells)."""
+    if dtype == np.float32 and rule.float32 is not None and _mode(rule.float32)[1] == LINEAR32:
+        rule = rule.float32
+    step, mode = _mode(rule)
+    e = rule.kernel_cmp
     return (e, e[0], e[-1], rule.lo, rule.scale, step, mode)

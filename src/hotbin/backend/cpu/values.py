@@ -1,0 +1,174 @@
+"""The values accumulators of the cpu scatter: [value, n] per cell for MEAN, MIN and MAX.
+
+:func:`add_block` adds one block of points whose cells are known (:mod:`.scatter` computes
+them): the points of a hot cell apart, in registers, the others with the plain loop.
+:func:`merge_values` merges the per-thread partials.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._jit import njit
+
+__all__ = ["MEAN", "MIN", "MAX", "VALUES", "add_block", "merge_values"]
+
+#: what a values scatter keeps per cell: [sum, n], [min, n], [max, n] (ids beside .scatter's)
+MEAN, MIN, MAX = 3, 4, 5
+#: the accumulators whose partial is [value, n] per cell (float64)
+VALUES = (MEAN, MIN, MAX)
+
+
+@njit(inline="always")
+def _better(how, v, cur):
+    """Whether ``v`` replaces ``cur`` under MIN / MAX (-0.0 below +0.0, as IEEE 754's minimum);
+    branch-free."""
+    zeros = (v == 0.0) & (cur == 0.0)
+    if how == MIN:
+        return (v < cur) | (zeros & (math.copysign(1.0, v) < math.copysign(1.0, cur)))
+    return (v > cur) | (zeros & (math.copysign(1.0, v) > math.copysign(1.0, cur)))
+
+
+@njit(inline="always")
+def add_block(cx, m, w, how, center, h, hot, same, tc, tv):
+    """[value, n] of cell c at h[2c], h[2c + 1] (one cache line per point); NaN weights skipped.
+    h starts at zeros: a cell's first value is taken as it is (no identity fills the
+    partial), :func:`merge_values` merges the partials. One loop per accumulator (``how``
+    and whether centered are constants in each, so its branches fold away).
+
+    With a hot cell (``hot`` >= 0; ``same`` points repeat the previous one's cell), the
+    other points' cells and values are first copied aside branch-free (into ``tc``, ``tv``)
+    and added with the plain loop, then the hot cell's values are folded in registers (a
+    branch on the hot cell mispredicts when it holds most but not all points): sums in
+    point order, so they are bitwise those of the plain loop; extremes on SIMD lanes
+    (:func:`_extreme`: min and max do not depend on the order)."""
+    if how == MEAN:
+        if center.size:
+            _values_loop(cx, m, w, MEAN, True, center, h, hot, same, tc, tv)
+        else:
+            _values_loop(cx, m, w, MEAN, False, center, h, hot, same, tc, tv)
+    elif how == MIN:
+        _values_loop(cx, m, w, MIN, False, center, h, hot, same, tc, tv)
+    else:
+        _values_loop(cx, m, w, MAX, False, center, h, hot, same, tc, tv)
+
+
+@njit(inline="always")
+def _values_loop(cx, m, w, how, centered, center, h, hot, same, tc, tv):
+    if hot < 0:
+        _add_values(cx, m, w, how, centered, center, h)
+        return
+    if same < m - 1:  # else every point is in the hot cell
+        j = 0
+        for k in range(m):
+            c = cx[k]
+            tc[j] = c
+            tv[j] = w[k]
+            j += c != hot
+        _add_values(tc, j, tv, how, centered, center, h)
+    i0 = np.uint64(hot * 2)
+    cnt = 0
+    if how == MEAN:
+        acc = h[i0]
+        mid = center[np.uint64(hot)] if centered else 0.0
+        for k in range(m):  # acc is never -0.0 (it starts at +0.0), so adding +0.0 keeps it
+            v = np.float64(w[k])
+            ok = (cx[k] == hot) & (v == v)
+            if centered:
+                v = (v - mid) ** 2
+            acc += v if ok else 0.0
+            cnt += ok
+    else:
+        acc = h[i0]
+        best, cnt = _extreme(cx, m, w, how, hot)
+        if cnt and ((h[i0 + 1] == 0.0) | _better(how, best, acc)):
+            acc = best
+    h[i0] = acc
+    h[i0 + 1] += cnt
+
+
+@njit(inline="always")
+def _extreme(cx, m, w, how, hot):
+    """(the MIN / MAX of the non-NaN values w[k] of cell ``hot``, how many there are). float
+    values are compared as integers ordered like them (-0.0 below +0.0): an integer
+    min / max is exact in any order, so it runs on every SIMD lane (a float one would
+    need the order kept or NaN and zeros assumed away)."""
+    v = w[0]
+    if isinstance(v, np.float32):
+        return _extreme_bits(cx, m, w.view(np.int32), how, hot, np.int32(31), np.int32(0x7FFFFFFF),
+                             np.int32(0x7F800000), np.float32)
+    if isinstance(v, np.float64):
+        return _extreme_bits(cx, m, w.view(np.int64), how, hot, np.int64(63), np.int64(0x7FFFFFFFFFFFFFFF),
+                             np.int64(0x7FF0000000000000), np.float64)
+    best, cnt = np.float64(v), 0  # integer weights: a chain of compares
+    for k in range(m):
+        u = np.float64(w[k])
+        ok = cx[k] == hot
+        best = u if ok & ((cnt == 0) | _better(how, u, best)) else best
+        cnt += ok
+    return best, cnt
+
+
+@njit(inline="always")
+def _extreme_bits(cx, m, bits, how, hot, sign, low, inf, ftype):
+    """_extreme of float values given by their bits (int32 for float32, int64 for float64):
+    ``key = b ^ ((b >> sign) & low)`` orders them as the floats, NaN (``b & low > inf``)
+    left out."""
+    big = np.iinfo(bits.dtype).max
+    small = np.iinfo(bits.dtype).min
+    best = small if how == MAX else big
+    cnt = 0
+    for k in range(m):  # vectorized
+        b = bits[k]
+        ok = (cx[k] == hot) & ((b & low) <= inf)
+        key = b ^ ((b >> sign) & low)
+        if how == MAX:
+            best = max(best, key if ok else small)
+        else:
+            best = min(best, key if ok else big)
+        cnt += ok
+    out = np.empty(1, bits.dtype)
+    out[0] = best ^ ((best >> sign) & low)
+    return np.float64(out.view(ftype)[0]), cnt
+
+
+@njit(nogil=True, cache=True)
+def merge_values(out, how, ident, res, lo, hi):
+    """res[:, c] = [value, n] of cells lo .. hi merged over the [value, n] partials ``out[p]``
+    of :func:`add_block` (cells with no value: ``ident``), in partial order: sums as NumPy's
+    sum over the partials, extremes in any order."""
+    for c in range(lo, hi):
+        v = 0.0
+        n = 0.0
+        for p in range(out.shape[0]):
+            pn = out[p, 2 * c + 1]
+            if pn == 0.0:
+                continue
+            pv = out[p, 2 * c]
+            if how == MEAN:
+                v += pv
+            elif (n == 0.0) | _better(how, pv, v):
+                v = pv
+            n += pn
+        res[0, c] = v if n > 0.0 else ident
+        res[1, c] = n
+
+
+@njit(inline="always")
+def _add_values(cx, m, w, how, centered, center, h):
+    """The plain loop of :func:`add_block`."""
+    for k in range(m):
+        c = np.int64(cx[k])
+        v = np.float64(w[k])
+        if v != v:  # NaN: no value
+            continue
+        if centered:
+            v = (v - center[np.uint64(c)]) ** 2
+        i = np.uint64(c + c)
+        n = h[i + 1]
+        h[i + 1] = n + 1.0
+        if how == MEAN:
+            h[i] += v
+        elif (n == 0.0) | _better(how, v, h[i]):  # a cell's first value: no identity to fill
+            h[i] = v
