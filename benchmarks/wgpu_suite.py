@@ -14,8 +14,11 @@ Every timed configuration is first checked against ``np.bincount``. GB/s counts 
 bytes read once. Two wgpu figures:
   kernel  the counting dispatch on resident data (median of reps, each rep INNER dispatches
           in one submission and a 16-byte read back, wall clock / INNER)
-  call    one resident histogram as the backend computes it: dispatch, read the 2 KiB of
-          counts back, fold into bins (what ``histogram`` does once the data is uploaded)
+  call    one resident histogram as the backend computes it (``hist.count_u8_resident``):
+          one submission (zero the counters, dispatch, copy them out), one map of a reused
+          staging buffer, fold into bins (what ``histogram`` does once the data is uploaded).
+          "call before" is the call of 2026-11-30 (new counters, a submission, then
+          ``queue.read_buffer``), "roundtrip" an empty submission and read-back
 ``--sweep`` times every (mode, workgroup size, copies, unroll, workgroups) of the tuning space and
 reports the best, to justify the table in ``hotbin/backend/wgpu/tuning.py``.
 
@@ -214,7 +217,7 @@ def main():
               for wg, c, u, gr in itertools.product(
                   (256, 512, 1024), (8, 32), (1, 2, 4),
                   # whole waves on an H200 (132 SMs x 7 or 8 resident workgroups), and more
-                  (924, 1056, 1848, 2112, 4224) if not cpu_adapter else (4, 16))
+                  (1056, 2112, 4224) if not cpu_adapter else (4, 16))
               if 256 * c * 4 <= g.limits["max-compute-workgroup-storage-size"]
               and wg <= g.limits["max-compute-invocations-per-workgroup"]]
     private = [dict(mode="private", wg=wg, unroll=u, groups=gr)
@@ -235,17 +238,50 @@ def main():
         kernel = median_ms(g, lambda enc: H.launch_u8(g, buf, n16, out, encoder=enc), args.reps)
 
         def call():
+            return fold_values(H.count_u8_resident(buf, n16), value_table(rule, np.uint8), 256)
+
+        def call_before():  # the call of 2026-11-30: new counters, two submissions, read_buffer
             o = g.storage(256 * 8)
             H.launch_u8(g, buf, n16, o)
-            return fold_values(D.words64(g.read(o)), value_table(rule, np.uint8), 256)
+            raw = np.frombuffer(g.device.queue.read_buffer(o), np.uint8)
+            return fold_values(D.words64(raw), value_table(rule, np.uint8), 256)
 
-        assert np.array_equal(call(), want)
-        ts = []
-        for _ in range(args.reps):
-            t0 = time.perf_counter()
-            call()
-            ts.append((time.perf_counter() - t0) * 1e3)
-        call_ms = statistics.median(ts)
+        tiny = g.storage(16)
+
+        kept = g.storage(256 * 8)
+
+        def record():  # the host's part of a call: recording and finishing, no submission
+            enc = g.device.create_command_encoder()
+            enc.clear_buffer(kept, 0, kept.size)
+            H.launch_u8(g, buf, n16, kept, encoder=enc)
+            enc.finish()
+
+        parts = {"call": call, "call_before": call_before,
+                 # one submission and read-back with no work: the fixed cost of a call
+                 "roundtrip": lambda: g.read(tiny, 16, g.device.create_command_encoder()),
+                 "record": record}
+        assert np.array_equal(call(), want) and np.array_equal(call_before(), want)
+        wall = {}
+
+        def timed(key, fn):
+            ts = []
+            for _ in range(args.reps + 1):
+                t0 = time.perf_counter()
+                fn()
+                ts.append((time.perf_counter() - t0) * 1e3)
+            wall[key] = statistics.median(ts[1:])
+
+        for key, fn in parts.items():
+            timed(key, fn)
+        g.cache_binds = False  # each call makes its uniform buffer and bind group
+        timed("call_nocache", call)
+        g.cache_binds = True
+        spin = g.spin_s
+        g.spin_s = 0.0 if spin else 0.002  # the other way of waiting for the read-back
+        timed("call_poll", call)
+        timed("roundtrip_poll", parts["roundtrip"])
+        g.spin_s = spin
+        call_ms = wall["call"]
         best = None
         if args.sweep:
             for cfg in space:
@@ -256,9 +292,15 @@ def main():
                 if best is None or ms < best[1]:
                     best = (cfg, ms)
         row = {"input": name, "wgpu_kernel_GBps": nbytes / kernel / 1e6,
-               "wgpu_call_GBps": nbytes / call_ms / 1e6}
+               "wgpu_call_GBps": nbytes / call_ms / 1e6, "kernel_ms": kernel,
+               **{f"{k}_ms": v for k, v in wall.items()}}
         if best:
             row["best_cfg"], row["best_GBps"] = best[0], nbytes / best[1] / 1e6
+            cfg = best[0]
+            assert np.array_equal(fold_values(H.count_u8_resident(buf, n16, **cfg),
+                                              value_table(rule, np.uint8), 256), want)
+            timed("call_best", lambda: H.count_u8_resident(buf, n16, **cfg))
+            row["call_best_ms"] = wall["call_best"]
         buf = None  # free the resident copy
         if cuda is not None:
             try:
@@ -268,7 +310,8 @@ def main():
                 cuda = None
         if cuda is not None:
             assert np.array_equal(counts, want), "cuda backend counts differ"
-            row.update(cuda_kernel_GBps=nbytes / ck / 1e6, cuda_call_GBps=nbytes / cc / 1e6)
+            row.update(cuda_kernel_GBps=nbytes / ck / 1e6, cuda_call_GBps=nbytes / cc / 1e6,
+                       cuda_call_ms=cc)
             row["ratio_kernel"] = row["wgpu_kernel_GBps"] / row["cuda_kernel_GBps"]
             row["ratio_call"] = row["wgpu_call_GBps"] / row["cuda_call_GBps"]
         else:
@@ -302,6 +345,26 @@ def main():
             lines.append(f"| {r['input']} | {r['wgpu_kernel_GBps']:.4g} | {r['wgpu_call_GBps']:.4g} | "
                          f"{r['anchor_cuda_GBps']:.4g} | {r['ratio_vs_anchor']:.2f} | "
                          f"{r.get('best_GBps', float('nan')):.4g} |")
+    other = 0.0 if g.spin_s else 0.002
+    lines += ["", "Per call, ms (median wall clock): kernel = one dispatch of the kernel column; "
+              "call = one submission (zero counters, count, copy out) and one map of a reused "
+              "staging buffer, bind group kept; no cache = the call making its bind group; poll = "
+              f"the call waiting the other way (spin_s={other}, default {g.spin_s}); best = the call "
+              "with the best swept config; before = new counters, a submission, then "
+              "queue.read_buffer (a second submission and a new staging buffer); record = the "
+              "host's recording (and finish) alone; roundtrip = one empty submission and "
+              "read-back (poll: the other wait).", "",
+              "| input | kernel | call | no cache | poll | best | before | record | roundtrip | "
+              "roundtrip poll | cuda call | call / cuda call |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    nan = float("nan")
+    for r in rows:
+        lines.append(f"| {r['input']} | {r['kernel_ms']:.3f} | {r['call_ms']:.3f} | "
+                     f"{r['call_nocache_ms']:.3f} | {r['call_poll_ms']:.3f} | "
+                     f"{r.get('call_best_ms', nan):.3f} | "
+                     f"{r['call_before_ms']:.3f} | {r['record_ms']:.3f} | {r['roundtrip_ms']:.3f} | "
+                     f"{r['roundtrip_poll_ms']:.3f} | {r.get('cuda_call_ms', nan):.3f} | "
+                     f"{r.get('cuda_call_ms', nan) / r['call_ms']:.2f} |")
     lines += ["", f"NumPy input, upload included (uniform): {upload_GBps:.4g} GB/s"]
     for r in rows:
         if "best_cfg" in r:

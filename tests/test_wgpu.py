@@ -192,17 +192,65 @@ def test_smallest_workgroup_storage(rng, monkeypatch):
     np.testing.assert_array_equal(W.luma_histogram(batch), luma_reference(batch))
 
 
-@pytest.mark.parametrize("mode,wg", [("atomic", 256), ("atomic", 64), ("private", 16),
-                                     ("private", 32)])
-def test_u8_kernel_modes(rng, mode, wg):
-    """Both uint8 counting kernels, with enough loop trips to flush private counters."""
+@pytest.mark.parametrize("unroll", [1, 2, 4])
+@pytest.mark.parametrize("mode,wg,copies", [("atomic", 256, 8), ("atomic", 64, 32), ("private", 16, None),
+                                            ("private", 32, None)])
+def test_u8_kernel_modes(rng, mode, wg, copies, unroll):
+    """Both uint8 counting kernels, lane copies and every unrolling, with enough loop trips
+    to flush private counters and a last trip that ends inside the unrolled loads."""
     g = D.gpu()
-    x = rng.integers(0, 256, 1 << 20, dtype=np.uint8)
+    x = rng.integers(0, 256, (1 << 20) + 16 * 37, dtype=np.uint8)
     x[: 1 << 18] = 9  # a constant stretch: whole 16-byte loads of one value
     x[1 << 18: 1 << 19] = rng.integers(100, 103, 1 << 18)  # narrow
     out = g.storage(256 * 8)
-    H.launch_u8(g, g.with_data(x), x.size // 16, out, mode=mode, wg=wg, unroll=2, groups=2)
+    H.launch_u8(g, g.with_data(x), x.size // 16, out, mode=mode, wg=wg, copies=copies, unroll=unroll,
+                groups=3)
     np.testing.assert_array_equal(D.words64(g.read(out)), np.bincount(x, minlength=256))
+
+
+def test_resident_calls_start_from_zero(rng):
+    """Counters come from a pool and staging buffers are reused: each call counts its own
+    data only, however the calls interleave with other sizes of result."""
+    g = D.gpu()
+    x = rng.integers(0, 256, 1 << 16, dtype=np.uint8)
+    buf = g.with_data(x)
+    want = np.bincount(x, minlength=256)
+    for _ in range(3):
+        np.testing.assert_array_equal(H.count_u8_resident(buf, x.size // 16), want)
+        y = rng.normal(size=1000).astype(np.float32)
+        np.testing.assert_array_equal(W.histogram(y, histogram_rule(y, 77, (-3, 3))),
+                                      np.histogram(y, 77, (-3, 3))[0])
+    half = H.count_u8_resident(buf, x.size // 32)
+    np.testing.assert_array_equal(half, np.bincount(x[: x.size // 2], minlength=256))
+
+
+def test_gpu_tuning_row_counts_exactly(rng, monkeypatch):
+    """The discrete-GPU row of the uint8 tuning (whatever adapter runs the tests)."""
+    g = D.gpu()
+    monkeypatch.setattr(g, "kind", "gpu")
+    x = rng.integers(0, 256, (1 << 21) + 48, dtype=np.uint8)
+    x[:4096] = 200
+    np.testing.assert_array_equal(H.count_u8(x), np.bincount(x, minlength=256))
+
+
+def test_bind_groups_are_kept_while_their_buffers_live(rng):
+    """A dispatch repeated on the same buffers reuses its bind group; new data written into
+    a kept buffer is counted; a buffer dropped takes its bind groups (and memory) along."""
+    import gc
+
+    g = D.gpu()
+    x = rng.integers(0, 256, 1 << 12, dtype=np.uint8)
+    buf = g.with_data(x)
+    np.testing.assert_array_equal(H.count_u8_resident(buf, x.size // 16), np.bincount(x, minlength=256))
+    kept = [k for k in g._binds if any(bid == id(buf) for _, bid in k[2])]
+    assert len(kept) == 1
+    y = rng.integers(0, 7, x.size, dtype=np.uint8)
+    g.upload(buf, y)  # same buffer, same parameters: the kept bind group, the new bytes
+    np.testing.assert_array_equal(H.count_u8_resident(buf, x.size // 16), np.bincount(y, minlength=256))
+    assert [k for k in g._binds if any(bid == id(buf) for _, bid in k[2])] == kept
+    del buf
+    gc.collect()
+    assert kept[0] not in g._binds and not any(kept[0] in keys for keys in g._bound.values())
 
 
 def test_counters_carry_past_32_bits():

@@ -25,6 +25,31 @@ struct Params {
 var<workgroup> wg: array<atomic<u32>, 256u * COPIES>;
 var<workgroup> pc: array<u32, PRIV_WORDS>;
 
+// The UNROLL loads of one trip: j, j + stride, ... (past the end: the last load again,
+// not counted). Each is a value of its own, never an array element: a function-scope array
+// indexed in a loop went to local memory on NVIDIA's Vulkan compiler (3x slower than one
+// load per trip, results/wgpu-2026-11-30.md).
+struct Loads {
+    v0: vec4<u32>,
+    v1: vec4<u32>,
+    v2: vec4<u32>,
+    v3: vec4<u32>,
+}
+
+fn loads(j: u32, stride: u32) -> Loads {
+    let last = P.n16 - 1u;
+    var q: Loads;
+    q.v0 = data[j];
+    if (UNROLL >= 2u) {
+        q.v1 = data[min(j + stride, last)];
+    }
+    if (UNROLL >= 4u) {
+        q.v2 = data[min(j + 2u * stride, last)];
+        q.v3 = data[min(j + 3u * stride, last)];
+    }
+    return q;
+}
+
 fn count_word(w: u32, copy: u32) {
     atomicAdd(&wg[(w & 0xffu) * COPIES + copy], 1u);
     atomicAdd(&wg[((w >> 8u) & 0xffu) * COPIES + copy], 1u);
@@ -54,15 +79,17 @@ fn count_bytes(@builtin(local_invocation_index) lid: u32,
     workgroupBarrier();
     let copy = lid & (COPIES - 1u);
     let stride = nwg.x * WG;
-    var v: array<vec4<u32>, 4>;
     for (var j = wid.x * WG + lid; j < P.n16; j += stride * UNROLL) {
-        for (var u = 0u; u < UNROLL; u += 1u) {
-            v[u] = data[min(j + u * stride, P.n16 - 1u)];  // loads first, then counting
+        let q = loads(j, stride);  // all loads first, then counting
+        count16(q.v0, copy);
+        if (UNROLL >= 2u && j + stride < P.n16) {
+            count16(q.v1, copy);
         }
-        for (var u = 0u; u < UNROLL; u += 1u) {
-            if (j + u * stride < P.n16) {
-                count16(v[u], copy);
-            }
+        if (UNROLL >= 4u && j + 2u * stride < P.n16) {
+            count16(q.v2, copy);
+        }
+        if (UNROLL >= 4u && j + 3u * stride < P.n16) {
+            count16(q.v3, copy);
         }
     }
     workgroupBarrier();
@@ -128,16 +155,18 @@ fn count_bytes_private(@builtin(local_invocation_index) lid: u32,
     }
     workgroupBarrier();
     let stride = nwg.x * WG;
-    var v: array<vec4<u32>, 4>;
     var trips = 0u;
     for (var j = wid.x * WG + lid; j < P.n16; j += stride * UNROLL) {
-        for (var u = 0u; u < UNROLL; u += 1u) {
-            v[u] = data[min(j + u * stride, P.n16 - 1u)];
+        let q = loads(j, stride);
+        bump16(q.v0, lid);
+        if (UNROLL >= 2u && j + stride < P.n16) {
+            bump16(q.v1, lid);
         }
-        for (var u = 0u; u < UNROLL; u += 1u) {
-            if (j + u * stride < P.n16) {
-                bump16(v[u], lid);
-            }
+        if (UNROLL >= 4u && j + 2u * stride < P.n16) {
+            bump16(q.v2, lid);
+        }
+        if (UNROLL >= 4u && j + 3u * stride < P.n16) {
+            bump16(q.v3, lid);
         }
         trips += 1u;
         if (trips == FLUSH) {

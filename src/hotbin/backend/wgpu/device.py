@@ -12,10 +12,12 @@ from __future__ import annotations
 import importlib.resources
 import os
 import threading
+import time
+import weakref
 
 import numpy as np
 
-from .tuning import ATOMIC64, CHUNK_BYTES, WG, WORKGROUPS
+from .tuning import ATOMIC64, BIND_CACHE, CHUNK_BYTES, SPIN_S, STAGING_POOL_BYTES, WG, WORKGROUPS
 
 ENV_ADAPTER = "HOTBIN_WGPU_ADAPTER"
 INSTALL = 'pip install "hotbin[wgpu]"'
@@ -104,7 +106,16 @@ class Gpu:
         self._modules = {}
         self._pipelines = {}
         self._layouts = {}
-        self._lock = threading.Lock()
+        #: reusable buffers: staging buffers by ("staging", size), counters by size
+        self._free = {}
+        #: bind groups by (kernel file, params, buffers) and their keys by buffer: _bind_group
+        self._binds = {}
+        self._bound = {}
+        #: keep bind groups for repeated dispatches (benchmarks switch it off to compare)
+        self.cache_binds = True
+        #: seconds a read-back polls the device in the calling thread (see _map_read)
+        self.spin_s = SPIN_S[self.kind]
+        self._lock = threading.RLock()  # re-entered when a collected buffer drops its bind groups
 
     @property
     def max_binding(self) -> int:
@@ -183,19 +194,63 @@ class Gpu:
         self.upload(buf, raw)
         return buf
 
-    def read(self, buf, nbytes=None):
-        return np.frombuffer(self.device.queue.read_buffer(buf, 0, nbytes), np.uint8)
+    def zeros(self, nbytes, encoder):
+        """A storage buffer of at least ``nbytes`` (as :meth:`storage`), zeroed by ``encoder``
+        (its first command): taken from the pool that :meth:`read` returns results to, so a
+        call's counters cost no allocation."""
+        size = max(LOAD_BYTES, round4(nbytes))
+        if size <= STAGING_POOL_BYTES:
+            size = 1 << (size - 1).bit_length()  # size classes: the pool stays small
+            with self._lock:
+                free = self._free.get(size)
+                buf = free.pop() if free else None
+            if buf is not None:
+                encoder.clear_buffer(buf, 0, size)
+                return buf
+        return self.storage(size)  # new buffers are zeroed
+
+    def read(self, buf, nbytes=None, encoder=None, recycle=False):
+        """The first ``nbytes`` of ``buf`` (all of it by default), as uint8.
+
+        ``encoder`` (the dispatches that compute ``buf``, not yet submitted) and the copy
+        into a staging buffer go in one submission, then the staging buffer is mapped:
+        one submission and one wait per result (``queue.read_buffer`` submits again and
+        makes a staging buffer each time). Staging buffers up to
+        :data:`~.tuning.STAGING_POOL_BYTES` are kept for the next read; ``recycle``
+        returns ``buf`` (from :meth:`zeros`) to the pool once read.
+        """
+        n = int(buf.size if nbytes is None else nbytes)
+        size = max(LOAD_BYTES, round4(n))  # copies move whole 4-byte words
+        enc = encoder or self.device.create_command_encoder()
+        pooled = size <= STAGING_POOL_BYTES
+        key = ("staging", 1 << (size - 1).bit_length()) if pooled else None
+        with self._lock:
+            free = self._free.get(key) if pooled else None
+            stage = free.pop() if free else None
+        if stage is None:
+            stage = self.device.create_buffer(size=key[1] if pooled else size,
+                                              usage=self.usage.MAP_READ | self.usage.COPY_DST)
+        enc.copy_buffer_to_buffer(buf, 0, stage, 0, size)
+        self.device.queue.submit([enc.finish()])
+        _map_read(stage, self.device, self.spin_s)
+        try:
+            out = np.frombuffer(stage.read_mapped(0, size), np.uint8)[:n]
+        finally:
+            stage.unmap()
+        with self._lock:
+            if pooled:
+                self._free.setdefault(key, []).append(stage)
+            if recycle and buf.size <= STAGING_POOL_BYTES:
+                self._free.setdefault(buf.size, []).append(buf)
+        if not pooled:
+            stage.destroy()
+        return out
 
     def run(self, name, pipeline, params, buffers, groups, encoder=None):
         """Dispatch ``pipeline`` with uniform ``params`` (bytes) and storage ``buffers``
         ({binding: buffer}); ``groups`` is (x, y). Records into ``encoder`` if given,
         else submits at once."""
-        bgl, _ = self._layout(name)
-        ubuf = self.device.create_buffer_with_data(data=params, usage=self.usage.UNIFORM)
-        entries = [{"binding": 0, "resource": {"buffer": ubuf, "offset": 0, "size": ubuf.size}}]
-        for b, buf in sorted(buffers.items()):
-            entries.append({"binding": b, "resource": {"buffer": buf, "offset": 0, "size": buf.size}})
-        bg = self.device.create_bind_group(layout=bgl, entries=entries)
+        bg = self._bind_group(name, bytes(params), buffers)
         enc = encoder or self.device.create_command_encoder()
         cp = enc.begin_compute_pass()
         cp.set_pipeline(pipeline)
@@ -204,6 +259,47 @@ class Gpu:
         cp.end()
         if encoder is None:
             self.device.queue.submit([enc.finish()])
+
+    def _bind_group(self, name, params: bytes, buffers):
+        """The bind group of uniform ``params`` and storage ``buffers``: made once and kept while
+        every buffer lives (at most :data:`~.tuning.BIND_CACHE` of them), so a call that
+        repeats one on the same buffers makes no uniform buffer and no bind group."""
+        key = (name, params, tuple((b, id(buf)) for b, buf in sorted(buffers.items())))
+        hit = self._binds.get(key) if self.cache_binds else None
+        if hit is not None and all(r() is not None for r in hit[0]):
+            return hit[1]
+        bgl, _ = self._layout(name)
+        ubuf = self.device.create_buffer_with_data(data=params, usage=self.usage.UNIFORM)
+        entries = [{"binding": 0, "resource": {"buffer": ubuf, "offset": 0, "size": ubuf.size}}]
+        for b, buf in sorted(buffers.items()):
+            entries.append({"binding": b, "resource": {"buffer": buf, "offset": 0, "size": buf.size}})
+        bg = self.device.create_bind_group(layout=bgl, entries=entries)
+        if self.cache_binds:
+            with self._lock:
+                while len(self._binds) >= BIND_CACHE:
+                    self._unbind(next(iter(self._binds)))  # the oldest
+                self._binds[key] = (tuple(weakref.ref(buf) for buf in buffers.values()), bg)
+                for buf in set(buffers.values()):
+                    keys = self._bound.get(id(buf))
+                    if keys is None:  # first sight: when the buffer goes, its bind groups go
+                        keys = self._bound[id(buf)] = set()
+                        weakref.finalize(buf, self._forget, id(buf))
+                    keys.add(key)
+        return bg
+
+    def _unbind(self, key):
+        """Drop the bind group ``key`` (the lock held)."""
+        self._binds.pop(key, None)
+        for _, bid in key[2]:
+            keys = self._bound.get(bid)
+            if keys is not None:
+                keys.discard(key)
+
+    def _forget(self, bid):
+        """A buffer was collected: drop its bind groups, which hold its device memory."""
+        with self._lock:
+            for key in self._bound.pop(bid, ()):
+                self._unbind(key)
 
 
 _GPU = None
@@ -225,6 +321,27 @@ def gpu() -> Gpu:
         if _GPU is None:
             raise RuntimeError(f"wgpu backend: no usable WebGPU device ({_GPU_ERROR})") from _GPU_ERROR
         return _GPU
+
+
+def _map_read(buf, device, spin_s: float):
+    """Map ``buf`` for reading and wait. The copy into it was just submitted, so wgpu-py's
+    "READ_NOSYNC" mode (what its own ``queue.read_buffer`` uses) skips the empty submission
+    that a plain "READ" map adds; versions without that mode get the plain map.
+
+    For up to ``spin_s`` seconds this thread polls ``device`` without blocking (the map's
+    callback then runs here as soon as the copy is done); then, or when wgpu-py has no such
+    poll, it waits for wgpu-py's poll thread to wake it, which costs a wake-up or two after
+    the work is done."""
+    try:
+        promise = buf.map_async("READ_NOSYNC")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        promise = buf.map_async("READ")
+    poll = getattr(device, "_poll", None)
+    if spin_s > 0 and poll is not None:
+        end = time.perf_counter() + spin_s
+        while getattr(promise, "_state", None) == "pending" and time.perf_counter() < end:
+            poll(False)
+    promise.sync_wait()
 
 
 def native(a) -> np.ndarray:

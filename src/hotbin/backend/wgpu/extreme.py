@@ -69,9 +69,9 @@ def extremes2d(x, y, rx, ry, weights, red, by=None):
     else:  # a cache of SLOTS cells: keys, counts, tags
         slots = min(CACHE_SLOTS, pow2_floor((g.wg_words - 1) // 3))
         entry, words = "extreme_global", 3 * slots
-    stream("extreme", entry, {"SLOTS": slots, "WORDS": words, "MAX": is_max}, 2, pts.data,
-           pts.kinds, pts.axes, ncell, ry.nbins, pts.cats, {4: counts, 7: keys}, weights=w)
-    n = words64(g.read(counts, 8 * (ncell + 1)))
+    enc = stream("extreme", entry, {"SLOTS": slots, "WORDS": words, "MAX": is_max}, 2, pts.data,
+                 pts.kinds, pts.axes, ncell, ry.nbins, pts.cats, {4: counts, 7: keys}, weights=w)
+    n = words64(g.read(counts, 8 * (ncell + 1), enc))
     ext = key_values(g.read(keys, 4 * ncell).view(np.uint32))
     ext[n[:ncell] == 0] = red.identity[0]
     part = np.stack([ext, n[:ncell].astype(np.float64)])

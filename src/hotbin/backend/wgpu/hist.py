@@ -102,17 +102,40 @@ def count_u8(x: np.ndarray) -> np.ndarray:
     """Counts of each byte value of a flat uint8 array (int64, 256)."""
     g = gpu()
     n16 = x.size // LOAD_BYTES
-    out = g.storage(U8_VALUES * 8)
-    if n16:
-        step = g.binding
-        buf = g.storage(min(n16 * LOAD_BYTES, step))
-        for s in range(0, n16 * LOAD_BYTES, step):
-            chunk = x[s:min(s + step, n16 * LOAD_BYTES)]
-            g.upload(buf, chunk)
-            launch_u8(g, buf, chunk.size // LOAD_BYTES, out)
-    got = words64(g.read(out))
     tail = x[n16 * LOAD_BYTES:]  # the bytes that fill no whole load
+    if not n16:
+        return np.bincount(tail, minlength=U8_VALUES).astype(np.int64)
+    step = g.binding
+    buf = g.storage(min(n16 * LOAD_BYTES, step))
+    enc = g.device.create_command_encoder()
+    out = g.zeros(U8_VALUES * 8, enc)
+    for s in range(0, n16 * LOAD_BYTES, step):
+        if s:  # the chunk before was counted from buf: submit it before buf is overwritten
+            g.device.queue.submit([enc.finish()])
+            enc = g.device.create_command_encoder()
+        chunk = x[s:min(s + step, n16 * LOAD_BYTES)]
+        g.upload(buf, chunk)
+        launch_u8(g, buf, chunk.size // LOAD_BYTES, out, encoder=enc)
+    got = read_counts(g, out, U8_VALUES, enc)
     return got + np.bincount(tail, minlength=U8_VALUES) if tail.size else got
+
+
+def count_u8_resident(buf, n16: int, **config) -> np.ndarray:
+    """Counts of each byte value (int64, 256) of the first ``n16`` 16-byte loads of the
+    device buffer ``buf``: one submission (zero the counters, count, copy them out) and one
+    read-back of 2 KiB. What :func:`count_u8` does per chunk, for data already on the device
+    (benchmarks/wgpu_suite.py's "call"); ``config`` overrides the tuning as :func:`launch_u8`'s."""
+    g = gpu()
+    enc = g.device.create_command_encoder()
+    out = g.zeros(U8_VALUES * 8, enc)
+    launch_u8(g, buf, n16, out, encoder=enc, **config)
+    return read_counts(g, out, U8_VALUES, enc)
+
+
+def read_counts(g, out, ncell: int, encoder) -> np.ndarray:
+    """The ``ncell`` 64-bit counters of ``out`` (from ``g.zeros``) as int64, read back in the
+    submission of ``encoder``; ``out`` goes back to the pool."""
+    return words64(g.read(out, 8 * ncell, encoder, recycle=True))
 
 
 def launch_u8(g, buf, n16, out, copies=None, unroll=None, wg=None, groups=None, mode=None,
@@ -149,17 +172,25 @@ def cells(dims, data, kinds, axes, ncell, ny, cats=None) -> np.ndarray:
         entry = "hist_private"
     else:  # SLOTS words: half cache tags, half counts
         entry, slots = "hist_global", min(2 * CACHE_SLOTS, pow2_floor(g.wg_words))
-    out = g.storage(8 * ncell)
-    stream("hist", entry, {"SLOTS": slots}, dims, data, kinds, axes, ncell, ny, cats, {4: out})
-    return words64(g.read(out, 8 * ncell))
+    enc = g.device.create_command_encoder()
+    out = g.zeros(8 * ncell, enc)
+    enc = stream("hist", entry, {"SLOTS": slots}, dims, data, kinds, axes, ncell, ny, cats, {4: out},
+                 encoder=enc)
+    return read_counts(g, out, ncell, enc)
 
 
 def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, outputs,
-           weights=None):
+           weights=None, encoder=None):
     """Dispatch ``entry`` of kernels/<name>.wgsl (cell.wgsl prepended) over the points,
     chunk by chunk (each input at most one binding): coordinates ``data`` (bindings 2, 3),
-    category codes ``cats`` (5), ``weights`` (6) into the ``outputs`` ({binding: buffer})."""
+    category codes ``cats`` (5), ``weights`` (6) into the ``outputs`` ({binding: buffer}).
+
+    The first chunk is recorded into ``encoder`` (commands already in it run first), every
+    chunk but the last is submitted (its inputs are overwritten by the next upload); the
+    last chunk's commands come back unsubmitted, in the returned encoder, so that the
+    read-back of the outputs joins their submission (:meth:`.device.Gpu.read`)."""
     g = gpu()
+    enc = encoder or g.device.create_command_encoder()
     ths = [a[0] for a in axes]
     offs = np.cumsum([0] + [t.size for t in ths])
     th = g.with_data(np.concatenate(ths).astype(np.uint32))
@@ -182,7 +213,11 @@ def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, out
     unused = g.storage(LOAD_BYTES)
     bound = {b: unused for b in BINDINGS[name][1:]} | {1: th} | bufs | outputs
     for s in range(0, n, step):
+        if s:
+            g.device.queue.submit([enc.finish()])
+            enc = g.device.create_command_encoder()
         for b, a in ins.items():
             g.upload(bufs[b], a[s:s + step])
         head[0] = min(step, n - s)
-        g.run(name, pipe, head.tobytes() + recs, bound, (g.groups(int(head[0])),))
+        g.run(name, pipe, head.tobytes() + recs, bound, (g.groups(int(head[0])),), enc)
+    return enc
