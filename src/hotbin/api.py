@@ -27,7 +27,7 @@ from .binning import check_data, exact_counts, histogram2d_rules, histogram_rule
 from .grid import columns, grid
 from .numpy_compat import no_edges, numpy_only, numpy_result
 from .blocks import Plan
-from .plan import executor, weighted
+from .plan import executor, portable, weighted
 from .reductions import COUNT, SUM_F64
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "cumsum",
@@ -61,7 +61,11 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     weights : array_like, optional
         Same shape as ``a``.
     backend : {"cpu", "cuda", "wgpu"}, optional
-        Defaults to ``$HOTBIN_BACKEND``, else the device of ``a``.
+        Defaults to ``$HOTBIN_BACKEND``, else the device of ``a``; NumPy input large
+        enough to run faster on a GPU goes to the cuda backend when one is usable
+        (``tuning.OFFLOAD_BYTES`` of :mod:`hotbin.backend.cuda`), for results whose bits
+        are the same there: counts, integer weights, ``deterministic`` sums.
+        ``HOTBIN_BACKEND=cpu`` keeps it on the CPU.
     deterministic : bool
         Float weights are summed in fixed point (see :mod:`hotbin.fixedpoint`):
         bitwise-identical results for any order, chunking and backend.
@@ -92,7 +96,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     """
     if axis is None and (numpy_only(a, weights, range, bins) or no_edges(bins)):
         return numpy_result(np.histogram, a, bins, range, density, weights)
-    ex = executor(backend, a, weights)
+    offload = "histogram" if axis is None and portable(weights, deterministic) else None
+    ex = executor(backend, a, weights, offload=offload)
     ex.check_bins(bins)
     x, w = validate.values(ex, a, weights)
     if axis is not None:
@@ -104,7 +109,9 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
             raise ValueError("weights: not supported with axis (one histogram per slice counts only)")
     (rule,) = ex.rules(lambda s, mm: [histogram_rule(s[0], bins, range, minmax=mm,
                                                      weights=None if ex.lazy else w)], [x])
-    if axis is None:
+    if axis is None and w is None and not ex.lazy:  # counts in memory (small calls): no plan
+        hist = COUNT.finalize(_hist1d(ex.be, x, rule, None, COUNT))
+    elif axis is None:
         (hist,) = weighted(ex, lambda be, d, ww, red: _hist1d(be, d[0], rule, ww, red), [x], w,
                            (rule.nbins,), deterministic)
     else:
@@ -154,7 +161,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None, *, backen
     """
     if numpy_only((x, y), weights, range, bins):
         return numpy_result(np.histogram2d, x, y, bins, range, density, weights, counts=True)
-    ex = executor(backend, x, y, weights)
+    ex = executor(backend, x, y, weights)  # never moved: the GPU was not faster (backend.cuda.tuning)
     ex.check_bins(bins)
     xa, ya, w = validate.points(ex, x, y, weights)
     rules = ex.rules(lambda s, mm: histogram2d_rules(s[0], s[1], bins, range, minmax=mm), [xa, ya])

@@ -21,7 +21,7 @@ from . import frames, png, validate
 from .aggregate import aggregate, check_agg, merge_heatmaps
 from .binning import cell_rule, positive_int
 from .project import WKT, projected
-from .plan import executor
+from .plan import executor, portable
 from .ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
 
 # data_range, check_cells, percentile_ranges and MAX_CELLS are hotbin.ranges', re-exported
@@ -309,7 +309,12 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
         ``x_range`` / ``y_range`` are given in degrees too, the Heatmap's are in
         metres and ``crs`` is ``"EPSG:3857"``.
     backend : {"cpu", "cuda", "wgpu"}, optional
-        Defaults to ``$HOTBIN_BACKEND``, else the device of the input.
+        Defaults to ``$HOTBIN_BACKEND``, else the device of the input; NumPy input large
+        enough to run faster on a GPU goes to the cuda backend when one is usable
+        (``tuning.OFFLOAD_BYTES`` of :mod:`hotbin.backend.cuda`, by the number of cells),
+        for results whose bits are the same there: counts, integer weights,
+        ``deterministic`` sums, min and max.
+        ``HOTBIN_BACKEND=cpu`` keeps it on the CPU.
     deterministic : bool
         Float weights are summed in fixed point (:mod:`hotbin.fixedpoint`, scale
         from the largest ``|weight|`` and the number of points): bitwise-identical
@@ -351,7 +356,13 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     crs = None
     if project is not None:
         x_in, ya, x_range, y_range, crs = projected(project, x_in, ya, x_range, y_range)
-    ex = executor(backend, x_in, ya, weights, *(() if by is None else (by,)))
+    # sum, mean, std and var add the values as floats whatever their dtype: bitwise the same
+    # on every backend only in fixed point
+    same = deterministic if agg in ("sum", "mean", "std", "var") else \
+        portable(weights, deterministic, exact=agg != "count")
+    cells = width * height if type(width) is int and type(height) is int else 0  # else: unknown yet
+    ex = executor(backend, x_in, ya, weights, *(() if by is None else (by,)),
+                  offload=("heatmap", cells) if same else None)
     xa, ya = validate.coordinates(
         ex, x_in, ya, "y: has {1} points but x has {0}", "x, y: expected 1-D arrays, got shapes {0} and {1}")
     w = validate.check_weights(ex, weights, xa, "biuf",

@@ -15,6 +15,10 @@ __all__ = ["numpy_only", "no_edges", "numpy_result"]
 _LONG = {np.dtype(np.longdouble), np.dtype(np.clongdouble)} - {np.dtype(np.float64), np.dtype(np.complex128)}
 
 
+#: the dtype classes of bool, integer, float and complex arrays (NumPy's and CuPy's dtypes)
+_NUMERIC = frozenset(type(np.dtype(c)) for c in "?bBhHiIlLqQefdgFDG")
+
+
 def _plain(v) -> bool:
     """A Python float or bool, an int that NumPy makes int64, or a tuple of them: no dtype here
     is exotic (the common ``bins`` and ``range``, told apart without NumPy)."""
@@ -47,6 +51,14 @@ def numpy_only(values, weights, *bounds) -> bool:
     ``weights`` (``Decimal``, ``Fraction``: NumPy sums the objects), and long double
     anywhere. Other dtypes are hotbin's (and its errors: object values are refused).
     """
+    dt = getattr(values, "dtype", None)
+    if weights is None and type(dt) in _NUMERIC and dt not in _LONG:
+        for b in bounds:
+            if b is not None and not _plain(b):
+                break
+        else:
+            return False  # the common call (an array of numbers, plain bins and range), told at once
+
     def exotic(v, kinds):
         return any(dt.kind in kinds or dt in _LONG for dt in _dtypes(v))
     return exotic(values, "mM") or exotic(weights, "O") or any(exotic(b, "mM") for b in bounds)

@@ -33,7 +33,7 @@ from .blocks import Executor, Plan, block_extent
 from .ranges import percentile_range
 from .reductions import SUM_I64, fits_int64, for_weights
 
-__all__ = ["Plan", "Local", "executor", "weighted"]
+__all__ = ["Plan", "Local", "executor", "portable", "weighted"]
 
 
 class Local(Executor):
@@ -88,13 +88,26 @@ class Local(Executor):
         return [percentile_range(a, q) for a in arrays]
 
 
-def executor(backend, *inputs):
-    """The executor of ``inputs``: Dask for dask collections, else the chosen backend in memory."""
+def executor(backend, *inputs, offload=None):
+    """The executor of ``inputs``: Dask for dask collections, else the chosen backend in memory
+    (``offload``: the operation's key when large NumPy inputs may go to the GPU, see
+    :func:`hotbin.backend.name_for` and :func:`portable`)."""
     if is_dask(*inputs):
         from .distributed import Dask
 
         return Dask(backend, *inputs)
-    return Local(_backends.select(backend, *inputs))
+    return Local(_backends.select(backend, *inputs, offload=offload))
+
+
+def portable(weights, deterministic, exact=False) -> bool:
+    """Whether an operation's result is bitwise the same on every backend, so that its host
+    inputs may move to the GPU for speed (:func:`hotbin.backend.name_for`): counts (no
+    ``weights``), sums of integer or bool weights (exact in int64), any sum with
+    ``deterministic`` (fixed point), and ``exact`` reductions (min, max). Float sums without
+    ``deterministic`` are not: float atomics add in any order."""
+    if weights is None or deterministic or exact:
+        return True
+    return getattr(getattr(weights, "dtype", None), "kind", None) in ("b", "i", "u")
 
 
 # --- weighted counts ------------------------------------------------------------------------

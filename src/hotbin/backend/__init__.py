@@ -53,17 +53,28 @@ A primitive returns ``NotImplemented`` for an input its kernels do not take (a
 dtype, a rule too large); :func:`call` then runs the cpu backend's on host
 copies, so no backend imports another. Backends are imported lazily: importing
 :mod:`hotbin` imports none of them.
+
+Choosing (:func:`name_for`): ``backend=``, else ``$HOTBIN_BACKEND``, else the backend
+that claims the inputs, except that large NumPy inputs of ``histogram`` and ``heatmap``
+go to the cuda backend where it is usable and measured faster (the thresholds are the
+cuda backend's tuning data), for results whose bits are the same there. Small inputs
+are decided without importing anything.
 """
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.util
 import os
+import sys
+import threading
 
 import numpy as np
 
 from ..arrays import on_gpu, to_host
 
-__all__ = ["NAMES", "ENV", "load", "available", "select", "name_for", "call", "on_gpu", "to_host"]
+__all__ = ["NAMES", "ENV", "load", "available", "select", "name_for", "offloaded", "gpu_usable", "call",
+           "on_gpu", "to_host"]
 
 NAMES = ("cpu", "cuda", "wgpu")
 ENV = "HOTBIN_BACKEND"
@@ -72,6 +83,9 @@ FALLBACK = "cpu"
 
 
 def _module(name: str):
+    mod = sys.modules.get(f"{__name__}.{name}") if name in NAMES else None
+    if mod is not None:  # every call asks: imported once, then looked up
+        return mod
     if name not in NAMES:
         raise ValueError(f"backend: unknown backend {name!r}; choose one of {', '.join(NAMES)}")
     return importlib.import_module(f"{__name__}.{name}")
@@ -95,6 +109,8 @@ class Backend:
             def primitive(*args, **kwargs):
                 return call(self.module, attr, *args, **kwargs)
             primitive.__doc__ = value.__doc__
+            # kept: the wrapper looks the module's function up at each call
+            self.__dict__[attr] = primitive
             return primitive
         return value
 
@@ -129,6 +145,67 @@ def available() -> list[str]:
     return out
 
 
+#: host inputs smaller than this (all arrays together) stay with their claimant without a
+#: look at the GPU: a small call imports nothing. At most every entry of the cuda backend's
+#: ``tuning.OFFLOAD_BYTES`` (a test checks it).
+OFFLOAD_FLOOR = 1 << 20
+#: where the cuda backend is usable: ``[pid, bool]`` of the process that asked (CUDA made
+#: ready in a parent is not usable in a forked child, which keeps its inputs' backend)
+_GPU_PROBE: list = []
+_GPU_LOCK = threading.Lock()
+
+
+def gpu_usable() -> bool:
+    """Whether the cuda backend can run here: CuPy imports and finds a device. Asked once
+    per process (CuPy is imported then); ``False`` in a process forked after the question
+    was asked, whose parent's CUDA context it cannot use."""
+    with _GPU_LOCK:
+        if not _GPU_PROBE:
+            ok = _cupy_installed()
+            if ok:
+                try:
+                    ok = bool(_module("cuda").available())
+                except Exception:  # a broken optional install is no GPU
+                    ok = False
+            _GPU_PROBE[:] = [os.getpid(), ok]
+        return _GPU_PROBE[1] and _GPU_PROBE[0] == os.getpid()
+
+
+@functools.lru_cache(maxsize=None)
+def _cupy_installed() -> bool:
+    """Whether CuPy is installed (found, not imported): without it no input leaves the CPU
+    and the cuda package is not even imported."""
+    try:
+        return importlib.util.find_spec("cupy") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _offload_bytes(op) -> float:
+    """Host bytes from which ``op`` runs faster on the cuda backend (its tuning table)."""
+    from .cuda.tuning import offload_bytes
+
+    return offload_bytes(*op) if isinstance(op, tuple) else offload_bytes(op)
+
+
+def offloaded(op, arrays) -> bool:
+    """Whether the NumPy ``arrays`` of the operation ``op`` (its name, or ``(name, cells)``
+    for a grid) go to the cuda backend: every array a NumPy array, together at least the
+    cuda backend's ``tuning.offload_bytes(op)``, and the cuda backend usable here
+    (:func:`gpu_usable`)."""
+    if op is None:
+        return False
+    total = 0
+    for a in arrays:
+        if a is None:
+            continue
+        if not isinstance(a, np.ndarray):
+            return False  # lists, device arrays, tables: the claimant decides
+        total += a.nbytes
+    return (total >= OFFLOAD_FLOOR and _cupy_installed() and total >= _offload_bytes(op)
+            and gpu_usable())
+
+
 def _claimant(arrays) -> str:
     """The first backend (after cpu) that claims one of ``arrays``, else cpu.
 
@@ -145,17 +222,30 @@ def _claimant(arrays) -> str:
     return FALLBACK
 
 
-def name_for(backend: str | None, *arrays) -> str:
-    """The backend's name: ``backend=``, else ``$HOTBIN_BACKEND``, else the one that claims
-    the inputs (checked to exist, not loaded: Dask workers load it)."""
-    name = backend or os.environ.get(ENV) or _claimant(arrays)
+def name_for(backend: str | None, *arrays, offload=None) -> str:
+    """The backend's name (checked to exist, not loaded: Dask workers load it):
+    ``backend=``, else ``$HOTBIN_BACKEND``, else the one that claims the inputs, except
+    that NumPy inputs of the operation ``offload`` go to the cuda backend when they are
+    large enough for it to be faster there (:func:`offloaded`).
+
+    Front doors pass ``offload`` (the operation's name, or ``(name, cells)``, as the cuda
+    backend's ``tuning.offload_bytes`` takes it) only for results that are bitwise the
+    same on every backend: counts, integer weights, sums with ``deterministic=True``;
+    never float sums that atomics add in any order. ``HOTBIN_BACKEND=cpu`` keeps every
+    input on the cpu.
+    """
+    name = backend or os.environ.get(ENV)
+    if not name:
+        name = _claimant(arrays)
+        if name == FALLBACK and offloaded(offload, arrays):
+            name = "cuda"
     _module(name)
     return name
 
 
-def select(backend: str | None, *arrays):
-    """Pick and load the backend: ``backend=``, else ``$HOTBIN_BACKEND``, else the inputs'."""
-    return load(name_for(backend, *arrays))
+def select(backend: str | None, *arrays, offload=None):
+    """Pick and load the backend (:func:`name_for`)."""
+    return load(name_for(backend, *arrays, offload=offload))
 
 
 def call(be, op: str, *args, **kwargs):

@@ -382,8 +382,10 @@ class out_of_memory:
         return self
 
     def __exit__(self, kind, exc, tb):
+        if kind is None:
+            return False
         cp = _cupy()
-        if kind is None or not issubclass(kind, cp.cuda.memory.OutOfMemoryError):
+        if not issubclass(kind, cp.cuda.memory.OutOfMemoryError):
             return False
         cp.get_default_memory_pool().free_all_blocks()
         free, total = cp.cuda.runtime.memGetInfo()

@@ -263,3 +263,38 @@ def spatial_plan(n: int, ncell: int, acc: str, info: dict, tune: Tuning) -> str:
     if n < DIRECT_BELOW or -(-ncell >> shift) > MAX_TILES:
         return "direct"
     return "tiled"
+
+
+# --- host data: where the cuda backend is the faster choice ---------------------------------
+
+#: Host (NumPy) inputs of at least this many bytes (all arrays of the call together) run on
+#: the cuda backend when ``backend=None``, ``$HOTBIN_BACKEND`` is unset and a device is
+#: usable (:func:`hotbin.backend.name_for`), for results whose bits are the same there.
+#: benchmarks/gpu_offload.py, H200 host with 16 vCPUs (numba on 16 threads), 2026-12-01 runs
+#: 1 and 3 (results/gpu-2026-12-01-h200-issue17b.md), float32 in [0, 1), whole calls, wall
+#: ms cpu / cuda; the threshold is the smallest size from which cuda won by a clear margin
+#: at every larger size in both runs:
+#:
+#: * histogram (256 bins): from 96 MiB cuda ran 1.24-1.57x the cpu backend's speed (96 MiB
+#:   4.47 / 3.38 and 5.19 / 3.49 ms; 256 MiB 9.52 / 6.89 and 12.7 / 9.18). Below, the ratio
+#:   swings: 1.2-3.1x from 768 KiB to 12 MiB, but 0.77-0.98 at 16-24 MiB (arrays under
+#:   stage.PIN_MIN_BYTES go through a pageable cupy.asarray) and 1.06-1.27 at 32-64 MiB.
+#: * heatmap (512 x 512 and 1024 x 1024 cells): from 64 MiB cuda ran 1.71-2.23x (1024^2,
+#:   64 MiB 12.1 / 7.07 and 14.8 / 8.09 ms; 256 MiB 25.1 / 12.2 and 30.8 / 15.2). From
+#:   1 to 32 MiB it ran 1.3-3.0x as well, but at 48 MiB (two coordinate arrays of 24 MiB:
+#:   the pageable copy again) 0.93-0.95 in run 3 (1.76 in run 1), so 64 MiB. Grids under
+#:   :data:`OFFLOAD_CELLS` were not measured and take the histogram's threshold.
+#: * histogram2d (256 x 256 bins): cuda was never ahead by 1.25x (0.79-1.23 from 24 MiB,
+#:   run 3): not moved.
+OFFLOAD_BYTES = {"histogram": 96 << 20, "heatmap": 64 << 20}
+#: heatmaps of fewer cells than this (512 x 512, the smallest grid measured) use
+#: OFFLOAD_BYTES["histogram"]
+OFFLOAD_CELLS = 1 << 18
+
+
+def offload_bytes(op: str, cells: int = 0) -> float:
+    """Host bytes from which the front door ``op`` runs on the cuda backend (inf: never);
+    ``cells``: a heatmap's grid size."""
+    if op == "heatmap" and cells < OFFLOAD_CELLS:
+        op = "histogram"
+    return OFFLOAD_BYTES.get(op, math.inf)
