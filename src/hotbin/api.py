@@ -1,11 +1,10 @@
 """NumPy-shaped counting functions: histogram, histogram2d, histogramdd, histogram_bin_edges,
 bincount, cumsum.
 
-Every function takes NumPy arrays (and anything ``numpy.asarray`` takes), CuPy
-arrays and torch CUDA tensors, and dask arrays / dataframe columns (lazy results).
-Each builds one plan (:mod:`hotbin.plan`) that runs in memory on the backend the
-inputs' device picks (unless ``backend=`` or ``$HOTBIN_BACKEND`` says otherwise)
-or on Dask; results come back as the same kind of array on the same device.
+Every function takes NumPy arrays (and anything ``numpy.asarray`` takes), CuPy arrays, torch CUDA
+tensors and dask arrays / dataframe columns (lazy results). Each builds one plan (:mod:`hotbin.plan`)
+run in memory on the backend the inputs' device picks (unless ``backend=`` or ``$HOTBIN_BACKEND``
+says otherwise) or on Dask; results come back as the same kind of array on the same device.
 
 Arguments follow NumPy's positional order (``density`` before ``weights``), so
 ``from hotbin import histogram`` replaces ``from numpy import histogram``.
@@ -61,11 +60,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     weights : array_like, optional
         Same shape as ``a``.
     backend : {"cpu", "cuda", "wgpu"}, optional
-        Defaults to ``$HOTBIN_BACKEND``, else the device of ``a``; NumPy input large
-        enough to run faster on a GPU goes to the cuda backend when one is usable
-        (``tuning.OFFLOAD_BYTES`` of :mod:`hotbin.backend.cuda`), for results whose bits
-        are the same there: counts, integer weights, ``deterministic`` sums.
-        ``HOTBIN_BACKEND=cpu`` keeps it on the CPU.
+        Defaults to ``$HOTBIN_BACKEND``, else the device of ``a``; large NumPy input goes
+        to a usable GPU where that is faster and bitwise the same (:func:`hotbin.plan.portable`).
     deterministic : bool
         Float weights are summed in fixed point (see :mod:`hotbin.fixedpoint`):
         bitwise-identical results for any order, chunking and backend.
@@ -109,9 +105,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
             raise ValueError("weights: not supported with axis (one histogram per slice counts only)")
     (rule,) = ex.rules(lambda s, mm: [histogram_rule(s[0], bins, range, minmax=mm,
                                                      weights=None if ex.lazy else w)], [x])
-    if axis is None and w is None and not ex.lazy:  # counts in memory (small calls): no plan
-        hist = COUNT.finalize(_hist1d(ex.be, x, rule, None, COUNT))
-    elif axis is None:
+    if axis is None:
         (hist,) = weighted(ex, lambda be, d, ww, red: _hist1d(be, d[0], rule, ww, red), [x], w,
                            (rule.nbins,), deterministic)
     else:

@@ -309,12 +309,8 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
         ``x_range`` / ``y_range`` are given in degrees too, the Heatmap's are in
         metres and ``crs`` is ``"EPSG:3857"``.
     backend : {"cpu", "cuda", "wgpu"}, optional
-        Defaults to ``$HOTBIN_BACKEND``, else the device of the input; NumPy input large
-        enough to run faster on a GPU goes to the cuda backend when one is usable
-        (``tuning.OFFLOAD_BYTES`` of :mod:`hotbin.backend.cuda`, by the number of cells),
-        for results whose bits are the same there: counts, integer weights,
-        ``deterministic`` sums, min and max.
-        ``HOTBIN_BACKEND=cpu`` keeps it on the CPU.
+        Defaults to ``$HOTBIN_BACKEND``, else the device of the input; large NumPy input
+        goes to a usable GPU where that is faster and bitwise the same (:func:`hotbin.plan.portable`).
     deterministic : bool
         Float weights are summed in fixed point (:mod:`hotbin.fixedpoint`, scale
         from the largest ``|weight|`` and the number of points): bitwise-identical
@@ -356,10 +352,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     crs = None
     if project is not None:
         x_in, ya, x_range, y_range, crs = projected(project, x_in, ya, x_range, y_range)
-    # sum, mean, std and var add the values as floats whatever their dtype: bitwise the same
-    # on every backend only in fixed point
-    same = deterministic if agg in ("sum", "mean", "std", "var") else \
-        portable(weights, deterministic, exact=agg != "count")
+    same = portable(weights, deterministic, agg)
     cells = width * height if type(width) is int and type(height) is int else 0  # else: unknown yet
     ex = executor(backend, x_in, ya, weights, *(() if by is None else (by,)),
                   offload=("heatmap", cells) if same else None)

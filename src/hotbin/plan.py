@@ -31,7 +31,7 @@ from . import fixedpoint
 from .arrays import adapt, is_dask, restore, to_host
 from .blocks import Executor, Plan, block_extent
 from .ranges import percentile_range
-from .reductions import SUM_I64, fits_int64, for_weights
+from .reductions import COUNT, SUM_I64, fits_int64, for_weights
 
 __all__ = ["Plan", "Local", "executor", "portable", "weighted"]
 
@@ -99,15 +99,17 @@ def executor(backend, *inputs, offload=None):
     return Local(_backends.select(backend, *inputs, offload=offload))
 
 
-def portable(weights, deterministic, exact=False) -> bool:
-    """Whether an operation's result is bitwise the same on every backend, so that its host
-    inputs may move to the GPU for speed (:func:`hotbin.backend.name_for`): counts (no
-    ``weights``), sums of integer or bool weights (exact in int64), any sum with
-    ``deterministic`` (fixed point), and ``exact`` reductions (min, max). Float sums without
-    ``deterministic`` are not: float atomics add in any order."""
-    if weights is None or deterministic or exact:
+def portable(weights, deterministic, agg="count") -> bool:
+    """Whether a result is bitwise the same on every backend, so that its host inputs may move
+    to the GPU for speed (:func:`hotbin.backend.name_for`): counts (no ``weights``), counts
+    weighted by integers or bools (exact in int64), min, max and any, and anything with
+    ``deterministic`` (fixed point). A heatmap's sum, mean, std and var add their values as
+    floats, in any order on a GPU."""
+    if deterministic or agg in ("min", "max", "any"):
         return True
-    return getattr(getattr(weights, "dtype", None), "kind", None) in ("b", "i", "u")
+    if agg != "count":
+        return False
+    return weights is None or getattr(getattr(weights, "dtype", None), "kind", None) in ("b", "i", "u")
 
 
 # --- weighted counts ------------------------------------------------------------------------
@@ -123,6 +125,8 @@ def weighted(ex, count, arrays, w, shape, deterministic, extra=((), None)):
     partials ``fn(be, blocks)`` adds to each block (a heatmap's point counts).
     Returns the tuple of finished outputs, sums first.
     """
+    if w is None and not extra[0] and not ex.lazy:  # counts in memory: no plan (small calls)
+        return (COUNT.finalize(count(ex.be, arrays, None, COUNT)),)
     if w is not None and w.dtype.kind == "c":
         re = weighted(ex, count, arrays, w.real, shape, deterministic, extra)
         im = weighted(ex, count, arrays, w.imag, shape, deterministic)
