@@ -232,16 +232,16 @@ class _Csv(_Reader):
                      for c in req.columns if c not in self.keys}
             with open_text(self.path) as (stream, tell):
                 try:
-                    reader = pcsv.open_csv(
-                        stream, pcsv.ReadOptions(block_size=BLOCK, skip_rows_after_names=seen),
-                        pcsv.ParseOptions(delimiter=sep),
-                        pcsv.ConvertOptions(column_types=types, include_columns=list(types),
-                                            strings_can_be_null=True))
-                    for batch in reader:
-                        for lo in range(0, batch.num_rows, self.chunk_rows):
-                            part = pa.Table.from_batches([batch.slice(lo, self.chunk_rows)])
-                            yield self._finish(part, seen, 2, "line"), tell()
-                            seen += part.num_rows
+                    with _closing(pcsv.open_csv(
+                            stream, pcsv.ReadOptions(block_size=BLOCK, skip_rows_after_names=seen),
+                            pcsv.ParseOptions(delimiter=sep),
+                            pcsv.ConvertOptions(column_types=types, include_columns=list(types),
+                                                strings_can_be_null=True))) as reader:
+                        for batch in reader:
+                            for lo in range(0, batch.num_rows, self.chunk_rows):
+                                part = pa.Table.from_batches([batch.slice(lo, self.chunk_rows)])
+                                yield self._finish(part, seen, 2, "line"), tell()
+                                seen += part.num_rows
                     return
                 except pa.ArrowKeyError:  # a named column is not in the header
                     self._check(self._header(sep))
@@ -254,33 +254,43 @@ class _Csv(_Reader):
     def _header(self, sep):
         import pyarrow.csv as pcsv
 
-        with open_text(self.path) as (stream, _):
-            return pcsv.open_csv(stream, pcsv.ReadOptions(block_size=BLOCK),
-                                 pcsv.ParseOptions(delimiter=sep)).schema.names
+        with open_text(self.path) as (stream, _), \
+                _closing(pcsv.open_csv(stream, pcsv.ReadOptions(block_size=BLOCK),
+                                       pcsv.ParseOptions(delimiter=sep))) as reader:
+            return reader.schema.names
+
+
+@contextlib.contextmanager
+def _closing(reader):
+    """A pyarrow streaming reader closed before its file is: its read-ahead thread calls back
+    into the Python file object, and one left running when the file closes or the interpreter
+    exits aborts the process (``terminate called without an active exception``)."""
+    try:
+        yield reader
+    finally:
+        reader.close()
 
 
 @contextlib.contextmanager
 def open_text(path):
     """``with open_text(path) as (stream, done)``: a pyarrow input stream of the file's text,
     decompressed by its first bytes, and a function giving the share of the file read so far;
-    the file is closed on leaving, whatever happened (pyarrow's wrappers do not close it)."""
+    the file is closed on leaving, whatever happened. Reads are native (``pa.OSFile``) except
+    for xz, which only Python's ``lzma`` decompresses."""
     import pyarrow as pa
 
     size = max(os.path.getsize(path), 1)
-    with open(path, "rb") as raw:
-        head = raw.read(6)
-        raw.seek(0)
-        done = lambda: raw.tell() / size  # noqa: E731
-        if head.startswith(_XZ):
-            import lzma
+    with open(path, "rb") as head_file:
+        head = head_file.read(6)
+    if head.startswith(_XZ):
+        import lzma
 
-            with lzma.open(raw) as text:
-                yield pa.PythonFile(text, mode="r"), done
-            return
-        codec = next((c for magic, c in _MAGIC.items() if head.startswith(magic)), None)
-        stream = pa.PythonFile(raw, mode="r")
-        with (pa.CompressedInputStream(stream, codec) if codec else stream) as out:
-            yield out, done
+        with open(path, "rb") as raw, lzma.open(raw) as text:
+            yield pa.PythonFile(text, mode="r"), lambda: raw.tell() / size
+        return
+    codec = next((c for magic, c in _MAGIC.items() if head.startswith(magic)), None)
+    with pa.OSFile(path, "r") as raw, (pa.CompressedInputStream(raw, codec) if codec else raw) as out:
+        yield out, lambda: raw.tell() / size
 
 
 def _parquet_readers(files, base, types, request, chunk_rows, junk):
