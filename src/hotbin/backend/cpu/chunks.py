@@ -2,13 +2,16 @@
 
 Contiguous input of a kernel dtype is cut into views of at most CALL elements;
 anything else (strides, byte order, other dtypes) is converted BUFFER elements at
-a time, so memory stays bounded.
+a time, so memory stays bounded. Every piece is handed over read-only: numba compiles
+a kernel once per array type, and writable and read-only arrays (pandas' copy-on-write
+columns, memory maps, Arrow buffers) are different types, so mixing them would compile
+every kernel twice (a heatmap aggregation's kernel takes 10-16 s to compile).
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["BUFFER", "CALL", "kernel_dtype", "chunks"]
+__all__ = ["BUFFER", "CALL", "kernel_dtype", "chunks", "readonly"]
 
 # --- tuning (benchmarks/cpu_suite.py) ------------------------------------------
 #: elements per buffered chunk for inputs that need conversion (bounded memory)
@@ -32,8 +35,20 @@ def kernel_dtype(dt: np.dtype) -> np.dtype:
     raise TypeError(f"cpu backend: no kernel for dtype {dt}")
 
 
+def readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (no copy): the one array type kernels are compiled for."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 def chunks(arrays, dtypes):
-    """Yield tuples of 1-D contiguous arrays of ``dtypes`` walking ``arrays`` in C order."""
+    """Yield tuples of read-only 1-D contiguous arrays of ``dtypes`` walking ``arrays`` in C order."""
+    for c in _chunks(arrays, dtypes):
+        yield tuple(readonly(a) for a in c)
+
+
+def _chunks(arrays, dtypes):
     n = arrays[0].size
     if all(a.flags.c_contiguous and a.dtype == d for a, d in zip(arrays, dtypes)):
         flat = [a.reshape(-1) for a in arrays]

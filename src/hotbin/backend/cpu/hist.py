@@ -16,7 +16,7 @@ from ...arrays import to_host
 from ... import reductions
 from ...binning import BinRule
 from ...kernel_rule import fold_values, value_table
-from .chunks import chunks, kernel_dtype
+from .chunks import chunks, kernel_dtype, readonly
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
 from .scatter import (BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, BLOCK, COUNT, FIXED, MAX,
@@ -31,7 +31,8 @@ LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 class _Acc(NamedTuple):
     how: int  #: the scatter kernel (:mod:`.scatter`)
     partial: np.dtype  #: dtype of a thread's partial
-    weights: np.dtype | str | None  #: dtype the kernel reads the weights in ("own": theirs)
+    #: dtype the kernel reads the weights in ("own": float32 as they are, any other as float64)
+    weights: np.dtype | str | None
 
 
 #: the accumulator of each :attr:`hotbin.reductions.Reduction.acc`. Counts go into uint32
@@ -175,7 +176,9 @@ def _run(arrays, rx, ry, weights, red, by=None):
     cdt = _cell_dtype(ncell)
     if weights is not None and acc.weights != "own":
         kds[-1] = acc.weights
-    dummy = np.empty(0, np.int64)
+    elif weights is not None and kds[-1] != np.float32:  # values kernels read a value as float64
+        kds[-1] = np.dtype(np.float64)  # anyway: one kernel for every other dtype
+    dummy = readonly(np.empty(0, np.int8))  # the type of pandas' category codes: one kernel
     for c in chunks(ins, kds):
         x, y = c[0], (c[1] if two_d else c[0])
         cat = c[len(arrays)] if by is not None else dummy
@@ -305,7 +308,7 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
 def histogram_rows(a, rule: BinRule):
     """``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``."""
     a = np.asarray(a)
-    a = np.ascontiguousarray(a, kernel_dtype(a.dtype))
+    a = readonly(np.ascontiguousarray(a, kernel_dtype(a.dtype)))
     out = np.zeros((a.shape[0], rule.nbins + 1), np.int64)
     _hist_rows(a.size, a, rule_args(rule, a.dtype), out)
     return out[:, :rule.nbins]

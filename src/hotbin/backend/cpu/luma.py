@@ -17,6 +17,7 @@ import sys
 import numpy as np
 
 from ..._jit import njit
+from .chunks import readonly
 from .parallel import MIN_PER_THREAD, Kernel, threads
 
 __all__ = ["luma_histogram"]
@@ -132,7 +133,7 @@ def luma_histogram(img) -> np.ndarray:
     out = np.zeros((n, 256), np.int64)
     if n == 0 or h * w == 0:
         return out
-    img = np.ascontiguousarray(img)
+    img = readonly(np.ascontiguousarray(img))  # one kernel for writable and read-only images
     ntasks = _tasks(n, h * w)
     part = np.zeros((n * ntasks, 256), np.int64)
     if c == 4 and _LITTLE:

@@ -12,6 +12,7 @@ import numpy as np
 from ... import scan_order
 from ..._jit import njit
 from ...scan_order import block_offsets, scan_kind, scan_layout, scan_numpy, scan_zero
+from .chunks import readonly
 from .parallel import Kernel
 
 __all__ = ["cumsum"]
@@ -131,6 +132,7 @@ def _scan_lanes(src, dst, exclusive):
     sums = np.zeros(lanes, dst.dtype)
     if inner == 1:
         src, dst = src[:, :, 0], dst[:, :, 0]
+    src = readonly(src)  # one kernel for writable and read-only inputs (.chunks)
     if nblk > 1:
         (_row_sums if inner == 1 else _column_sums)(n, src, zero, block, sums)
     offsets = np.ascontiguousarray(block_offsets(sums)[0])

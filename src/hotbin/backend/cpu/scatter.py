@@ -285,7 +285,8 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy,
         for k in range(m):
             starts[cx[k] >> shift] += 1
         if starts.max() * SPREAD > m:  # a hot spot: sorting would not pay for itself
-            dropped += part_values(x, y, True, w, how, cat, ncat, center, rx, ry, s0, s0 + sm, h, cx, cy)
+            two_d = ny > 0  # True, but not the constant: a literal would compile part_values again
+            dropped += part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, s0, s0 + sm, h, cx, cy)
             continue
         starts[:] = 0
         for b in range(0, sm, BLOCK):
