@@ -231,8 +231,10 @@ class _Csv(_Reader):
             types = {c: pa.string() if c in text or numbers_as_text else pa.float64()
                      for c in req.columns if c not in self.keys}
             with open_text(self.path) as (stream, tell):
-                try:
-                    with _closing(pcsv.open_csv(
+                try:  # readers closed before their file: a read-ahead thread left running
+                    # when the interpreter exits aborts it ("terminate called without an
+                    # active exception")
+                    with contextlib.closing(pcsv.open_csv(
                             stream, pcsv.ReadOptions(block_size=BLOCK, skip_rows_after_names=seen),
                             pcsv.ParseOptions(delimiter=sep),
                             pcsv.ConvertOptions(column_types=types, include_columns=list(types),
@@ -255,20 +257,9 @@ class _Csv(_Reader):
         import pyarrow.csv as pcsv
 
         with open_text(self.path) as (stream, _), \
-                _closing(pcsv.open_csv(stream, pcsv.ReadOptions(block_size=BLOCK),
-                                       pcsv.ParseOptions(delimiter=sep))) as reader:
+                contextlib.closing(pcsv.open_csv(stream, pcsv.ReadOptions(block_size=BLOCK),
+                                                 pcsv.ParseOptions(delimiter=sep))) as reader:
             return reader.schema.names
-
-
-@contextlib.contextmanager
-def _closing(reader):
-    """A pyarrow streaming reader closed before its file is: its read-ahead thread calls back
-    into the Python file object, and one left running when the file closes or the interpreter
-    exits aborts the process (``terminate called without an active exception``)."""
-    try:
-        yield reader
-    finally:
-        reader.close()
 
 
 @contextlib.contextmanager
