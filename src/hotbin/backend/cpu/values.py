@@ -174,5 +174,8 @@ def _add_values(cx, m, w, how, centered, center, h):
         h[i + 1] = n + 1.0
         if how == MEAN:
             h[i] += v
-        elif (n == 0.0) | _better(how, v, h[i]):  # a cell's first value: no identity to fill
-            h[i] = v
+        else:  # a cell's first value: no identity to fill. A select, not a branch (whether a
+            # value is a new extreme is a coin toss early on): 20M uniform points on 1024^2,
+            # 2 threads, max 172-183 -> 137-149 ms
+            cur = h[i]
+            h[i] = v if (n == 0.0) | _better(how, v, cur) else cur
