@@ -32,6 +32,9 @@ HOT_SHARE = 4
 #: categories (the copies are summed after each block)
 HOT_COPIES = 4
 HOT_CATS = 64
+#: a block all in the hot cell counts up to CMP_CATS categories by one compare pass each
+#: (2048 int8 codes, 8 categories, one core: 0.88 ns a point with the copies, 0.37 compared)
+CMP_CATS = 8
 #: the banded scatter (part_banded): grids per thread from BAND_FROM bytes, bands of
 #: BAND_BYTES, BAND_POINTS points sorted at a time, from BAND_MIN_POINTS points per thread,
 #: for rounds whose first block has under 1/SPREAD of its points in one band (20M points on
@@ -111,6 +114,21 @@ def _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash):
 
 
 @njit(inline="always")
+def _count_codes(cs, m, ncat, local):
+    """local[g] += how many of cs[:m] are g, for each category g < ncat (local[ncat]: the
+    codes outside [0, ncat)): one vectorized compare pass a category, in the codes' dtype."""
+    inside = 0
+    for g in range(ncat):
+        code = cs.dtype.type(g)
+        n = 0
+        for k in range(m):
+            n += cs[k] == code
+        local[g] += n
+        inside += n
+    local[ncat] += m - inside
+
+
+@njit(inline="always")
 def _hot(cx, m):
     """(a cell that the points of cx[:m] often repeat, -1 for none; how many points repeat
     the previous point's cell). The hot cell's points go to registers, as a chain of adds
@@ -182,7 +200,9 @@ def _count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy, nx, ny, nc
         _cells(x, y, two_d, cat, 0, rx, ry, b, m, cx, cy, ny, nx, ncell, ncell)
         hot, same = _hot(cx, m) if local.size else (np.int64(-1), 0)
         cs = cat[b:b + m]  # indices from 0: no negative-index checks
-        if (hot >= 0) & (same == m - 1):  # all in the hot cell
+        if (hot >= 0) & (same == m - 1) & (ncat <= CMP_CATS):  # all in the hot cell, few categories
+            _count_codes(cs, m, ncat, local)
+        elif (hot >= 0) & (same == m - 1):  # all in the hot cell
             for k in range(m):
                 g = np.int64(cs[k])
                 local[(k & (HOT_COPIES - 1)) * width + (g if (g >= 0) & (g < ncat) else ncat)] += 1
