@@ -44,13 +44,14 @@ def add_block(cx, m, w, how, center, h, hot, same, tc, tv):
     by rounding: ``deterministic=True`` sums in fixed point instead), extremes on SIMD
     lanes (:func:`_extreme`: min and max do not depend on the order).
 
-    Two functions, not one per accumulator: ``how`` stays a runtime value (MIN and MAX
-    share their loops), so a values kernel compiles once, not four times (cold, one
-    signature, part_values: 16.4 -> 5.4 s)."""
-    if how == MEAN:
-        _mean_block(cx, m, w, center, h, hot, same, tc, tv)
-    else:
-        _extreme_block(cx, m, w, how, h, hot, same, tc, tv)
+    ``how`` stays a runtime value and MIN and MAX share their loops, so a values kernel
+    compiles once, not once per accumulator (cold, one signature, part_values: 16.4 -> 5.4 s)."""
+    if hot < 0:
+        _add_plain(cx, m, w, how, center, h)
+        return
+    if same < m - 1:  # else every point is in the hot cell
+        _add_plain(tc, _apart(cx, m, w, hot, tc, tv), tv, how, center, h)
+    _add_hot(cx, m, w, how, center, h, hot)
 
 
 @njit(inline="always")
@@ -67,25 +68,34 @@ def _apart(cx, m, w, hot, tc, tv):
 
 
 @njit
-def _mean_block(cx, m, w, center, h, hot, same, tc, tv):
-    """add_block for MEAN: sums of w, or of (w - center[cell])**2 when ``center`` is not empty."""
-    if hot < 0:
+def _add_plain(cx, m, w, how, center, h):
+    """The plain loop: each point's value into its cell's [value, n]."""
+    if how == MEAN:
         _add_sums(cx, m, w, center, h)
-        return
-    if same < m - 1:  # else every point is in the hot cell
-        _add_sums(tc, _apart(cx, m, w, hot, tc, tv), tv, center, h)
-    if center.size:
+    else:
+        _add_extremes(cx, m, w, how, h)
+
+
+@njit
+def _add_hot(cx, m, w, how, center, h, hot):
+    """The values of the points of cx[:m] in cell ``hot`` folded into its [value, n]."""
+    i0 = np.uint64(hot * 2)
+    if how != MEAN:
+        best, cnt = _extreme(cx, m, w, how, hot)
+        if cnt and ((h[i0 + 1] == 0.0) | _better(how, best, h[i0])):
+            h[i0] = best
+    elif center.size:
         sv, cnt = _hot_sum(cx, m, w, hot, True, center[np.uint64(hot)])
+        h[i0] += sv
     else:
         sv, cnt = _hot_sum(cx, m, w, hot, False, 0.0)
-    i0 = np.uint64(hot * 2)
-    h[i0] += sv  # never -0.0: sums start at +0.0
+        h[i0] += sv  # never -0.0: sums start at +0.0
     h[i0 + 1] += cnt
 
 
 @njit
 def _add_sums(cx, m, w, center, h):
-    """The plain loop of :func:`_mean_block` (one loop each way, no test inside)."""
+    """MEAN's plain loop: sums of w, or of (w - center[cell])**2 when ``center`` is not empty."""
     if center.size:
         for k in range(m):
             c = np.int64(cx[k])
@@ -105,25 +115,8 @@ def _add_sums(cx, m, w, center, h):
 
 
 @njit
-def _extreme_block(cx, m, w, how, h, hot, same, tc, tv):
-    """add_block for MIN and MAX."""
-    if hot < 0:
-        _add_extremes(cx, m, w, how, h)
-        return
-    if same < m - 1:  # else every point is in the hot cell
-        _add_extremes(tc, _apart(cx, m, w, hot, tc, tv), tv, how, h)
-    i0 = np.uint64(hot * 2)
-    acc = h[i0]
-    best, cnt = _extreme(cx, m, w, how, hot)
-    if cnt and ((h[i0 + 1] == 0.0) | _better(how, best, acc)):
-        acc = best
-    h[i0] = acc
-    h[i0 + 1] += cnt
-
-
-@njit
 def _add_extremes(cx, m, w, how, h):
-    """The plain loop of :func:`_extreme_block`. A cell's first value is taken as it is (no
+    """MIN's and MAX's plain loop. A cell's first value is taken as it is (no
     identity to fill). A select, not a branch (whether a value is a new extreme is a coin
     toss early on): 20M uniform points on 1024^2, 2 threads, max 172-183 -> 137-149 ms."""
     for k in range(m):
