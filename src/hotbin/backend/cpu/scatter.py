@@ -4,8 +4,9 @@
 accumulator) bins BLOCK points (:func:`~.rule.codes` on each axis, categories), finds a
 hot cell (kept in registers: a chain of adds through memory is slow) and scatters with
 one tight loop. :func:`part_banded` first sorts a round of points by band of
-cells, for 2-D grids larger than the caches. Both add a cell's points in their order, so
-float sums are bitwise alike.
+cells, for 2-D grids larger than the caches. Counts and extremes are alike bit for bit;
+float sums to rounding (a hot cell's points are summed reassociated, and the sort changes
+which block a point lands in); ``deterministic=True`` sums in fixed point instead.
 """
 from __future__ import annotations
 
@@ -200,12 +201,13 @@ def _count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy, nx, ny, nc
         _cells(x, y, two_d, cat, 0, rx, ry, b, m, cx, cy, ny, nx, ncell, ncell)
         hot, same = _hot(cx, m) if local.size else (np.int64(-1), 0)
         cs = cat[b:b + m]  # indices from 0: no negative-index checks
-        if (hot >= 0) & (same == m - 1) & (ncat <= CMP_CATS):  # all in the hot cell, few categories
-            _count_codes(cs, m, ncat, local)
-        elif (hot >= 0) & (same == m - 1):  # all in the hot cell
-            for k in range(m):
-                g = np.int64(cs[k])
-                local[(k & (HOT_COPIES - 1)) * width + (g if (g >= 0) & (g < ncat) else ncat)] += 1
+        if (hot >= 0) & (same == m - 1):  # all in the hot cell
+            if ncat <= CMP_CATS:
+                _count_codes(cs, m, ncat, local)
+            else:
+                for k in range(m):
+                    g = np.int64(cs[k])
+                    local[(k & (HOT_COPIES - 1)) * width + (g if (g >= 0) & (g < ncat) else ncat)] += 1
         else:
             j, i = 0, 0
             for k in range(m):
@@ -302,8 +304,8 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy,
     """part_values for a 2-D grid of values too large for the caches (MEAN, MIN, MAX): the cells of
     up to ``codes_all.size`` points at a time, a stable counting sort of them by band of
     ``2**shift`` cells (with their weights), then the scatter band by band, so each band's
-    cells stay in cache while its points land. Stable: a cell sees its points in their order,
-    so the sums are bitwise those of :func:`part_values`."""
+    cells stay in cache while its points land. Stable: a cell sees its points in their order
+    (sums equal :func:`part_values`' to rounding: see the module's note)."""
     nx, ny, ncell, trash = _grid(rx, ry, True, ncat)
     nbands = (trash >> shift) + 1
     starts = np.empty(nbands + 1, np.int64)
