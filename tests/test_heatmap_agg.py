@@ -405,6 +405,37 @@ def test_by_categories_in_a_hot_cell(share, ncat):
     assert hm.counts.sum() + hm.dropped + hm.skipped == n
 
 
+@pytest.mark.parametrize("cdt", [np.float32, np.float64])
+@pytest.mark.parametrize("cell", [(1, 2), (3, 3)])  # inside; the last column and row (closed)
+def test_blocks_in_one_cell_then_points_on_its_edges(cell, cdt):
+    """After a block whose points all lie in one cell, the cpu kernels test the next block
+    against that cell's edges instead of binning it: points exactly on the edges, a float
+    just below the lower one, NaN and inf in such a block must land as NumPy puts them."""
+    from hotbin.backend.cpu.scatter import BLOCK
+
+    n = 4 * BLOCK + 5
+    rng = np.random.default_rng(sum(cell))
+    ex = np.linspace(0, 1, 5).astype(cdt)  # the ranges come from the data: closed, these edges
+    ix, iy = cell
+    x = np.full(n, (ex[ix] + ex[ix + 1]) / 2, cdt)
+    y = np.full(n, (ex[iy] + ex[iy + 1]) / 2, cdt)
+    x[0], y[0], x[1], y[1] = 0, 0, 1, 1  # the ranges
+    odd = BLOCK + rng.choice(np.arange(2, BLOCK), 8, replace=False)  # the second block
+    x[odd] = [ex[ix], ex[ix + 1], np.nextafter(ex[ix], cdt(-1)), np.nan, np.inf, ex[ix], ex[ix], ex[ix]]
+    y[odd] = [ex[iy], ex[iy], ex[iy], ex[iy], ex[iy], ex[iy + 1], np.nextafter(ex[iy], cdt(-1)), -np.inf]
+    x[3 * BLOCK + 9], y[4 * BLOCK] = ex[ix + 1], ex[iy + 1]  # later blocks: one point each
+    w = rng.normal(size=n).astype(cdt)
+    codes = rng.integers(0, 3, n).astype(np.int8)
+    for agg, ww, by in (("count", None, None), ("count", None, codes), ("mean", w, None),
+                        ("max", w, None)):
+        hm = hotbin.heatmap(x, y, ww, agg=agg, by=by, width=4, height=4, backend="cpu")
+        np.testing.assert_array_equal(hm.x_edges, ex.astype(np.float64))
+        want, counts = oracle(hm, x, y, ww, codes=by, ncat=None if by is None else 3)
+        np.testing.assert_array_equal(hm.counts if ww is None else hm.value_counts, counts)
+        np.testing.assert_allclose(hm.values, want, rtol=1e-12, equal_nan=True)
+        assert hm.dropped == 3
+
+
 def test_read_only_and_integer_inputs_share_one_kernel():
     """numba compiles a kernel per argument type (10-16 s for a values kernel): read-only
     inputs (pandas' copy-on-write columns, memory maps) and integer weights must reuse the

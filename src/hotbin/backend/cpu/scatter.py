@@ -33,8 +33,9 @@ HOT_SHARE = 4
 #: categories (the copies are summed after each block)
 HOT_COPIES = 4
 HOT_CATS = 64
-#: a block all in the hot cell counts up to CMP_CATS categories by one compare pass each
-#: (2048 int8 codes, 8 categories, one core: 0.88 ns a point with the copies, 0.37 compared)
+#: a block all in the hot cell counts up to CMP_CATS categories by one pass over its codes each
+#: (_count_codes; 2048 int8 codes, 8 categories, one core: 0.88 ns a point with the copies,
+#: 0.44 compared one by one, 0.16 eight codes to a word)
 CMP_CATS = 8
 #: the banded scatter (part_banded): grids per thread from BAND_FROM bytes, bands of
 #: BAND_BYTES, BAND_POINTS points sorted at a time, from BAND_MIN_POINTS points per thread,
@@ -114,15 +115,39 @@ def _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash):
     return d
 
 
+#: byte-lane masks of _count_codes (eight int8 codes in one uint64 word)
+_ONES = np.uint64(0x0101010101010101)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_HIGH = np.uint64(0x8080808080808080)
+_PAIRS = np.uint64(0x00FF00FF00FF00FF)
+_QUADS = np.uint64(0x0001000100010001)
+#: words a byte lane of _count_codes counts before it could pass 255
+_LANE_WORDS = 128
+
+
 @njit(inline="always")
 def _count_codes(cs, m, ncat, local):
     """local[g] += how many of cs[:m] are g, for each category g < ncat (local[ncat]: the
-    codes outside [0, ncat)): one vectorized compare pass a category, in the codes' dtype."""
+    codes outside [0, ncat)). int8 codes eight to a uint64 word, a pass a category: the
+    bytes equal to g are the zero bytes of ``word ^ g * 0x0101..``, found exactly with
+    carry-free masks and added up per byte lane (2048 codes, 8 categories, one core:
+    0.44 ns a point comparing them one by one, 0.16 by words)."""
+    nw = m >> 3 if cs.itemsize == 1 else 0
+    words = cs[:nw * 8].view(np.uint64)
     inside = 0
     for g in range(ncat):
         code = cs.dtype.type(g)
+        pat = np.uint64(g) * _ONES
         n = 0
-        for k in range(m):
+        for lo in range(0, nw, _LANE_WORDS):
+            lanes = np.uint64(0)
+            part = words[lo:lo + _LANE_WORDS]  # indices from 0: vectorized
+            for k in range(part.size):
+                z = part[k] ^ pat
+                lanes += (~(((z & _LOW7) + _LOW7) | z) & _HIGH) >> np.uint64(7)
+            lanes = (lanes & _PAIRS) + ((lanes >> np.uint64(8)) & _PAIRS)
+            n += np.int64((lanes * _QUADS) >> np.uint64(48))
+        for k in range(nw * 8, m):
             n += cs[k] == code
         local[g] += n
         inside += n
@@ -142,6 +167,44 @@ def _hot(cx, m):
             if cx[k] == cx[k - 1]:
                 return np.int64(cx[k]), same
     return np.int64(-1), same
+
+
+@njit(inline="always")
+def _in_bin(v, b, m, r, g):
+    """Whether v[b:b+m] all lie in bin g of the rule tuple r: ``e[g] <= v < e[g + 1]``,
+    ``<= e[g + 1]`` for the last bin (:mod:`hotbin.binning`'s rule; NaN lies in none)."""
+    e = r[0]
+    lo, hi = e[g], e[g + 1]
+    vs = v[b:b + m]  # indices from 0: no negative-index checks, so the loops vectorize
+    n = 0
+    if g == e.size - 2:
+        for k in range(m):
+            n += (vs[k] >= lo) & (vs[k] <= hi)
+    else:
+        for k in range(m):
+            n += (vs[k] >= lo) & (vs[k] < hi)
+    return n == m
+
+
+@njit(inline="always")
+def _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
+    """Whether the points b .. b+m all lie in cell ``one`` (-1: none tried). When one cell held
+    a whole block, the next is first tested against that cell's edges (two compares a
+    coordinate) instead of binned (:func:`_cells`, ~0.6 ns a point): the edges are the
+    rule itself, so the answer is exact. part_values on 20M float32 points all in one cell,
+    2 threads (three runs): mean 27-33 -> 13-15 ms, max 30-37 -> 18-22 ms, against 12-18 ms
+    to read x, y and w."""
+    if one < 0:
+        return False
+    if not two_d:
+        return _in_bin(x, b, m, rx, one)
+    return _in_bin(x, b, m, rx, one // ny) and _in_bin(y, b, m, ry, one % ny)
+
+
+@njit(inline="always")
+def _one_cell(hot, same, m, ncell):
+    """The cell of a block whose m points all lie in the one cell ``hot`` (:func:`_hot`), else -1."""
+    return hot if (same == m - 1) & (hot >= 0) & (hot < ncell) else np.int64(-1)
 
 
 @njit(inline="always")
@@ -176,11 +239,16 @@ def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy):
     if ncat > 0:
         _count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy, nx, ny, ncell, trash)
         return 0
+    one = np.int64(-1)
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
+        if _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
+            h[np.uint64(one)] += m
+            continue
         _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
         hot, same = _hot(cx, m)
         _count(cx, m, h, hot, same, cy)
+        one = _one_cell(hot, same, m, ncell)
     return 0
 
 
@@ -196,10 +264,15 @@ def _count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy, nx, ny, nc
     width = ncat + 1
     local = np.zeros(HOT_COPIES * width, np.int64) if ncat <= HOT_CATS else np.zeros(0, np.int64)
     gs = np.empty(BLOCK, np.int64)
+    one = np.int64(-1)
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
-        _cells(x, y, two_d, cat, 0, rx, ry, b, m, cx, cy, ny, nx, ncell, ncell)
-        hot, same = _hot(cx, m) if local.size else (np.int64(-1), 0)
+        if _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
+            hot, same = one, m - 1
+        else:
+            _cells(x, y, two_d, cat, 0, rx, ry, b, m, cx, cy, ny, nx, ncell, ncell)
+            hot, same = _hot(cx, m) if local.size else (np.int64(-1), 0)
+            one = _one_cell(hot, same, m, ncell)
         cs = cat[b:b + m]  # indices from 0: no negative-index checks
         if (hot >= 0) & (same == m - 1):  # all in the hot cell
             if ncat <= CMP_CATS:
@@ -289,11 +362,19 @@ def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, 
     """[value, n] per cell for MEAN, MIN, MAX (:func:`add_block`)."""
     grid = _grid(rx, ry, two_d, ncat)
     dropped = 0
+    nx, ny, ncell, trash = grid
     tv = np.empty(BLOCK, np.float64)
+    one = np.int64(-1)  # cells with categories are not tested (ncat > 0)
     for b in range(start, stop, BLOCK):
-        m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
-        dropped += d
-        hot, same = _hot(cx, m)
+        m = min(stop, b + BLOCK) - b
+        if _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
+            cx[:m] = one
+            hot, same = one, m - 1
+        else:
+            m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
+            dropped += d
+            hot, same = _hot(cx, m)
+            one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
         add_block(cx, m, w[b:b + m], how, center, h, hot, same, cy, tv)
     return dropped
 
