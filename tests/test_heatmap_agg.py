@@ -326,7 +326,8 @@ def test_hot_runs_match_numpy(agg):
     np.testing.assert_array_equal(hm.counts if agg == "count" else hm.value_counts, counts)
 
 
-@pytest.mark.parametrize("hot", [0.0, 0.6])  # sorted rounds; rounds left to the plain loop
+# sorted rounds; a hot cell folded apart and the rest sorted; a hot region of one band, unsorted
+@pytest.mark.parametrize("hot", [0.0, 0.6, "region"])
 @pytest.mark.parametrize("agg", ["mean", "min", "max", "var"])
 def test_banded_scatter_equals_plain(agg, hot, monkeypatch):
     """The cpu backend's banded scatter (grids larger than the caches) gives the plain loop's
@@ -336,8 +337,11 @@ def test_banded_scatter_equals_plain(agg, hot, monkeypatch):
     from hotbin.backend.cpu import hist as H
 
     x, y, w = points(60000, seed=20)
-    spot = np.random.default_rng(21).random(x.size) < hot
+    rng = np.random.default_rng(21)
+    spot = rng.random(x.size) < (0.95 if hot == "region" else hot)
     x[spot], y[spot] = 0.31, 0.42
+    if hot == "region":  # one row, a few columns: cells of one band per category, none hot
+        x[spot] = rng.uniform(0.3, 0.9, np.count_nonzero(spot))
     assert H._band_shift(H.MEAN, True, 37 * 29 * 4, 16, x.size) < 0  # plain by default
     codes = np.arange(x.size) % 3
     ww = w

@@ -117,14 +117,17 @@ def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
         center = xp(s).where(nv > 0, s / xp(s).maximum(nv, 1), 0.0)
         means = _categories(xp(s).where(nv > 0, center, np.nan), by)[1]
         s, nv, _ = _values(run, ex, w, acc, deterministic, center)
-    pts, nv = _categories(nv.astype(np.int64), by)
-    s = _categories(s, by)[1]
-    with np.errstate(invalid="ignore", divide="ignore"):
+    pts, counts = _categories(nv.astype(np.int64), by)
+    s, nv = _categories(s, by)[1], _categories(nv, by)[1]
+    x = xp(s)
+    with np.errstate(invalid="ignore", divide="ignore"):  # in place: the partial is ours
         if agg in ("mean", "var", "std"):
-            s = s / nv
+            x.divide(s, nv, out=s)  # 0 / 0 = NaN where a cell has no value
+        else:
+            x.copyto(s, np.nan, where=nv == 0)
         if agg == "std":
-            s = xp(s).sqrt(s)
-    return _cells(pts, xp(s).where(nv == 0, np.nan, s), pts, tal, nv, means)
+            x.sqrt(s, out=s)
+    return _cells(pts, s, pts, tal, counts, means)
 
 
 def _values(run, ex, w, acc, deterministic, center):

@@ -93,8 +93,8 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, shift, rou
         size = min(rounds, max(hi - lo, 1))
         drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p],
                                 np.empty(BLOCK, cdt), np.empty(BLOCK, cdt),
-                                np.empty(size, np.int32), np.empty(size, np.int32),
-                                np.empty(size, w.dtype), shift)
+                                np.empty(size, np.int32), np.empty(size, w.dtype),
+                                np.empty(size, np.int32), np.empty(size, w.dtype), shift)
 
     each(n, parts, piece)
 

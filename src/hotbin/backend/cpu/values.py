@@ -1,7 +1,8 @@
 """The values accumulators of the cpu scatter: [value, n] per cell for MEAN, MIN and MAX.
 
 :func:`add_block` adds one block of points whose cells are known (:mod:`.scatter` computes
-them): the points of a hot cell apart, in registers, the others with the plain loop.
+them): the points of a hot cell apart, in registers, the others with the plain loop
+(:func:`set_aside` does the first half alone, for a caller that sorts the others).
 :func:`merge_values` merges the per-thread partials.
 """
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from ..._jit import njit
 
-__all__ = ["MEAN", "MIN", "MAX", "VALUES", "add_block", "merge_values"]
+__all__ = ["MEAN", "MIN", "MAX", "VALUES", "add_block", "set_aside", "merge_values"]
 
 #: what a values scatter keeps per cell: [sum, n], [min, n], [max, n] (ids beside .scatter's)
 MEAN, MIN, MAX = 3, 4, 5
@@ -49,9 +50,18 @@ def add_block(cx, m, w, how, center, h, hot, same, tc, tv):
     if hot < 0:
         _add_plain(cx, m, w, how, center, h)
         return
-    if same < m - 1:  # else every point is in the hot cell
-        _add_plain(tc, _apart(cx, m, w, hot, tc, tv), tv, how, center, h)
+    j = set_aside(cx, m, w, how, center, h, hot, same, tc, tv)
+    if j:
+        _add_plain(tc, j, tv, how, center, h)
+
+
+@njit(inline="always")
+def set_aside(cx, m, w, how, center, h, hot, same, tc, tv):
+    """The hot cell's part of :func:`add_block` (``hot`` >= 0): its values folded into h, the
+    other points' cells and values copied to tc, tv (any float dtype); returns how many."""
+    j = 0 if same == m - 1 else _apart(cx, m, w, hot, tc, tv)  # else every point is in it
     _add_hot(cx, m, w, how, center, h, hot)
+    return j
 
 
 @njit(inline="always")
@@ -188,19 +198,20 @@ def _extreme_bits(cx, m, bits, how, hot, sign, low, inf, ftype):
 def merge_values(out, how, ident, res, lo, hi):
     """res[:, c] = [value, n] of cells lo .. hi merged over the [value, n] partials ``out[p]``
     of :func:`add_block` (cells with no value: ``ident``), in partial order: sums as NumPy's
-    sum over the partials, extremes in any order."""
+    sum over the partials, extremes in any order. Branch-free: whether a partial has values
+    in a cell is a coin toss where points are sparse (1M cells, 2 partials of 1M scattered
+    points, 2 threads: 7-9 -> ~2 ms)."""
+    parts = out.shape[0]
     for c in range(lo, hi):
         v = 0.0
         n = 0.0
-        for p in range(out.shape[0]):
-            pn = out[p, 2 * c + 1]
-            if pn == 0.0:
-                continue
+        for p in range(parts):
             pv = out[p, 2 * c]
+            pn = out[p, 2 * c + 1]
             if how == MEAN:
-                v += pv
-            elif (n == 0.0) | _better(how, pv, v):
-                v = pv
+                v += pv  # 0.0 where the partial has no value: v unchanged (never -0.0)
+            else:
+                v = pv if (pn != 0.0) & ((n == 0.0) | _better(how, pv, v)) else v
             n += pn
         res[0, c] = v if n > 0.0 else ident
         res[1, c] = n
