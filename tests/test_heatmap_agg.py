@@ -440,6 +440,37 @@ def test_blocks_in_one_cell_then_points_on_its_edges(cell, cdt):
         assert hm.dropped == 3
 
 
+@pytest.mark.parametrize("banded", [False, True])
+@pytest.mark.parametrize("agg", ["mean", "max"])
+def test_partials_of_disjoint_cells_merge(agg, banded, monkeypatch):
+    """Each thread's partial is merged only over the cells it wrote (its span): threads whose
+    points lie in different rows, one of them all in one cell, against NumPy."""
+    from hotbin.backend.cpu import hist as H
+    from hotbin.backend.cpu.parallel import MIN_PER_THREAD, set_threads
+
+    rng = np.random.default_rng(23)
+    n = 5 * MIN_PER_THREAD
+    x, y = rng.uniform(0, 1, n), rng.uniform(0, 0.4, n)  # thread 0: the lower rows
+    half = n // 2
+    y[half:] += 0.55  # thread 1: the upper rows
+    y[half + 100:half + 9000], x[half + 100:half + 9000] = 0.8, 0.3  # blocks all in one cell
+    w = rng.normal(size=n)
+    if banded:
+        monkeypatch.setattr(H, "BAND_FROM", 0)
+        monkeypatch.setattr(H, "BAND_MIN_POINTS", 0)
+        monkeypatch.setattr(H, "BAND_BYTES", 256)
+        monkeypatch.setattr(H, "BAND_POINTS", 7001)
+    old = set_threads(2)
+    try:
+        hm = hotbin.heatmap(x, y, w, agg=agg, width=16, height=16, x_range=(0, 1), y_range=(0, 1),
+                            backend="cpu")
+    finally:
+        set_threads(old)
+    want, counts = oracle(hm, x, y, w)
+    np.testing.assert_array_equal(hm.value_counts, counts)
+    np.testing.assert_allclose(hm.values, want, rtol=1e-9, atol=1e-12, equal_nan=True)
+
+
 def test_read_only_and_integer_inputs_share_one_kernel():
     """numba compiles a kernel per argument type (10-16 s for a values kernel): read-only
     inputs (pandas' copy-on-write columns, memory maps) and integer weights must reuse the

@@ -59,10 +59,11 @@ def _accumulator(red, weights) -> _Acc:
     return acc
 
 
-def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, cdt):
-    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points; a
-    kernel call per partial (the kernel of the accumulator ``how`` only: issue #18). Cells
-    are computed into ``cdt`` (:func:`_cell_dtype`)."""
+def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, spans, cdt):
+    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points (spans[p]:
+    the cells of the values partials that hold values); a kernel call per partial (the kernel
+    of the accumulator ``how`` only: issue #18). Cells are computed into ``cdt``
+    (:func:`_cell_dtype`)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
 
@@ -77,13 +78,14 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
             d = part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, lo, hi, out[p], out2[p],
                            cx, cy)
         else:
-            d = part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], cx, cy)
+            d = part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
+                            cx, cy)
         drops[p] += d
 
     each(n, parts, piece)
 
 
-def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, shift, rounds, cdt):
+def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shift, rounds, cdt):
     """_hist of 2-D values by :func:`.scatter.part_banded` (``rounds`` points sorted at a time)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
@@ -91,7 +93,7 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, shift, rou
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
         size = min(rounds, max(hi - lo, 1))
-        drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p],
+        drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
                                 np.empty(BLOCK, cdt), np.empty(BLOCK, cdt),
                                 np.empty(size, np.int32), np.empty(size, w.dtype),
                                 np.empty(size, np.int32), np.empty(size, w.dtype), shift)
@@ -164,6 +166,8 @@ def _run(arrays, rx, ry, weights, red, by=None):
     out = np.zeros((parts, (ncell + 1) * pair), dt)
     out2 = np.zeros((parts, ncell + 1 if how == FIXED else 0), np.int64)
     drops = np.zeros(parts, np.int64)
+    spans = np.empty((parts, 2), np.int64)  # [lowest, highest] cell holding values, per partial
+    spans[:] = ncell + 1, -1
     total = None
     factor = fixedpoint.factors(red.scale) if how == FIXED else (0.0, 0.0)
     center = np.empty(0)
@@ -187,9 +191,10 @@ def _run(arrays, rx, ry, weights, red, by=None):
             out[:] = 0
         shift = _band_shift(how, two_d, ncell, dt.itemsize * pair, x.size // parts)
         if shift >= 0:
-            _hist_banded(x, y, w, how, cat, ncat, center, r1, r2, out, drops, shift, BAND_POINTS, cdt)
+            _hist_banded(x, y, w, how, cat, ncat, center, r1, r2, out, drops, spans, shift, BAND_POINTS,
+                         cdt)
         else:
-            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops, cdt)
+            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops, spans, cdt)
         if how == COUNT:  # part_count counts the dropped points in the last slot
             part = _fold(out)
             drops[0] += part[ncell]
@@ -202,10 +207,13 @@ def _run(arrays, rx, ry, weights, red, by=None):
     elif how == FIXED:
         res = fixedpoint.merge(np.stack([out[:, :ncell], out2[:, :ncell]], axis=1))
     elif pair == 2:
-        res = np.empty((2, ncell))
         ident = red.identity[0] if red.identity else 0.0
-        each(ncell, -(-ncell // FOLD_PIECE), lambda u: merge_values(
-            out, how, ident, res, u * FOLD_PIECE, min(ncell, (u + 1) * FOLD_PIECE)))
+        res = np.zeros((2, ncell))  # cells no partial spans stay [ident, 0]: for MEAN never written
+        if ident:
+            res[0] = ident
+        lo, hi = max(0, int(spans[:, 0].min())), min(ncell, int(spans[:, 1].max()) + 1)
+        each(max(hi - lo, 0), -(-max(hi - lo, 0) // FOLD_PIECE), lambda u: merge_values(
+            out, spans, how, ident, res, lo + u * FOLD_PIECE, min(hi, lo + (u + 1) * FOLD_PIECE)))
     else:
         res = out.sum(axis=0)[:ncell]
     return res, int(drops.sum())

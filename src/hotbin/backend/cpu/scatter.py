@@ -209,6 +209,18 @@ def _one_cell(hot, same, m, ncell):
 
 
 @njit(inline="always")
+def _widen(span, cx, m):
+    """span = [lowest, highest] of its cells and those of cx[:m] (a partial's cells that hold
+    values: :func:`~.values.merge_values` reads no others)."""
+    lo = hi = cx[0]
+    for k in range(1, m):  # vectorized
+        lo = min(lo, cx[k])
+        hi = max(hi, cx[k])
+    span[0] = min(span[0], np.int64(lo))
+    span[1] = max(span[1], np.int64(hi))
+
+
+@njit(inline="always")
 def _grid(rx, ry, two_d, ncat):
     """(nx, ny, cells of one category, the cell of points in none)."""
     nx = rx[0].size - 1
@@ -359,8 +371,8 @@ def part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, start, stop, h
 
 
 @njit(nogil=True, cache=True)
-def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy):
-    """[value, n] per cell for MEAN, MIN, MAX (:func:`add_block`)."""
+def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, span, cx, cy):
+    """[value, n] per cell for MEAN, MIN, MAX (:func:`add_block`); ``span``: see :func:`_widen`."""
     grid = _grid(rx, ry, two_d, ncat)
     dropped = 0
     nx, ny, ncell, trash = grid
@@ -374,6 +386,7 @@ def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, 
         else:
             m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
             dropped += d
+            _widen(span, cx, m)
             hot, same = _hot(cx, m)
             one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
         add_block(cx, m, w[b:b + m], how, center, h, hot, same, cy, tv)
@@ -412,7 +425,8 @@ def _sorted_add(kc, kw, n, sc, sw, starts, shift, how, center, h, cy, tv):
 
 
 @njit(nogil=True, cache=True)
-def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy, kc, kw, sc, sw, shift):
+def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, cx, cy, kc, kw, sc, sw,
+                shift):
     """part_values for a 2-D grid of values too large for the caches (MEAN, MIN, MAX). The
     points are binned a block at a time as part_values does (a block's hot cell folded at
     once, :func:`set_aside`); the other points' cells and values are set aside in ``kc``,
@@ -441,6 +455,7 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, cx, cy,
             hot, same = one, m - 1
         else:
             dropped += _cells(x, y, True, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
+            _widen(span, cx, m)
             hot, same = _hot(cx, m)
             one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
         if hot >= 0:
