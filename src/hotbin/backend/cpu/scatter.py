@@ -245,12 +245,13 @@ def _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid):
 # the points in no cell) and returns how many points landed in no cell.
 
 @njit(nogil=True, cache=True)
-def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy):
+def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy):
     """h[cell] += 1; the points in no cell are counted in slot ``trash`` (h: trash + 1
-    counters), so this returns 0. ``cy``: BLOCK cells, also in 1-D."""
+    counters), so this returns 0. ``cy``: BLOCK cells, also in 1-D. ``span`` (:func:`_widen`):
+    of the cells without their category, which every category's counts lie within."""
     nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
     if ncat > 0:
-        _count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy, nx, ny, ncell, trash)
+        _count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy, nx, ny, ncell, trash)
         return 0
     one = np.int64(-1)
     for b in range(start, stop, BLOCK):
@@ -259,6 +260,7 @@ def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy):
             h[np.uint64(one)] += m
             continue
         _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
+        _widen(span, cx, m)
         hot, same = _hot(cx, m)
         _count(cx, m, h, hot, same, cy)
         one = _one_cell(hot, same, m, ncell)
@@ -266,7 +268,7 @@ def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy):
 
 
 @njit(inline="always")
-def _count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy, nx, ny, ncell, trash):
+def _count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy, nx, ny, ncell, trash):
     """part_count by category. The hot cell is found among the cells (not cell and
     category, which spreads it over ncat counters in a random order: their loads alias
     stores unpredictably); its points' categories are copied aside branch-free and counted
@@ -284,6 +286,7 @@ def _count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, cx, cy, nx, ny, nc
             hot, same = one, m - 1
         else:
             _cells(x, y, two_d, cat, 0, rx, ry, b, m, cx, cy, ny, nx, ncell, ncell)
+            _widen(span, cx, m)
             hot, same = _hot(cx, m) if local.size else (np.int64(-1), 0)
             one = _one_cell(hot, same, m, ncell)
         cs = cat[b:b + m]  # indices from 0: no negative-index checks
