@@ -21,7 +21,7 @@ from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
 from .scatter import (BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, BLOCK, COUNT, FIXED, MAX,
                       MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values, part_banded, part_count,
-                      part_count1, part_fixed, part_sum, part_values)
+                      part_count_by, part_count1, part_fixed, part_sum, part_values)
 
 __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
 
@@ -71,7 +71,8 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
         lo, hi = p * step, min(n, (p + 1) * step)
         cx, cy = np.empty(BLOCK, cdt), np.empty(BLOCK, cdt)
         if how == COUNT:
-            d = part_count(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p], spans[p], cx, cy)
+            d = (part_count_by if ncat else part_count)(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p],
+                                                        spans[p], cx, cy)
         elif how == SUM:
             d = part_sum(x, y, two_d, w, cat, ncat, rx, ry, lo, hi, out[p], cx, cy)
         elif how == FIXED:
