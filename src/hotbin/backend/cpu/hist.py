@@ -19,7 +19,7 @@ from ...kernel_rule import fold_values, value_table
 from .chunks import chunks, kernel_dtype, readonly
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
-from .scatter import (BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, BLOCK, COUNT, FIXED, MAX,
+from .scatter import (BAND_BYTES, BAND_FROM, BAND_PAD, BAND_MIN_POINTS, BAND_POINTS, BLOCK, COUNT, FIXED, MAX,
                       MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values, part_banded, part_count,
                       part_count_by, part_count1, part_fixed, part_sum, part_values)
 
@@ -91,13 +91,16 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shi
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
 
+    sorted_pad = (((out.shape[1] // 2 - 1) >> shift) + 2) * BAND_PAD  # BAND_PAD after each band
+
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
         size = min(rounds, max(hi - lo, 1))
         drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
                                 np.empty(BLOCK, cdt), np.empty(BLOCK, cdt),
                                 np.empty(size, np.int32), np.empty(size, w.dtype),
-                                np.empty(size, np.int32), np.empty(size, w.dtype), shift)
+                                np.empty(size + sorted_pad, np.int32), np.empty(size + sorted_pad, w.dtype),
+                                shift)
 
     each(n, parts, piece)
 
