@@ -87,6 +87,7 @@ def test_grid():
     assert tuning.grid(H100, Policy("global", block=1024, blocks_per_sm=4), 0, 1 << 30, 8) == 132 * 2
     assert tuning.grid(H100, pol, 0, 1000, 32) == 1  # small inputs: fewer blocks
     assert tuning.grid(H100, pol, 0, 512 * 32 * 3 + 1, 32) == 4
+    assert tuning.grid(H100, pol, 32 << 10, 1 << 30, 32, fit=2) == 132 * 2  # registers allow 2
 
 
 def test_spatial_plan():
@@ -209,29 +210,50 @@ def test_hist1d_trusted_guess_is_the_bin(dt):
     assert trusted_any > 1000  # the shortcut is exercised
 
 
-def _round_guess(x):
-    """hist_common.cuh round_guess in x's dtype: rint(x) by adding 1.5 * 2^(mantissa bits)."""
+def _round_guess(x, cap):
+    """hist_common.cuh round_guess in x's dtype: ``(index, r)``, r = rint(x) by adding
+    1.5 * 2^(mantissa bits), the index the bits of x + M less those of M, as unsigned,
+    clamped to ``cap`` (bit for bit: NaN, infinities and huge x included)."""
     m = x.dtype.type(1.5 * 2.0 ** np.finfo(x.dtype).nmant)
-    return (x + m) - m
+    y = x + m
+    ib = np.dtype(f"i{x.dtype.itemsize}")
+    j = (y.view(ib).astype(object) - int(np.array(m).view(ib))) % (1 << (8 * x.dtype.itemsize))
+    return np.minimum(j, cap).astype(np.int64), y - m
 
 
 def _near_bins(rule, v, tau):
-    """hist_common.cuh RuleBin::operator() for a rule whose guess is less than half a bin off,
-    emulated: j = rint(x) clamped to [0, nb]; farther than tau from j, bin floor(x); else
-    j - (v < e[j]); the closed end kept in the last bin (-1: no bin)."""
+    """hist_common.cuh RuleBin::nearest for a rule whose guess is less than half a bin off,
+    emulated: j = rint(x) as an unsigned index clamped to nb + 1; farther than tau from j,
+    bin floor(x); else j - (v < table[j]) on the kernel's edge table (rule.kernel_edges);
+    bins past nb - 1 (as unsigned) are no bin (-1). No range test: the table's entry above
+    the closed end and the clamp give it."""
     k = rule.kernel_cmp
+    table = crule.kernel_edges(rule)
     g = np.float32 if k.dtype == np.float32 else np.float64
     glo, gscale, _ = crule.hist1d_guess(rule)
     vk = v.astype(k.dtype)
     nb = rule.nbins
     with np.errstate(all="ignore"):
-        inside = (k[0] <= vk) & (vk <= k[-1])
         x = (vk.astype(g) - g(glo)) * g(gscale)
-        r = _round_guess(x)
-        j = np.clip(np.nan_to_num(r, nan=0, posinf=nb, neginf=0), 0, nb).astype(np.int64)
-        far = np.abs(x - r) > g(tau)
-    below = np.where(far, x < r, vk < k[j])
-    return np.where(inside, np.minimum(j - below, nb - 1), -1), int((inside & ~far).sum())
+        j, r = _round_guess(x, nb + 1)
+        t = x - r
+        far = np.abs(t) > g(tau)
+        below = np.where(far, t < 0, vk < table[j])
+    b = j - below
+    return np.where((b >= 0) & (b < nb), b, -1), int((~far).sum())
+
+
+def test_kernel_edges_table():
+    """The edge table: e[0..nb-1], the closed end's successor, the closed end."""
+    rule = histogram_rule(np.zeros(1, np.float32), 4, (0.0, 1.0))
+    t = crule.kernel_edges(rule)
+    k = rule.kernel_cmp
+    assert t.dtype == k.dtype and t.size == rule.nbins + 2
+    np.testing.assert_array_equal(t[:4], k[:4])
+    assert t[4] == np.nextafter(k[4], np.inf) and t[5] == k[4]
+    ints = histogram_rule(np.zeros(1, np.int64), np.array([0, 2, 4, 8]))
+    assert ints.kernel_cmp.dtype.kind == "i"
+    assert crule.kernel_edges(ints)[-2] == ints.kernel_cmp[-1]
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
@@ -257,7 +279,12 @@ def test_hist1d_nearest_edge_gives_the_bin(dt, tau):
         with np.errstate(all="ignore"):
             whole = np.floor(lo) + np.arange(min(5000.0, np.ceil(hi) - np.floor(lo) + 1))
             extra = np.concatenate([whole, np.arange(0, 1025) / 256 * (hi - lo) / 4 + lo]).astype(dt)
-        v = np.concatenate([_values(rule, rng, dt), extra])
+        info = np.finfo(dt)
+        with np.errstate(all="ignore"):  # huge, tiny, subnormal, a negative NaN, far outside
+            hostile = np.array([info.max, -info.max, info.tiny, -info.tiny, info.smallest_subnormal,
+                                -info.smallest_subnormal, 0.0, -0.0, hi * 2, lo - (hi - lo), 1e30, -1e30,
+                                hi * 3 + 1, -np.nan], dt)
+        v = np.concatenate([_values(rule, rng, dt), extra, hostile])
         got, n = _near_bins(rule, v, t)
         corrected += n
         np.testing.assert_array_equal(got, rule.index(v), err_msg=str(rule.edges[[0, -1]]))

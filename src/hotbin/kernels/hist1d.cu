@@ -14,10 +14,13 @@
 #include "hist_common.cuh"
 
 // How a value becomes a slot.
-enum { BIN_RULE = 0,      // exact rule of binning.py, linspace edges: multiply, then correct
-       BIN_RAW = 1,       // the value is the slot (bincount, 16-bit value counts in windows)
-       BIN_RAW_FULL = 2,  // the value is the slot and every value has one (8/16-bit counts)
-       BIN_SEARCH = 3 };  // exact rule of binning.py, any edges: bisection
+enum { BIN_RULE = 0,         // exact rule of binning.py, linspace edges: multiply, then correct
+       BIN_RAW = 1,          // the value is the slot (bincount, 16-bit value counts in windows)
+       BIN_RAW_FULL = 2,     // the value is the slot and every value has one (8/16-bit counts)
+       BIN_SEARCH = 3,       // exact rule of binning.py, any edges: bisection
+       BIN_NEAREST = 4,      // BIN_RULE for a guess less than half a bin off (tau < 1/2), edges
+                             // staged: RuleBin::nearest alone, no per-value test of the mode
+       BIN_NEAREST_ALL = 5 };// as BIN_NEAREST, every value compared with its edge (tau = 1/2)
 
 // Where a block keeps its counters.
 enum { LAYOUT_LANES = 0,   // 32 copies, slot-major: lane l always hits bank l
@@ -27,6 +30,9 @@ enum { LAYOUT_LANES = 0,   // 32 copies, slot-major: lane l always hits bank l
 template <class T, bool WIDE> struct SlotOf { typedef unsigned type; };
 template <class T> struct SlotOf<T, true> { typedef u64 type; };
 
+extern __shared__ __align__(16) unsigned char smem[];
+
+// A value's slot: the bin in [0, nb), or any slot >= nb for none.
 template <class T, class CMP, int BINNER>
 struct Binner {  // BIN_RAW, BIN_RAW_FULL
     typedef typename SlotOf<T, sizeof(T) == 8 && BINNER == BIN_RAW>::type slot_t;
@@ -42,53 +48,110 @@ struct Binner<T, CMP, BIN_RULE> {
 };
 
 template <class T, class CMP>
+struct Binner<T, CMP, BIN_NEAREST> {
+    typedef unsigned slot_t;
+    RuleBin<CMP, true> r;
+    __device__ __forceinline__ slot_t operator()(T v) const {
+        return r.template nearest<true>(Widen<CMP, T>::of(v));
+    }
+};
+
+template <class T, class CMP>
+struct Binner<T, CMP, BIN_NEAREST_ALL> {
+    typedef unsigned slot_t;
+    RuleBin<CMP, true> r;
+    __device__ __forceinline__ slot_t operator()(T v) const {
+        return r.template nearest<false>(Widen<CMP, T>::of(v));
+    }
+};
+
+template <class T, class CMP>
 struct Binner<T, CMP, BIN_SEARCH> {
     typedef unsigned slot_t;
     RuleBin<CMP, false> r;
     __device__ __forceinline__ slot_t operator()(T v) const { return r(Widen<CMP, T>::of(v)); }
 };
 
-// Sets up the rule; stages the edges in shared memory `sh_edges` when given.
+// Sets up the rule; stages the edge table (nb + 2 entries) in shared memory
+// `sh_edges` when given.
 template <class R, class CMP>
 __device__ __forceinline__ void make_rule(R& r, const CMP* edges, unsigned nb, double glo,
                                           double gscale, double tau, CMP* sh_edges) {
     typedef typename GuessT<CMP>::type G;
     r.nb = nb;
     r.lo = edges[0];
-    r.hi = edges[nb];
+    r.hi = edges[nb + 1];
     r.glo = (G)glo;
     r.gscale = (G)gscale;
     r.tau = (G)tau;
     r.near = tau <= 0.5;
     r.e = edges;
     if (sh_edges) {
-        for (unsigned i = threadIdx.x; i <= nb; i += blockDim.x) sh_edges[i] = edges[i];
+        for (unsigned i = threadIdx.x; i <= nb + 1; i += blockDim.x) sh_edges[i] = edges[i];
         r.e = sh_edges;  // the caller's barrier publishes them
     }
 }
 
-// The counting functor: slot, window check, private counter.
+// The counting functor: slot, window check, private counter. vector() counts the
+// values of one 16-byte load, operator() one value (the walk's head and tail).
 template <class T, class CMP, int BINNER, int LAYOUT>
 struct CountOne {
     typedef Binner<T, CMP, BINNER> B;
+    typedef typename B::slot_t slot_t;
     B bin;
-    typename B::slot_t base, nslots;
-    unsigned* c;     // this thread's view of the block counters
-    unsigned shift;  // slot -> offset: slot << shift (LANES: 5, else 0)
+    slot_t base, nslots;
+    unsigned* c;     // COPIES: this thread's copy of the block counters
+    unsigned lane4;  // LANES: this thread's lane * 4, the byte offset of its copy
     u64* out;        // GLOBAL: the result
     __device__ __forceinline__ void operator()(T v) {
-        typename B::slot_t s = bin(v) - base;
-        if (BINNER == BIN_RAW_FULL || s < nslots) {
-            if (LAYOUT == LAYOUT_GLOBAL) atomicAdd(out + s, 1ull);
-            else atomicAdd(c + ((unsigned)s << shift), 1u);
+        slot_t s = bin(v);
+        if (LAYOUT == LAYOUT_LANES) {
+            // One window from slot 0. Values in no slot go to the spare slot nslots,
+            // which the flush skips: no branch around the atomic.
+            if (BINNER != BIN_RAW_FULL) s = s < nslots ? s : nslots;
+            bump((unsigned)s * 128u + lane4);
+        } else {
+            s -= base;
+            if (s < nslots) {
+                if (LAYOUT == LAYOUT_GLOBAL) atomicAdd(out + s, 1ull);
+                else atomicAdd(c + s, 1u);
+            }
+        }
+    }
+    static __device__ __forceinline__ void bump(unsigned byte_offset) {
+        atomicAdd(reinterpret_cast<unsigned*>(smem + byte_offset), 1u);
+    }
+    __device__ __forceinline__ void vector(const uint4& r) {
+        if (BINNER == BIN_RAW_FULL && sizeof(T) == 1 && LAYOUT == LAYOUT_LANES) {
+            // Bytes straight to the byte offsets of their lane's counters (the counters
+            // start the dynamic shared memory): value * 128 | lane * 4, one shift and one
+            // mask-and-or per byte, the base added by the atomic's addressing.
+            const unsigned w[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                bump(((w[q] << 7) & 0x7f80u) | lane4);
+                bump(((w[q] >> 1) & 0x7f80u) | lane4);
+                bump(((w[q] >> 9) & 0x7f80u) | lane4);
+                bump(((w[q] >> 17) & 0x7f80u) | lane4);
+            }
+        } else {
+            const T* t = reinterpret_cast<const T*>(&r);
+#pragma unroll
+            for (int k = 0; k < (int)(16 / sizeof(T)); ++k) (*this)(t[k]);
         }
     }
 };
 
-extern __shared__ __align__(16) unsigned char smem[];
+// Registers: the tuning table's counting policies want 2048 resident threads per SM
+// (32 registers each). The nearest-edge and raw binners are held to that (the
+// compiler otherwise spends 41-50 on float32 loads in flight and halves the
+// resident blocks); the walk and bisection keep what they need (up to 64).
+template <int BINNER> struct CountBounds {
+    enum { MIN_BLOCKS = BINNER == BIN_NEAREST || BINNER == BIN_NEAREST_ALL || BINNER == BIN_RAW_FULL ? 2 : 1 };
+};
 
 template <class T, class CMP, int BINNER, int LAYOUT, int UNROLL>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(1024, CountBounds<BINNER>::MIN_BLOCKS)
 hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsigned nb, double glo,
            double gscale, double tau, int stage_edges, u64 base, unsigned nslots,
            unsigned copies, unsigned windows, u64* __restrict__ out, i64 row_stride, u64 out_stride,
@@ -100,25 +163,28 @@ hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsign
     out += (u64)blockIdx.y * out_stride;
     unsigned* counters = reinterpret_cast<unsigned*>(smem);
     unsigned stride = nslots | 1u;  // odd: copies start in different banks
-    unsigned total = LAYOUT == LAYOUT_LANES ? nslots * 32u
+    unsigned total = LAYOUT == LAYOUT_LANES ? (nslots + 1u) * 32u  // + the spare slot
                    : LAYOUT == LAYOUT_COPIES ? stride * copies : 0u;
-    CMP* sh_edges = stage_edges
-        ? reinterpret_cast<CMP*>(smem + ((total * 4u + 15u) & ~15u)) : (CMP*)0;
+    CMP* sh_edges = reinterpret_cast<CMP*>(smem + ((total * 4u + 15u) & ~15u));
     for (unsigned i = threadIdx.x; i < total; i += blockDim.x) counters[i] = 0;
 
     unsigned w = blockIdx.x % windows;
-    CountOne<T, CMP, BINNER, LAYOUT> f;
-    make_rule(f.bin.r, edges, nb, glo, gscale, tau, sh_edges);
-    f.base = (typename CountOne<T, CMP, BINNER, LAYOUT>::B::slot_t)(base + (u64)w * nslots);
+    typedef CountOne<T, CMP, BINNER, LAYOUT> F;
+    F f;
+    make_rule(f.bin.r, edges, nb, glo, gscale, tau, stage_edges ? sh_edges : (CMP*)0);
+    f.base = (typename F::B::slot_t)(base + (u64)w * nslots);
     f.nslots = nslots;
     out += (u64)w * nslots;
     f.out = out;
-    unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    if (LAYOUT == LAYOUT_LANES) { f.c = counters + lane; f.shift = 5; }
-    else { f.c = counters + (warp % (copies ? copies : 1u)) * stride; f.shift = 0; }
+    f.lane4 = (threadIdx.x & 31u) * 4u;
+    f.c = counters + ((threadIdx.x >> 5) % (copies ? copies : 1u)) * stride;
     __syncthreads();  // counters zeroed, edges staged
 
-    for_each_vec<T, UNROLL>(x, n, f, blockIdx.x / windows, gridDim.x / windows, windows > 1);
+    // the host stages the edges for the nearest-edge binners: read as shared memory
+    if (BINNER == BIN_NEAREST || BINNER == BIN_NEAREST_ALL) f.bin.r.e = sh_edges;
+    // only windows (the copies layout) have a second reader of the input
+    for_each_vec<T, UNROLL>(x, n, f, blockIdx.x / windows, gridDim.x / windows,
+                            LAYOUT == LAYOUT_COPIES && windows > 1);
 
     if (LAYOUT == LAYOUT_GLOBAL) return;
     __syncthreads();  // every private count is in

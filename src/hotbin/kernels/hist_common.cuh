@@ -12,16 +12,26 @@ typedef long long i64;
 // e[i] <= v < e[i+1], the last bin closed; NaN and values outside land in none.
 // Returns the bin in [0, nb) or nb for "no bin".
 //
+// The edge table (cuda/rule.py kernel_edges) holds nb + 2 entries: e[0..nb-1],
+// then the least value above the closed end at [nb], then the closed end itself
+// at [nb + 1] (lo = e[0], hi = e[nb + 1]). Bisection and the walk read e[0..nb-1]
+// only; the nearest-edge rule below reads [nb] so that v <= hi is one more
+// "v < e[j]" compare.
+//
 // Linspace edges: a guess by multiplication, x = (v - lo) * scale in bins, then
 // corrected against the edges, as NumPy does. The host bounds the guess's error
 // in bins (hotbin.kernel_rule.guess: the edges' distance from the ideal
 // lo + i * width plus the rounding of x) and passes `tau`:
 //   tau <= 1/2  the error is below half a bin, so the edge nearest to the value is
 //               e[j], j = rint(x): v lands in bin j - 1 when v < e[j], else in
-//               bin j. One edge loaded, one compare, no loop: every value costs
-//               the same. Values farther than tau from an edge (|x - j| > tau)
-//               are in bin floor(x) and load no edge (tau = 1/2: every value
-//               loads its edge).
+//               bin j (RuleBin::nearest). One edge loaded, one compare, no loop,
+//               no branch: every value costs the same. Values farther than tau from
+//               an edge (|x - j| > tau) are in bin floor(x) and load no edge
+//               (tau = 1/2: every value loads its edge). The range test comes with
+//               it: a value below lo has x <= 0 and lands in bin -1; at j = nb the
+//               entry [nb] above hi keeps hi in the last bin and sends values above
+//               it to nb; any other j outside [0, nb] (NaN, infinities, far
+//               values) is clamped to nb + 1 and stays out.
 //   tau > 1     no bound below half a bin (kernel_rule's mode 1, integer edges):
 //               the guess is walked to the bin, out of line.
 // Edges that are not a linspace are searched by bisection.
@@ -62,20 +72,25 @@ __device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(
 __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 
-// rint(x) for |x| < 2^22 (float) / 2^51 (double) without a conversion
+// rint(x) as an index for |x| < 2^22 (float) / 2^51 (double) without a conversion
 // instruction: adding 1.5 * 2^(mantissa bits) rounds to an integer held in the
-// low bits (ties to even: either neighbour is as near). r = that integer in G.
-__device__ __forceinline__ int round_guess(float x, float& r) {
+// low bits (ties to even: either neighbour is as near); r = that integer in G.
+// The index is clamped to `cap`: the bits of x + M grow with x for x + M >= 0, so
+// x >= 2^22 (2^51), +inf and positive NaNs give cap; x + M < M (bits below M's,
+// or negative: sign bit set) and negative NaNs wrap, unsigned, past cap too.
+__device__ __forceinline__ unsigned round_guess(float x, float& r, unsigned cap) {
     const float M = 12582912.0f;  // 1.5 * 2^23
     float y = __fadd_rn(x, M);
     r = __fsub_rn(y, M);
-    return __float_as_int(y) - __float_as_int(M);
+    unsigned j = (unsigned)__float_as_int(y) - (unsigned)__float_as_int(M);  // wraps, no overflow
+    return j < cap ? j : cap;
 }
-__device__ __forceinline__ int round_guess(double x, double& r) {
+__device__ __forceinline__ unsigned round_guess(double x, double& r, unsigned cap) {
     const double M = 6755399441055744.0;  // 1.5 * 2^52
     double y = __dadd_rn(x, M);
     r = __dsub_rn(y, M);
-    return (int)(__double_as_longlong(y) - __double_as_longlong(M));
+    u64 j = (u64)__double_as_longlong(y) - (u64)__double_as_longlong(M);
+    return j < (u64)cap ? (unsigned)j : cap;
 }
 
 // The rule from a start k < nb: step down while v < e[k], up while e[k+1] <= v.
@@ -107,25 +122,38 @@ __device__ __noinline__ unsigned correct_guess(const CMP* e, unsigned nb, CMP v,
 template <class CMP, bool UNIFORM>
 struct RuleBin {
     typedef typename GuessT<CMP>::type G;
-    const CMP* e;      // nb + 1 edges in the comparison dtype (shared or global memory)
+    const CMP* e;      // the edge table (above: nb + 2 entries), shared or global memory
     unsigned nb;
-    CMP lo, hi;        // e[0], e[nb]
+    CMP lo, hi;        // e[0], the closed end
     G glo, gscale, tau;
     bool near;         // tau <= 1/2: the guess is less than half a bin off
 
-    __device__ __forceinline__ unsigned operator()(CMP v) const {
-        bool in = le(lo, v) & le(v, hi);  // false for NaN
-        if (!UNIFORM) return in ? search(v) : nb;
-        // v >= lo, so x >= 0 (rounding is monotonic); x exceeds nb by rounding at most.
+    // The rule when `near`: the bin, or a value >= nb (as unsigned) for none. No
+    // branch: the edge load is the only instruction that depends on the data.
+    // SHORTCUT false (tau = 1/2): every value is compared with its edge, and the
+    // distance to it is not computed.
+    template <bool SHORTCUT>
+    __device__ __forceinline__ unsigned nearest(CMP v) const {
         G x = mul_rn(sub_rn((G)v, glo), gscale);
         G r;
-        int j = round_guess(x, r);
-        unsigned k = j < 0 ? 0u : ((unsigned)j > nb ? nb : (unsigned)j);  // NaN, outside: any
-        if (!near) return in ? correct_guess(e, nb, v, k < nb ? k : nb - 1u) : nb;
-        // below k's edge: bin k - 1, else k. Far from it, x says which; near it, the edge does.
-        bool below = abs_of(sub_rn(x, r)) > tau ? x < r : lt(v, e[k]);
-        unsigned b = k - (unsigned)below;  // v == e[nb] (and v < lo, not in): past the last bin
-        return in ? (b < nb ? b : nb - 1u) : nb;
+        unsigned j = round_guess(x, r, nb + 1u);
+        if (!SHORTCUT) return j - (unsigned)lt(v, e[j]);
+        G t = sub_rn(x, r);  // exact sign: x < r iff t < 0
+        bool below = abs_of(t) > tau ? t < (G)0 : lt(v, e[j]);
+        return j - (unsigned)below;
+    }
+
+    __device__ __forceinline__ unsigned operator()(CMP v) const {
+        if (UNIFORM && near) {
+            unsigned b = nearest<true>(v);
+            return b < nb ? b : nb;
+        }
+        bool in = le(lo, v) & le(v, hi);  // false for NaN
+        if (!UNIFORM) return in ? search(v) : nb;
+        G x = mul_rn(sub_rn((G)v, glo), gscale);  // v >= lo, so x >= 0 when in
+        G r;
+        unsigned k = round_guess(x, r, nb - 1u);  // a start for the walk; NaN, outside: any
+        return in ? correct_guess(e, nb, v, k) : nb;
     }
 
     __device__ unsigned search(CMP v) const { return search_bin(e, nb, v); }
@@ -144,9 +172,10 @@ __device__ __forceinline__ void fixed_split(double w, double f1, double f2, i64&
 // ---------------------------------------------------------------------------
 // Walking the input: a grid-stride loop over 16-byte vectors, UNROLL vectors in
 // flight per thread, scalar head (to reach 16-byte alignment) and tail.
-// f(value) is called once per element, in no particular order. The walk is
-// split between `vgrid` virtual blocks; `keep` loads through L2 for a second
-// reader (windows), otherwise loads stream (evict first).
+// f.vector(v) counts the elements of one 16-byte vector, f(value) one element;
+// every element is counted once, in no particular order. The walk is split
+// between `vgrid` virtual blocks; `keep` loads through L2 for a second reader
+// (windows), otherwise loads stream (evict first).
 // ---------------------------------------------------------------------------
 __device__ __forceinline__ uint4 load16(const uint4* p, bool keep) {
     return keep ? __ldg(p) : __ldcs(p);
@@ -169,18 +198,9 @@ __device__ __forceinline__ void for_each_vec(const T* __restrict__ x, i64 n, F& 
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) r[u] = load16(v + i + u * nthreads, keep);
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            const T* t = reinterpret_cast<const T*>(&r[u]);
-#pragma unroll
-            for (int k = 0; k < VEC; ++k) f(t[k]);
-        }
+        for (int u = 0; u < UNROLL; ++u) f.vector(r[u]);
     }
-    for (; i < nv; i += nthreads) {
-        uint4 r = load16(v + i, keep);
-        const T* t = reinterpret_cast<const T*>(&r);
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) f(t[k]);
-    }
+    for (; i < nv; i += nthreads) f.vector(load16(v + i, keep));
     i64 rest = head + nv * VEC;
     if (tid < n - rest) f(x[rest + tid]);
 }

@@ -16,12 +16,14 @@ import numpy as np
 
 from ... import fixedpoint
 from ...binning import BinRule
-from .rule import BIN_RAW, BIN_RAW_FULL, BIN_RULE, BIN_SEARCH, binner, edge_bytes, raw_args, rule_args
+from .rule import BIN_NEAREST, BIN_NEAREST_ALL, BIN_RAW, BIN_RAW_FULL, BIN_RULE, BIN_SEARCH, binner
+from .rule import count_binner, edge_bytes, raw_args, rule_args
 from .rule import value_table
-from .runtime import CTYPE, cupy, device_info, flat, kernel, launch
+from .runtime import CTYPE, cupy, device_info, flat, kernel, launch, resident
 from .stage import add as add_parts
 from .stage import staged
-from .tuning import EDGE_STAGE_BYTES, SHORT_ROW, SMEM_RESERVED, Policy, Tuning, count_policy, count_slots, grid
+from .tuning import EDGE_STAGE_BYTES, SHORT_ROW, SMEM_RESERVED, THREADS_PER_SM, Policy, Tuning, count_policy
+from .tuning import count_slots, grid
 from .tuning import sum_policy
 
 __all__ = ["SUM_ACC", "LUT_KINDS", "count", "sums", "staged_counts", "staged_sums", "histogram_lut",
@@ -50,11 +52,14 @@ SUM_PER_THREAD = 4
 VECTOR_BYTES = 16  #: hist_count reads 16-byte vectors
 
 
-def _rule_kernel_args(x, rule: BinRule | None, dev_id: int, eb: int, tune: Tuning, full: bool):
-    """``(comparison ctype, binner, rule arguments)`` of a launch over ``x``."""
+def _rule_kernel_args(dtype, rule: BinRule | None, dev_id: int, eb: int, tune: Tuning, full: bool,
+                      counts: bool = False):
+    """``(comparison ctype, binner, rule arguments)`` of a launch over values of ``dtype``
+    (``counts``: hist_count's binner, :func:`rule.count_binner`)."""
     if rule is None:
-        return CTYPE[x.dtype], (BIN_RAW_FULL if full else BIN_RAW), raw_args(x.dtype, dev_id)
-    return CTYPE[rule.kernel_cmp.dtype], binner(rule), rule_args(rule, dev_id, eb > 0, tune.shortcut)
+        return CTYPE[dtype], (BIN_RAW_FULL if full else BIN_RAW), raw_args(dtype, dev_id)
+    how = count_binner(rule, eb > 0, tune.shortcut) if counts else binner(rule)
+    return CTYPE[rule.kernel_cmp.dtype], how, rule_args(rule, dev_id, eb > 0, tune.shortcut)
 
 
 class _CountPlan(NamedTuple):
@@ -68,6 +73,7 @@ class _CountPlan(NamedTuple):
     wins: int  #: windows (blocks sharing one part of the input)
     per: int  #: slots per block
     per_thread: int  #: values per thread per grid stride
+    fit: int  #: blocks per SM the kernel holds (its registers and shared memory, the policy's cap)
     args: tuple  #: the rule's kernel arguments (:func:`rule.rule_args`) and the slot base (0)
     tail: tuple  #: slots per block, copies, windows
 
@@ -79,8 +85,9 @@ PLANS_MAX = 64
 _NO_FOLD = np.uint64(0)  #: hist_count's null value table
 
 
-def _count_plan(x, rule: BinRule | None, nslots: int, dev: int, tune: Tuning, row_n) -> _CountPlan:
-    key = (None if rule is None else id(rule), x.dtype, nslots, dev, tune, row_n is not None)
+def _count_plan(dtype, rule: BinRule | None, nslots: int, dev: int, tune: Tuning, row_n) -> _CountPlan:
+    """The plan of counting values of ``dtype`` (the kernel's)."""
+    key = (None if rule is None else id(rule), dtype, nslots, dev, tune, row_n is not None)
     hit = _PLANS.get(key)
     if hit is not None and hit[0] is rule:
         return hit[1]
@@ -89,10 +96,10 @@ def _count_plan(x, rule: BinRule | None, nslots: int, dev: int, tune: Tuning, ro
     pol = count_policy(nslots, info, eb, tune, row_n)
     wins = pol.windows if pol.layout == "windows" else 1
     per = -(-nslots // wins)  # slots per block
-    full = wins == 1 and x.dtype.itemsize <= 2 and nslots == 1 << (8 * x.dtype.itemsize)
-    c, how, args = _rule_kernel_args(x, rule, dev, eb, tune, full)
-    if pol.layout == "lanes":
-        smem, copies = per * 32 * 4, 32
+    full = wins == 1 and dtype.itemsize <= 2 and nslots == 1 << (8 * dtype.itemsize)
+    c, how, args = _rule_kernel_args(dtype, rule, dev, eb, tune, full, counts=True)
+    if pol.layout == "lanes":  # 32 copies of the slots and of one spare slot (hist1d.cu)
+        smem, copies = (per + 1) * 32 * 4, 32
     elif pol.layout in ("copies", "windows"):
         stride = per | 1
         budget = info["smem_sm"] // pol.blocks_per_sm - SMEM_RESERVED - eb
@@ -102,9 +109,12 @@ def _count_plan(x, rule: BinRule | None, nslots: int, dev: int, tune: Tuning, ro
     else:
         smem, copies = 0, 0
     smem = ((smem + 15) & ~15) + eb if (smem or eb) else 0
-    kern = kernel("hist1d.cu", f"hist_count<{CTYPE[x.dtype]}, {c}, {how}, {_LAYOUT[pol.layout]}, {pol.unroll}>")
-    plan = _CountPlan(kern, pol, smem, copies, wins, per, (VECTOR_BYTES // x.dtype.itemsize) * pol.unroll,
-                      (*args, np.uint64(0)), (np.uint32(per), np.uint32(copies), np.uint32(wins)))
+    kern = kernel("hist1d.cu", f"hist_count<{CTYPE[dtype]}, {c}, {how}, {_LAYOUT[pol.layout]}, {pol.unroll}>")
+    # one wave of resident blocks: the shared-memory estimate alone missed the registers (the
+    # walk's 52-56 per thread hold 2 blocks of 512, not the table's 4)
+    fit = resident(kern, pol.block, smem, min(pol.blocks_per_sm, THREADS_PER_SM // pol.block))
+    plan = _CountPlan(kern, pol, smem, copies, wins, per, (VECTOR_BYTES // dtype.itemsize) * pol.unroll,
+                      fit, (*args, np.uint64(0)), (np.uint32(per), np.uint32(copies), np.uint32(wins)))
     if len(_PLANS) >= PLANS_MAX:
         _PLANS.clear()
     _PLANS[key] = (rule, plan)
@@ -124,11 +134,11 @@ def count(x, rule: BinRule | None, nslots: int, out, tune: Tuning, rows: int = 1
     if n == 0 or nslots == 0:
         return
     dev = x.data.device_id
-    p = _count_plan(x, rule, nslots, dev, tune, n if rows > 1 and n <= SHORT_ROW else None)
+    p = _count_plan(x.dtype, rule, nslots, dev, tune, n if rows > 1 and n <= SHORT_ROW else None)
     wins = p.wins
-    if fold is not None and wins > 1:
-        raise ValueError("a value table needs the slots in one window")
-    g = grid(device_info(dev), p.pol, p.smem, n * rows * wins, p.per_thread)
+    if fold is not None and not foldable(p):
+        raise ValueError("a value table needs private counters in one window")
+    g = grid(device_info(dev), p.pol, p.smem, n * rows * wins, p.per_thread, p.fit)
     g = max(wins, -(-g // rows) // wins * wins)  # blocks per row
     step = g // wins * _U32_SHARE
     last = _NO_FOLD if fold is None else fold
@@ -147,6 +157,12 @@ def count(x, rule: BinRule | None, nslots: int, out, tune: Tuning, rows: int = 1
                     np.uint64(o2.shape[1]), last), p.smem)
 
 
+def foldable(p: _CountPlan) -> bool:
+    """Whether the plan's counters go through the flush that applies a value table: private
+    counters in one window ("global" adds straight into the result)."""
+    return p.wins == 1 and p.pol.layout in ("lanes", "copies")
+
+
 def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, factor=(0.0, 0.0)):
     """Weighted sums of w by bin (rule) or value (rule None) into out (hist_sum), with the
     accumulator ``SUM_ACC[acc]``. ``factor``: the fixed-point factor as two powers of two
@@ -160,7 +176,7 @@ def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, f
     eb = edge_bytes(rule, EDGE_STAGE_BYTES)
     pol, shared = sum_policy(nslots * a.words, eb, info, tune)
     smem = (nslots * a.words * 8 if shared else 0) + eb
-    c, how, args = _rule_kernel_args(x, rule, dev, eb, tune, False)
+    c, how, args = _rule_kernel_args(x.dtype, rule, dev, eb, tune, False)
     kern = kernel("hist1d.cu", f"hist_sum<{CTYPE[x.dtype]}, {c}, {how}, {a.code}, {CTYPE[w.dtype]}, "
                                f"{'false' if shared else 'true'}>")
     g = grid(info, pol, smem, n, SUM_PER_THREAD)
@@ -233,22 +249,54 @@ def staged_sums(a, w, kdt, rule: BinRule | None, nslots: int, acc: str, tune: Tu
     return staged([a, w], run, fold_sum if acc == "fixed" else add_parts)
 
 
-def histogram_lut(a, kdt, rule: BinRule, tune: Tuning):
-    """8/16-bit integers: count each raw value, then fold values into bins exactly."""
-    cp = cupy()
+#: (id(rule), value dtype, device, tuning) -> (rule, unsigned dtype, value table, folded in the
+#: flush): what :func:`histogram_lut` derives from the rule, once (the rule held, as in _PLANS)
+_LUTS: dict = {}
+
+
+def _lut_plan(kdt, rule: BinRule, dev: int, tune: Tuning):
+    key = (id(rule), kdt, dev, tune)
+    hit = _LUTS.get(key)
+    if hit is not None and hit[0] is rule:
+        return hit
     u = np.dtype(f"u{kdt.itemsize}")
+    folded = foldable(_count_plan(u, None, 1 << (8 * kdt.itemsize), dev, tune, None))
+    plan = (rule, u, value_table(dev, kdt, rule), folded)
+    if len(_LUTS) >= PLANS_MAX:
+        _LUTS.clear()
+    _LUTS[key] = plan
+    return plan
+
+
+def histogram_lut(a, kdt, rule: BinRule, tune: Tuning):
+    """8/16-bit integers: count each raw value, then fold values into bins exactly.
+
+    When the value counts fit one block's private counters (8-bit values under the
+    table's policies), the fold is the kernel's flush: one zeroed result, one launch.
+    Otherwise (16-bit values, forced "global" or "windows" layouts) a second kernel
+    folds the value counts.
+    """
+    cp = cupy()
     nvals = 1 << (8 * kdt.itemsize)
     dev = cp.cuda.Device().id
+    _, u, table, folded = _lut_plan(kdt, rule, dev, tune)
+
+    def run_folded(x):
+        out = cp.zeros(rule.nbins, cp.uint64)
+        count(flat(x, kdt).view(u), None, nvals, out, tune, fold=table)
+        return out
 
     def run(x):
-        counts = cp.zeros(count_slots(nvals, device_info(dev), tune), cp.uint64)
+        counts = cp.zeros(_slots(nvals, dev, tune), cp.uint64)
         count(flat(x, kdt).view(u), None, nvals, counts, tune)
         return counts
 
+    if folded:
+        return staged([a], run_folded).view(cp.int64)
     counts = staged([a], run)
     out = cp.zeros(rule.nbins, cp.uint64)
     launch(kernel("hist1d.cu", "fold_lut"), -(-nvals // FOLD_THREADS), FOLD_THREADS,
-           (counts, value_table(dev, kdt, rule), np.uint32(nvals), out))
+           (counts, table, np.uint32(nvals), out))
     return out.view(cp.int64)
 
 
@@ -290,9 +338,11 @@ def ci_name_expressions() -> dict[str, list[str]]:
     f, d, u8, u16, i64 = "float", "double", "unsigned char", "unsigned short", "long long"
     h = []
     for t, c in ((f, f), (d, d), (f, d), ("int", d), (i64, i64), (u8, d)):
-        for b in (BIN_RULE, BIN_SEARCH):
+        for b in (BIN_RULE, BIN_SEARCH, BIN_NEAREST, BIN_NEAREST_ALL):
             for lay in (0, 1, 2):
                 h.append(f"hist_count<{t}, {c}, {b}, {lay}, 2>")
+            if b in (BIN_NEAREST, BIN_NEAREST_ALL):
+                continue  # counts only
             for acc, w in ((0, f), (0, d), (1, i64), (2, f), (2, d)):
                 h.append(f"hist_sum<{t}, {c}, {b}, {acc}, {w}, false>")
                 h.append(f"hist_sum<{t}, {c}, {b}, {acc}, {w}, true>")

@@ -67,6 +67,15 @@ _H200 = Table(
         # uniform/narrow/constant GB/s: lanes unroll 4: 3410/3424/3454; unroll 2: 3201/3211/3242;
         # one copy: 2151/2941/3618; 8 copies: 2198/3049/3602. G2 f32 2^28: unroll 4:
         # 2787/2744/2824; unroll 2: 2642/2636/2691.
+        # Kept after the issue #17 item 2 kernel (results/gpu-2026-12-02-h200-issue17c.md,
+        # device_issue17c.sh run 2, one call from idle, GB/s): G2 f32 uniform/narrow/constant
+        # unroll 4 3925/3916/3917, unroll 2 3952/3913/3838, unroll 8 3892/3928/3869,
+        # 1024x2 3792/3931/3881, 256x8 3564/3718/3662; G1 u8 unroll 4 3633/3658/3808,
+        # unroll 2 4131/3847/3662, unroll 8 3798/3886/3769, 1024x2 3864/3851/3911: within the
+        # host's noise (queued, the device's own time, unroll 4 ran at the read floor: u8
+        # 4315/4299/4336, f32 4342/4334/4325 vs 4340). Nsight Compute, same run: f32 uniform
+        # 248 us, 90 % of DRAM, 32 registers, 4 blocks of 512 resident (run 1, before the
+        # register bound: 46 registers, 2 blocks, 311 us).
         Policy("lanes", block=512, blocks_per_sm=4, unroll=4),
         # fits one block: private copies, up to `copies` of them (G3 "rule" rows: the u16
         # rule path through this layout ran 582-1343 GB/s, below the value windows below).
@@ -180,7 +189,8 @@ def forced(**choices):
 
 # --- 1-D counting and sums -------------------------------------------------------------------
 
-#: layout "lanes": 32 copies of at most this many 4-byte slots (32 KiB of shared memory)
+#: layout "lanes": 32 copies of at most this many 4-byte slots and of one spare slot for values in
+#: none (33 KiB of shared memory)
 LANES_MAX_SLOTS = 256
 #: layout "windows": most blocks sharing one part of the input (4 ran at 60 % of 2, G3)
 MAX_WINDOWS = 8
@@ -236,9 +246,12 @@ def sum_policy(words: int, edge_bytes: int, info: dict, tune: Tuning) -> tuple[P
     return (tab.sum_shared if shared else tab.sum_global), shared
 
 
-def grid(info: dict, policy: Policy, smem: int, n: int, per_thread: int) -> int:
-    """Blocks to launch: the resident blocks that fit, fewer for small inputs."""
-    fit = info["smem_sm"] // (smem + SMEM_RESERVED) if smem else policy.blocks_per_sm
+def grid(info: dict, policy: Policy, smem: int, n: int, per_thread: int, fit: int | None = None) -> int:
+    """Blocks to launch: the resident blocks that fit, fewer for small inputs. ``fit``: the
+    blocks per SM the kernel holds (:func:`runtime.resident`: registers and shared memory);
+    None estimates it from shared memory alone."""
+    if fit is None:
+        fit = info["smem_sm"] // (smem + SMEM_RESERVED) if smem else policy.blocks_per_sm
     per_sm = max(1, min(policy.blocks_per_sm, THREADS_PER_SM // policy.block, fit))
     return min(info["sms"] * per_sm, max(1, -(-n // (policy.block * per_thread))))
 
