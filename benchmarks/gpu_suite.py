@@ -132,6 +132,40 @@ class Cub:
             raise RuntimeError(f"{name} returned {rc}")
 
 
+def timeit_queued(fn, calls=10, reps=7, warm=2):
+    """Median milliseconds per call of ``calls`` calls queued back to back between two CUDA
+    events: the device's time per call once the host's work before each launch overlaps the
+    previous call (what the device itself costs), where :func:`timeit` times one call from an
+    idle device (the host's work before the launch included)."""
+    for _ in range(warm):
+        fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        for _ in range(calls):
+            fn()
+        b.record()
+        b.synchronize()
+        times.append(cp.cuda.get_elapsed_time(a, b) / calls)
+    return sorted(times)[len(times) // 2]
+
+
+def host_us(fn, reps=15):
+    """Median host microseconds of one call from an idle device, not waiting for it: the
+    host's work around the launches (before it, the device idles in :func:`timeit`)."""
+    import time
+    cp.cuda.Device().synchronize()
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e6)
+        cp.cuda.Device().synchronize()
+    return sorted(out)[reps // 2]
+
+
 def gbs(nbytes, ms):
     return nbytes / (ms * 1e-3) / 1e9 if ms else float("nan")
 
@@ -161,7 +195,9 @@ def hist_group(name, gen, n, bins, rng_, cub, cub_fn, level_t, anchors_n, sweep,
         api, _ = hotbin.histogram(x, bins=bins, range=rng_)
         assert cp.array_equal(api, ref)
         t = {"ours": timeit(lambda: cb.histogram(x, rule)),
-             "ours_api": timeit(lambda: hotbin.histogram(x, bins=bins, range=rng_), reps=10)}
+             "ours_api": timeit(lambda: hotbin.histogram(x, bins=bins, range=rng_), reps=10),
+             "ours_queued": timeit_queued(lambda: cb.histogram(x, rule)),
+             "api_queued": timeit_queued(lambda: hotbin.histogram(x, bins=bins, range=rng_))}
         if cub.lib:
             h = cp.zeros(bins, cp.int32)
             lo, hi = level_t(rng_[0]), level_t(rng_[1])
@@ -169,6 +205,9 @@ def hist_group(name, gen, n, bins, rng_, cub, cub_fn, level_t, anchors_n, sweep,
             t["cub"] = timeit(lambda: cub.call(cub_fn, x, ctypes.c_longlong(x.size), h,
                                                ctypes.c_int(bins), lo, hi))
         r = row(name, dist, x.nbytes, **t)
+        r["host_us"] = {k: host_us(fn) for k, fn in (("ours", lambda: cb.histogram(x, rule)),
+                                                     ("api", lambda: hotbin.histogram(x, bins=bins, range=rng_)))}
+        print(" " * 40 + "host µs per call (no wait): " + "  ".join(f"{k}={v:.1f}" for k, v in r["host_us"].items()))
         if anchors_n:
             xs = x[:anchors_n]
             fr = anchors_n / x.size
@@ -327,8 +366,11 @@ def floor(cub):
 def table(floor_gbs, device, date):
     lines = [f"# hotbin cuda backend: GPU benchmark ({device}, {date})", "",
              f"Floor: read-only kernel {floor_gbs:.0f} GB/s. GB/s = input bytes / median time.", "",
-             "| group | case | ours GB/s | ours (api) | CUB | cupy | torch | ours/CUB | ours/floor |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "ours: the backend primitive, one call from an idle device; api: hotbin.histogram, likewise; "
+             "queued: 10 calls back to back, per call (the device's own time).", "",
+             "| group | case | ours GB/s | ours (api) | ours queued | api queued | CUB | cupy | torch | ours/CUB "
+             "| ours/floor |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     small = [r for r in ROWS if r["group"] == "small"]
     for r in ROWS:
         if "ours" not in r:
@@ -348,7 +390,8 @@ def table(floor_gbs, device, date):
         fmt = lambda t: f"{gbs(b, t):.0f}" if t else "–"  # noqa: E731
         ratio = f"{r['ours'] and cub and cub / r['ours']:.2f}" if cub and r.get("ours") else "–"
         lines.append(f"| {r['group']} | {r['case']} | {ours:.0f} | {fmt(r.get('ours_api'))} | "
-                     f"{fmt(cub)}{extra} | {fmt(cupy_t)} | {fmt(torch_t)} | {ratio} | "
+                     f"{fmt(r.get('ours_queued'))} | {fmt(r.get('api_queued'))} | {fmt(cub)}{extra} | "
+                     f"{fmt(cupy_t)} | {fmt(torch_t)} | {ratio} | "
                      f"{ours / floor_gbs:.2f} |")
     if small:
         lines += ["", "Small calls (host µs per call, best of 5 rounds; with sync: each call waited for):", "",
@@ -368,6 +411,7 @@ def main():
     ap.add_argument("--small", action="store_true", help="smaller inputs (smoke test)")
     ap.add_argument("--only", default="G1,G2,G3,scan", help="comma-separated groups to run "
                     "(also: E, values on edges; small, small calls)")
+    ap.add_argument("--no-anchors", action="store_true", help="G1, G2: no cupy / torch rows (CUB stays)")
     ap.add_argument("--profile", default=None, help="group small: write a cProfile of the calls here")
     args = ap.parse_args()
     cub = Cub(args.cub)
@@ -376,21 +420,24 @@ def main():
     print(dev, date)
     big, mid = (1 << 31, 1 << 28) if not args.small else (1 << 24, 1 << 22)
     fl = floor(cub)
-    lanes_variants = [("copies x1", {"layout": "copies", "copies": 1}),
-                      ("copies x8", {"layout": "copies", "copies": 8}),
-                      ("lanes unroll4", {"layout": "lanes", "unroll": 4}),
-                      ("lanes 1024x2", {"layout": "lanes", "block": 1024, "blocks_per_sm": 2}),
-                      ("lanes 256x6", {"layout": "lanes", "block": 256, "blocks_per_sm": 6})]
+    # issue #17 item 2 (benchmarks/device_issue17c.sh): the lanes layout's loads in flight and
+    # block shapes, on the kernels whose grid is one wave of what registers allow
+    u8_variants = [("unroll2", {"unroll": 2}), ("unroll8", {"unroll": 8}),
+                   ("1024x2", {"block": 1024, "blocks_per_sm": 2}), ("256x8", {"block": 256, "blocks_per_sm": 8}),
+                   ("512x3", {"blocks_per_sm": 3})]
+    f32_variants = [("no shortcut", {"shortcut": False}), ("unroll2", {"unroll": 2}), ("unroll8", {"unroll": 8}),
+                    ("no shortcut unroll2", {"shortcut": False, "unroll": 2}),
+                    ("1024x2", {"block": 1024, "blocks_per_sm": 2}), ("256x8", {"block": 256, "blocks_per_sm": 8})]
     u16_variants = [("windows4", {"layout": "windows", "windows": 4}),
                     ("windows2 unroll4", {"layout": "windows", "windows": 2, "unroll": 4}),
                     ("rule", {"lut": False}), ("rule copies x1", {"lut": False, "copies": 1})]
     groups = {
         "G1": lambda: hist_group("G1 u8 256", datasets_u8, big, 256, (0, 256), cub, "anchor_hist_u8",
-                                 ctypes.c_int, mid, args.sweep, lanes_variants),
+                                 ctypes.c_int, 0 if args.no_anchors else mid, args.sweep,
+                                 u8_variants[:3]),
         "G2": lambda: hist_group("G2 f32 256", datasets_f32, mid, 256, (0.0, 1.0), cub, "anchor_hist_f32",
-                                 ctypes.c_float, mid, args.sweep,
-                                 lanes_variants[:2] + [("no shortcut", {"shortcut": False}),
-                                                       ("unroll4", {"unroll": 4})]),
+                                 ctypes.c_float, 0 if args.no_anchors else mid, args.sweep,
+                                 f32_variants),
         "G3": lambda: [hist_group(f"G3 u16 {nb}", datasets_u16, mid, nb, (0, 65536), cub, "anchor_hist_u16",
                                   ctypes.c_int, 0, args.sweep, u16_variants if nb == 4096 else u16_variants[:2])
                        for nb in (4096, 65536)],
