@@ -19,8 +19,8 @@ from ...kernel_rule import fold_values, value_table
 from .chunks import chunks, kernel_dtype, readonly
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
-from .scatter import (BAND_BYTES, BAND_FROM, BAND_PAD, BAND_MIN_POINTS, BAND_POINTS, BLOCK, COUNT, FIXED, MAX,
-                      MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values, part_banded, part_count,
+from .scatter import (BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_PAD, BAND_POINTS, BLOCK, COUNT, FIXED,
+                      MAX, MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values, part_banded, part_count,
                       part_count_by, part_count1, part_fixed, part_sum, part_values)
 
 __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
@@ -87,10 +87,10 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
 
 
 def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shift, rounds, cdt):
-    """_hist of 2-D values by :func:`.scatter.part_banded` (``rounds`` points sorted at a time)."""
+    """_hist of 2-D values by :func:`.scatter.part_banded` (``rounds`` points set aside and
+    sorted at a time)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
-
     sorted_pad = (((out.shape[1] // 2 - 1) >> shift) + 2) * BAND_PAD  # BAND_PAD after each band
 
     def piece(p):
@@ -233,8 +233,8 @@ def _count_ranges(spans, ncell, ncat):
     (the points in none)."""
     cells = ncell // (ncat + 1) if ncat else ncell
     lo, hi = int(spans[:, 0].min()), min(int(spans[:, 1].max()), cells - 1)
-    ranges = [(g * cells + lo, g * cells + hi + 1) for g in range(ncat + 1 if ncat else 1)] if lo <= hi else []
-    return ranges + [(ncell, ncell + 1)]
+    groups = range(ncat + 1 if ncat else 1) if lo <= hi else ()
+    return [(g * cells + lo, g * cells + hi + 1) for g in groups] + [(ncell, ncell + 1)]
 
 
 def _fold(out, ranges):

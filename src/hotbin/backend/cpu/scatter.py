@@ -39,8 +39,8 @@ HOT_CATS = 64
 #: 0.44 compared one by one, 0.16 eight codes to a word)
 CMP_CATS = 8
 #: the banded scatter (part_banded): grids per thread from BAND_FROM bytes, bands of
-#: BAND_BYTES, BAND_POINTS points a round, from BAND_MIN_POINTS points per thread; a round's
-#: points outside hot cells are sorted unless over 1/SPREAD of them crowd into one band
+#: BAND_BYTES, from BAND_MIN_POINTS points per thread; the points outside hot cells are set
+#: aside and sorted BAND_POINTS at a time unless over 1/SPREAD of them crowd into one band
 #: (20M points on 1024^2, 2 cores: uniform mean 385 -> 294 ms; hot spots sorted were up
 #: to 1.6x slower)
 BAND_FROM = 8 << 20
