@@ -59,7 +59,8 @@ def add_block(cx, m, w, how, center, h, hot, same, tc, tv):
 def set_aside(cx, m, w, how, center, h, hot, same, tc, tv):
     """The hot cell's part of :func:`add_block` (``hot`` >= 0): its values folded into h, the
     other points' cells and values copied to tc, tv (any float dtype); returns how many."""
-    j = 0 if same == m - 1 else _apart(cx, m, w, hot, tc, tv)  # else every point is in it
+    # np.int64(0), not 0: a literal 0 would type a call with it as one more _add_plain to compile
+    j = np.int64(0) if same == m - 1 else _apart(cx, m, w, hot, tc, tv)  # every point in it
     _add_hot(cx, m, w, how, center, h, hot)
     return j
 
