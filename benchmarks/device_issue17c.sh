@@ -6,18 +6,28 @@
 # an nvcc compile check of every kernel. Usage on the device machine, from the repository root:
 #   bash benchmarks/device_issue17c.sh
 # (GROUPS_=G1,G2,E  SWEEP=--sweep  SKIP_NCU=1  SKIP_TESTS=1  PROFILE=1: a cProfile of the host's work
-#  per call  TESTS=...  SUITE_S, TEST_S, SAN_S, NCU_S: time limits  NCU_N: launches profiled)
+#  per call  TESTS=...  SUITE_S, TEST_S, SAN_S, NCU_S: time limits  NCU_N: launches profiled
+#  HOST_ONLY=1: no CUB, no kernel compile check, no sanitizer: nothing else runs on the host while
+#  the host's µs per call are timed  BEFORE=dir: the suite also runs on the package in dir/hotbin
+#  DEADLINE: epoch seconds by which the tests stop, instead of TEST_S)
 set -u
 OUT=${OUT:-device-out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD/src:$PWD/benchmarks PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.txt"
-nvcc -O3 -arch=sm_90 -shared -Xcompiler -fPIC benchmarks/cub_anchor.cu -o /tmp/libcub_anchor.so > "$OUT/build.log" 2>&1
-echo "cub build exit $?" >> "$OUT/build.log"
-(timeout 300 nice python3 .ci/compile_kernels.py >> "$OUT/build.log" 2>&1; echo "compile_kernels exit $?" >> "$OUT/build.log") &
-ck=$!
-timeout "${SUITE_S:-240}" python3 benchmarks/gpu_suite.py --cub /tmp/libcub_anchor.so --only "${GROUPS_:-G1,G2,E}" \
-  ${SWEEP---sweep} --no-anchors --out "$OUT/gpu_suite.md" > "$OUT/gpu_suite.log" 2>&1
+cub=""
+if [ -z "${HOST_ONLY:-}" ]; then
+  nvcc -O3 -arch=sm_90 -shared -Xcompiler -fPIC benchmarks/cub_anchor.cu -o /tmp/libcub_anchor.so > "$OUT/build.log" 2>&1
+  echo "cub build exit $?" >> "$OUT/build.log"; cub="--cub /tmp/libcub_anchor.so"
+  (timeout 300 nice python3 .ci/compile_kernels.py >> "$OUT/build.log" 2>&1; echo "compile_kernels exit $?" >> "$OUT/build.log") &
+fi
+timeout "${SUITE_S:-240}" python3 benchmarks/gpu_suite.py $cub --only "${GROUPS_:-G1,G2,E}" \
+  ${SWEEP---sweep} --no-anchors --out "${SUITE_MD:-$OUT/gpu_suite.md}" > "$OUT/gpu_suite.log" 2>&1
 echo "suite exit $?"
+if [ -n "${BEFORE:-}" ]; then  # the same suite on the package before a change (no CUB rows needed)
+  PYTHONPATH=$PWD/$BEFORE:$PWD/benchmarks timeout "${SUITE_S:-240}" python3 benchmarks/gpu_suite.py \
+    --only "${GROUPS_:-G1,G2,E}" --no-anchors --out /tmp/before.md > "$OUT/gpu_suite_before.log" 2>&1
+  echo "suite (before) exit $?"
+fi
 if [ -n "${PROFILE:-}" ]; then
   # the host's work per call (what the device waits for in a call from idle), by function
   cat > /tmp/profile_hist1d.py <<'PY'
@@ -65,21 +75,26 @@ PY
     --section InstructionStats python3 /tmp/ncu_hist1d.py > "$OUT/ncu.txt" 2>&1
   echo "ncu exit $?"
 fi
-if [ -z "${SKIP_TESTS:-}" ]; then
+if [ -z "${SKIP_TESTS:-}" ] && [ -z "${HOST_ONLY:-}" ]; then
   (timeout "${SAN_S:-120}" compute-sanitizer --tool memcheck --error-exitcode 9 python3 benchmarks/sanitize_kernels.py
    timeout "${SAN_S:-120}" compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m pytest -q -p no:cacheprovider \
      tests/test_cuda.py -k "nearest_rule_hostile or value_table_in_the_flush") > "$OUT/sanitize-memcheck.log" 2>&1
   echo "compute-sanitizer memcheck: exit $? $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/sanitize-memcheck.log" | tr '\n' ' ')"
+fi
+if [ -z "${SKIP_TESTS:-}" ]; then
   # each finished test with the seconds since the start (a run cut by the limit still says where
   # the time went)
   start=$(date +%s)
-  timeout "${TEST_S:-240}" python3 -m pytest -v -p no:cacheprovider --durations=25 ${TESTS:-tests/test_cuda*.py} 2>&1 \
+  limit=${TEST_S:-240}
+  if [ -n "${DEADLINE:-}" ]; then limit=$(( DEADLINE - $(date +%s) )); fi  # what is left of the call
+  timeout "$limit" python3 -m pytest -v -p no:cacheprovider --durations=25 ${TESTS:-tests/test_cuda*.py} 2>&1 \
     | while IFS= read -r l; do echo "$(( $(date +%s) - start )) $l"; done > "$OUT/pytest.log"
   echo "pytest: $(grep -cE ' PASSED' "$OUT/pytest.log") passed, $(grep -cE ' FAILED| ERROR' "$OUT/pytest.log") failed"
   grep -E " FAILED| ERROR" "$OUT/pytest.log" | head -10; tail -1 "$OUT/pytest.log"
 fi
-wait $ck; grep -E "^(ok|FAIL)|exit" "$OUT/build.log"
+wait; grep -E "^(ok|FAIL)|exit" "$OUT/build.log" 2>/dev/null
 echo "=== ncu"
 grep -E "hist_count|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Executed Ipc A|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Block Limit Reg|Block Limit Shared" "$OUT/ncu.txt" 2>/dev/null | sed 's/  */ /g' | cut -c1-110
 echo "=== suite"
-grep -E "^floor|^G1|^G2|^E |host" "$OUT/gpu_suite.log"
+grep -E "^floor|^G1|^G2|^E |host|^small" "$OUT/gpu_suite.log"
+if [ -n "${BEFORE:-}" ]; then echo "=== suite (before)"; grep -E "^G1|^G2|^E |host|^small" "$OUT/gpu_suite_before.log"; fi

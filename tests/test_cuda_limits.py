@@ -15,7 +15,7 @@ import hotbin
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402
 from hotbin import arrays  # noqa: E402
-from hotbin.backend.cuda import hist1d, rule, runtime, stage, tuning  # noqa: E402
+from hotbin.backend.cuda import hist1d, quick, rule, runtime, stage, tuning  # noqa: E402
 
 if not cb.available():
     pytest.skip("cuda backend: no CUDA device", allow_module_level=True)
@@ -194,6 +194,7 @@ def full_device():
         runtime.device_table.cache_clear()
         rule.device_value_table.cache_clear()
         hist1d._PLANS.clear()  # launch plans hold their rule's device edges
+        quick._QUICK.clear()  # and so do the one-launch plans
         arrays._SHARED.clear()  # device copies of shared edges
         gc.collect()
         pool.free_all_blocks()

@@ -145,29 +145,44 @@ def restore(x, like):
     return to_host(x)
 
 
-#: (id(host array), device) -> (host array, its device copy): see :func:`shared_copy`
+#: (id(host array), device) -> (host array, its device copy), or (dtype, shape, bytes, device)
+#: -> (None, the device copy): see :func:`shared_copy`
 _SHARED: dict = {}
 SHARED_MAX = 64
+#: host arrays up to this size are found by their contents: hashing 64 KiB costs less than
+#: one upload
+SHARED_BYTES = 1 << 16
 
 
 def shared_copy(x: np.ndarray, like):
     """A copy of the host array ``x`` as ``like``'s kind of array (:func:`restore`), cheap for
-    CuPy when ``x`` is read-only and owns its data (a cached rule's edges, which never change):
-    uploaded once per device, then copied on the device, with no host-to-device copy per call."""
+    CuPy: the device copy of ``x`` is kept and copied on the device, with no host-to-device
+    copy per call. A read-only array that owns its data (a cached rule's edges, which never
+    change) is found by its identity; other arrays up to :data:`SHARED_BYTES` by their
+    contents (a cached rule's edges that are a read-only view, edges the caller passed);
+    larger ones are uploaded."""
     cp = sys.modules.get("cupy")
-    if cp is None or not isinstance(like, cp.ndarray) or x.flags.writeable or not x.flags.owndata:
+    if cp is None or not isinstance(like, cp.ndarray):
         return restore(x.copy(), like)
     dev = like.data.device_id
-    hit = _SHARED.get((id(x), dev))
-    with cp.cuda.Device(dev):
-        if hit is None or hit[0] is not x:
-            if len(_SHARED) >= SHARED_MAX:
-                _SHARED.clear()
-            hit = _SHARED[(id(x), dev)] = (x, cp.asarray(x))
-        src = hit[1]
-        out = cp.empty(src.shape, src.dtype)
-        out.data.copy_from_device_async(src.data, src.nbytes)
-        return out
+    if cp.cuda.runtime.getDevice() != dev:
+        with cp.cuda.Device(dev):
+            return shared_copy(x, like)
+    if not x.flags.writeable and x.flags.owndata:
+        key, owner = (id(x), dev), x
+    elif x.nbytes <= SHARED_BYTES:
+        key, owner = (x.dtype.str, x.shape, x.tobytes(), dev), None
+    else:
+        return restore(x.copy(), like)
+    hit = _SHARED.get(key)
+    if hit is None or hit[0] is not owner:
+        if len(_SHARED) >= SHARED_MAX:
+            _SHARED.clear()
+        hit = _SHARED[key] = (owner, cp.asarray(x if x.flags.c_contiguous else x.copy()))
+    src = hit[1]
+    out = cp.empty(src.shape, src.dtype)
+    out.data.copy_from_device_async(src.data, src.nbytes)
+    return out
 
 
 # --- dask collections -------------------------------------------------------------------------

@@ -88,6 +88,9 @@ class Local(Executor):
         return [percentile_range(a, q) for a in arrays]
 
 
+_LOCAL: dict = {}  #: loaded backend -> its Local executor
+
+
 def executor(backend, *inputs, offload=None):
     """The executor of ``inputs``: Dask for dask collections, else the chosen backend in memory
     (``offload``: the operation's key when large NumPy inputs may go to the GPU, see
@@ -96,7 +99,11 @@ def executor(backend, *inputs, offload=None):
         from .distributed import Dask
 
         return Dask(backend, *inputs)
-    return Local(_backends.select(backend, *inputs, offload=offload))
+    be = _backends.select(backend, *inputs, offload=offload)
+    ex = _LOCAL.get(be)
+    if ex is None:  # one per loaded backend: it holds nothing else (small calls)
+        ex = _LOCAL[be] = Local(be)
+    return ex
 
 
 def portable(weights, deterministic, agg="count") -> bool:

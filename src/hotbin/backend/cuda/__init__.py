@@ -9,6 +9,7 @@ package's modules, each with one job:
 ``rule``       the bin rule as kernel arguments (:mod:`hotbin.kernel_rule`'s tolerance)
 ``stage``      bounded device memory: inputs staged slab by slab, partials combined
 ``hist1d``     1-D counts and weighted sums (hist1d.cu)
+``quick``      the common count (a whole device array) planned once: one lookup, one launch
 ``spatial``    2-D binning, categories and the values accumulators (spatial.cu, spatial_acc.cuh)
 ``scan``       prefix sums (scan.cu)
 ``luma``       the fused luminance histogram (luma.cu)
@@ -40,7 +41,7 @@ import numpy as np
 from ... import fixedpoint, reductions
 from ...arrays import on_gpu, to_host
 from ...binning import BinRule
-from . import hist1d, luma, scan, spatial
+from . import hist1d, luma, quick, scan, spatial
 from .runtime import INSTALL, cupy, kernel_dtype
 from .stage import device, out_of_memory, stage_bytes, staged, upload
 from .tuning import current
@@ -155,11 +156,16 @@ def max_abs(w) -> float:
 
 def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
     """The partial of ``red`` over the bins of ``rule`` (:mod:`hotbin.backend`)."""
+    tune = current()
+    if weights is None and red.acc == "count":
+        with out_of_memory():  # a whole device array: one lookup, one launch
+            out = quick.counts(a, rule, tune)
+        if out is not None:
+            return out
     a, weights = asarray(a), None if weights is None else asarray(weights)
     kdt = kernel_dtype(a.dtype)
     if kdt is None:
         return NotImplemented
-    tune = current()
     with device(a, weights), out_of_memory():
         if red.acc == "count":
             if kdt in hist1d.LUT_KINDS and tune.lut:

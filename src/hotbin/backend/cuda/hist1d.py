@@ -26,8 +26,8 @@ from .tuning import EDGE_STAGE_BYTES, SHORT_ROW, SMEM_RESERVED, THREADS_PER_SM, 
 from .tuning import count_slots, grid
 from .tuning import sum_policy
 
-__all__ = ["SUM_ACC", "LUT_KINDS", "count", "sums", "staged_counts", "staged_sums", "histogram_lut",
-           "histogram_rows", "fold_words", "fold_sum", "ci_name_expressions"]
+__all__ = ["SUM_ACC", "LUT_KINDS", "count", "blocks", "foldable", "sums", "staged_counts", "staged_sums",
+           "histogram_lut", "histogram_rows", "fold_words", "fold_sum", "ci_name_expressions"]
 
 
 class _Acc:
@@ -138,8 +138,7 @@ def count(x, rule: BinRule | None, nslots: int, out, tune: Tuning, rows: int = 1
     wins = p.wins
     if fold is not None and not foldable(p):
         raise ValueError("a value table needs private counters in one window")
-    g = grid(device_info(dev), p.pol, p.smem, n * rows * wins, p.per_thread, p.fit)
-    g = max(wins, -(-g // rows) // wins * wins)  # blocks per row
+    g = blocks(p, dev, n, rows)
     step = g // wins * _U32_SHARE
     last = _NO_FOLD if fold is None else fold
     if rows == 1 and n <= step:  # one launch over the whole (small calls: no views made)
@@ -155,6 +154,13 @@ def count(x, rule: BinRule | None, nslots: int, out, tune: Tuning, rows: int = 1
             launch(p.kern, (g, nr), p.pol.block,
                    (xs, np.int64(xs.shape[1]), *p.args, *p.tail, o2[r:r + nr], np.int64(n),
                     np.uint64(o2.shape[1]), last), p.smem)
+
+
+def blocks(p: _CountPlan, dev: int, n: int, rows: int = 1) -> int:
+    """Blocks per row of a launch of ``p`` over ``rows`` rows of ``n`` values (a multiple of
+    the windows); a launch takes at most ``blocks // windows * 2**31`` values of a row."""
+    g = grid(device_info(dev), p.pol, p.smem, n * rows * p.wins, p.per_thread, p.fit)
+    return max(p.wins, -(-g // rows) // p.wins * p.wins)
 
 
 def foldable(p: _CountPlan) -> bool:

@@ -1,0 +1,113 @@
+"""The common count in one step: a whole device array under a rule, one zeroed result, one launch.
+
+``hotbin.histogram(x, bins, range)`` on a CuPy array is the call whose host time the device
+waits through (issue #17: at 1 GiB of float32 the kernel lasts ~250 µs, and the host's work
+before the launch delays it). :func:`hist1d.count` and :func:`hist1d.histogram_lut` derive
+the same things from the rule, the dtype, the device and the tuning on every call, under the
+staging and device layers (:mod:`.stage`); here they are derived once into a :class:`_Quick`
+(the kernel, its arguments, the grid's bounds, the value table of 8-bit values) and a call is
+a lookup, a zeroed result and the launch. Anything else (weights, host data, another layout,
+dtypes the kernels read converted, 16-bit values whose fold is a second kernel, an array on
+a device that is not the current one) answers None and takes the general path, which counts
+the same.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ...binning import BinRule
+from .hist1d import _NO_FOLD, _U32_SHARE, LUT_KINDS, _count_plan, _lut_plan, _slots, blocks
+from .runtime import cupy, kernel_dtype
+from .tuning import Tuning
+
+__all__ = ["counts"]
+
+
+class _Quick(NamedTuple):
+    """What a count of a whole device array launches, but the array and its length."""
+
+    plan: object  #: hist1d's _CountPlan
+    head: tuple  #: the arguments after the values and their length: rule, slot base, layout
+    tail: tuple  #: the arguments after the result: its length as a uint64, the value table
+    slots: int  #: the zeroed result's length (the windows' slots, or the bins when folded)
+    nbins: int
+
+
+#: pass the plan's constant scalars to CuPy already converted (:func:`_packed`)
+PACK_ARGS = True
+
+#: (id(rule), dtype, device, tuning) -> (rule, _Quick or None: not this path); the rule is held
+#: so that its id is not reused while its entry lives (as hist1d's plans). Cleared when full.
+_QUICK: dict = {}
+QUICK_MAX = 64
+
+
+def _packed(args: tuple) -> tuple:
+    """``args`` with each NumPy scalar converted as CuPy's launch converts it
+    (``cupy._core._scalar.CScalar``, which the launch passes through as it is): a launch
+    of hist_count takes 13 scalars, 10 of them the plan's, converted here once instead of
+    on every call. As they are where this CuPy has no such class."""
+    if not PACK_ARGS:
+        return args
+    try:
+        from cupy._core._scalar import CScalar
+        return tuple(CScalar(a) if isinstance(a, np.generic) else a for a in args)
+    except (ImportError, TypeError):
+        return args
+
+
+def _build(dtype, rule: BinRule, dev: int, tune: Tuning) -> _Quick | None:
+    if kernel_dtype(dtype) != dtype or rule.nbins < 1:
+        return None  # bool, float16, byte-swapped: converted first
+    if dtype in LUT_KINDS and tune.lut:
+        if dtype.itemsize != 1:
+            return None  # 16-bit value counts are folded by a second kernel
+        _, u, table, folded = _lut_plan(dtype, rule, dev, tune)
+        if not folded:
+            return None
+        p = _count_plan(u, None, 1 << 8, dev, tune, None)
+        # the folded kernel adds each value's count to its bin: the result is the bins
+        return _Quick(p, _packed((*p.args, *p.tail)), _packed((np.uint64(rule.nbins), table)), rule.nbins,
+                      rule.nbins)
+    p = _count_plan(dtype, rule, rule.nbins, dev, tune, None)
+    slots = _slots(rule.nbins, dev, tune)
+    return _Quick(p, _packed((*p.args, *p.tail)), _packed((np.uint64(slots), _NO_FOLD)), slots,
+                  rule.nbins)
+
+
+def counts(a, rule: BinRule, tune: Tuning):
+    """int64 counts of the CuPy array ``a`` under ``rule`` in one launch, or None (the
+    general path's call)."""
+    cp = cupy()
+    if type(a) is not cp.ndarray:
+        return None
+    dev = a.data.device_id
+    if dev != cp.cuda.runtime.getDevice() or not a.flags.c_contiguous:
+        return None
+    key = (id(rule), a.dtype, dev, tune)
+    hit = _QUICK.get(key)
+    if hit is None or hit[0] is not rule:
+        if len(_QUICK) >= QUICK_MAX:
+            _QUICK.clear()
+        hit = _QUICK[key] = (rule, _build(a.dtype, rule, dev, tune))
+    q = hit[1]
+    n = a.size
+    if q is None or n == 0:
+        return None
+    p = q.plan
+    g = blocks(p, dev, n)
+    if n > g // p.wins * _U32_SHARE:
+        return None  # more than one launch
+    try:
+        out = cp.zeros(q.slots, cp.int64)  # the kernels add 64-bit words: int64 as uint64
+    except cp.cuda.memory.OutOfMemoryError:
+        return None  # the general path frees the pool and says what was free
+    n64 = np.int64(n)
+    # the values go as they are (a pointer: 8-bit values of any sign are read as unsigned
+    # bytes, as hist1d views them); the opt-in for large shared memory was made when the
+    # plan was (runtime.resident, on this device)
+    p.kern((g, 1), (p.pol.block,), (a if a.ndim == 1 else a.reshape(-1), n64, *q.head, out, n64, *q.tail),
+           shared_mem=p.smem)
+    return out if q.slots == q.nbins else out[:q.nbins]

@@ -1,0 +1,100 @@
+"""The common count planned once (backend/cuda/quick.py) against the cpu backend, bit for bit,
+and the device copies of cached edges (arrays.shared_copy) that the public call returns.
+
+Skips cleanly without CuPy or without a CUDA device.
+"""
+import numpy as np
+import pytest
+
+import hotbin
+from hotbin import reductions
+from hotbin.backend import cpu as cpub
+from hotbin.binning import histogram_rule
+
+cp = pytest.importorskip("cupy")
+from hotbin.backend import cuda as cb  # noqa: E402
+from hotbin.backend.cuda import quick, tuning  # noqa: E402
+
+if not cb.available():
+    pytest.skip("cuda backend: no CUDA device", allow_module_level=True)
+
+pytestmark = pytest.mark.cuda
+
+
+def _values(dtype, rng, n=40001):
+    """Random values, every edge of the rules below and their neighbours, NaN and infinities."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        e = np.concatenate([np.linspace(-3, 3, 8), np.linspace(0, 256, 257)]).astype(dt)
+        special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], dt)
+        v = np.concatenate([rng.normal(0, 3, n).astype(dt), rng.uniform(0, 256, n).astype(dt), e,
+                            np.nextafter(e, dt.type(np.inf)), np.nextafter(e, dt.type(-np.inf)), special])
+    else:
+        info = np.iinfo(dt)
+        v = rng.integers(max(info.min, -300), min(info.max, 300), 2 * n, endpoint=True).astype(dt)
+        v = np.concatenate([v, np.array([info.min, info.max, 0, 1], dt)])
+    rng.shuffle(v)
+    return v
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int32, np.uint64, np.float32, np.float64],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", ["1-D", "unaligned", "2-D"])
+@pytest.mark.parametrize("override", [{}, {"layout": "windows"}, {"shortcut": False}], ids=str)
+def test_quick_counts_equal_the_cpu_backend(dtype, shape, override, rng):
+    """One launch from a plan kept per rule: the cpu backend's counts, int64, the bins' length;
+    taken for whole C-contiguous device arrays of the dtypes the kernels read as they are."""
+    v = _values(dtype, rng)
+    a = cp.asarray(v)
+    if shape == "unaligned":
+        a = a[3:]
+    elif shape == "2-D":
+        a = a[:a.size // 4 * 4].reshape(4, -1)
+    with tuning.forced(**override):
+        for bins, r in [(7, (-3, 3)), (256, (0, 256)), (100, (0.5, 99.5)), (3, (0, 1))]:
+            rule = histogram_rule(a, bins, r)
+            got = quick.counts(a, rule, tuning.current())
+            want = cpub.histogram(a.get().reshape(-1), rule, None, reductions.COUNT)
+            np.testing.assert_array_equal(cb.histogram(a, rule).get(), want, err_msg=f"{bins} over {r}")
+            if a.dtype.itemsize == 1 and override.get("layout") == "windows":
+                assert got is None  # the value counts are folded by a second kernel
+                continue
+            assert got is not None, f"{bins} over {r}: not taken"
+            assert got.dtype == cp.int64 and got.shape == (bins,)
+            np.testing.assert_array_equal(got.get(), want, err_msg=f"{bins} over {r}")
+
+
+def test_quick_counts_leave_the_rest_to_the_general_path(rng):
+    """Host data, strided or converted dtypes, 16-bit values (two kernels) and empty arrays
+    answer None; the general path counts them."""
+    v = rng.integers(0, 1000, 10000)
+    rule = histogram_rule(v, 10, (0, 1000))
+    tune = tuning.current()
+    d = cp.asarray(v)
+    assert quick.counts(v, rule, tune) is None
+    assert quick.counts(d[::2], rule, tune) is None
+    assert quick.counts(d.astype(cp.uint16), rule, tune) is None
+    assert quick.counts(d.astype(cp.float16), rule, tune) is None
+    assert quick.counts(d[:0], rule, tune) is None
+    np.testing.assert_array_equal(cb.histogram(d[::2], rule).get(), np.histogram(v[::2], 10, (0, 1000))[0])
+
+
+def test_edges_are_fresh_copies_of_kept_uploads(rng):
+    """The edges of a cached rule (read-only, a view for integer data) and edges the caller
+    passed come back as new device arrays with NumPy's values, also after the caller changes
+    them: device copies are found by identity or by contents, never by a stale key."""
+    v = rng.integers(0, 256, 100000).astype(np.uint8)
+    a = cp.asarray(v)
+    for _ in range(2):
+        h, e = hotbin.histogram(a, 256, (0, 256))
+        ref_h, ref_e = np.histogram(v, 256, (0, 256))
+        assert isinstance(e, cp.ndarray) and e.dtype == ref_e.dtype
+        np.testing.assert_array_equal(e.get(), ref_e)
+        np.testing.assert_array_equal(h.get(), ref_h)
+        e[:] = -1  # the caller's copy: the next call's edges are unchanged
+    edges = np.array([0.0, 10, 100, 256])
+    for k in (50.0, 60.0):
+        h, e = hotbin.histogram(a, edges)
+        np.testing.assert_array_equal(e.get(), edges)
+        np.testing.assert_array_equal(h.get(), np.histogram(v, edges)[0])
+        edges[1] = k
