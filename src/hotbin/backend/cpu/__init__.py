@@ -4,6 +4,9 @@ The protocol surface of :mod:`hotbin.backend`; the work is in the modules:
 
 =============  ==================================================================
 ``hist``       1-D/2-D counts and sums, per-row counts, bincount, 8/16-bit tables
+``scatter``    the per-thread kernels behind hist: cells a block at a time, hot cells apart
+``values``     the [value, n] accumulators of mean, min and max, and their merge
+``banded``     2-D values on grids beyond the caches: points sorted by band of cells
 ``rule``       the bin rule fused into kernels (no index array)
 ``reduce``     minmax (NumPy on every thread)
 ``scan``       prefix sums in the shared block order (:mod:`hotbin.scan_order`)

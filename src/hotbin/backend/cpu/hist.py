@@ -19,9 +19,9 @@ from ...kernel_rule import fold_values, value_table
 from .chunks import chunks, kernel_dtype, readonly
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
-from .scatter import (BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_PAD, BAND_POINTS, BLOCK, COUNT, FIXED,
-                      MAX, MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values, part_banded, part_count,
-                      part_count_by, part_count1, part_fixed, part_sum, part_values)
+from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_PAD, BAND_POINTS, part_banded
+from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values,
+                      part_count, part_count_by, part_count1, part_fixed, part_sum, part_values)
 
 __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
 
@@ -87,7 +87,7 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
 
 
 def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shift, rounds, cdt):
-    """_hist of 2-D values by :func:`.scatter.part_banded` (``rounds`` points set aside and
+    """_hist of 2-D values by :func:`.banded.part_banded` (``rounds`` points set aside and
     sorted at a time)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts

@@ -1,12 +1,12 @@
 """The scatter of the cpu kernels: one thread's points binned a block at a time, then added.
 
-:func:`part_count` (and ``part_sum``, ``part_fixed``, ``part_values``: a kernel per
-accumulator) bins BLOCK points (:func:`~.rule.codes` on each axis, categories), finds a
-hot cell (kept in registers: a chain of adds through memory is slow) and scatters with
-one tight loop. :func:`part_banded` first sorts a round of points by band of
-cells, for 2-D grids larger than the caches. Counts and extremes are alike bit for bit;
-float sums to rounding (a hot cell's points are summed reassociated, and the sort changes
-which block a point lands in); ``deterministic=True`` sums in fixed point instead.
+:func:`part_count` (and ``part_count_by``, ``part_sum``, ``part_fixed``, ``part_values``: a
+kernel per accumulator) bins BLOCK points (:func:`~.rule.codes` on each axis, categories),
+finds a hot cell (kept in registers: a chain of adds through memory is slow) and scatters
+with one tight loop; :mod:`.banded` sorts the points by band of cells first, for 2-D grids
+larger than the caches. Counts and extremes are alike bit for bit; float sums to rounding
+(a hot cell's points are summed reassociated, and the sort changes which block a point
+lands in); ``deterministic=True`` sums in fixed point instead.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import numpy as np
 
 from ..._jit import njit
 from .rule import codes
-from .values import MAX, MEAN, MIN, VALUES, add_block, merge_values, set_aside
+from .values import MAX, MEAN, MIN, VALUES, add_block, merge_values
 
 __all__ = ["BLOCK", "SUBS", "SUB_BYTES", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
            "part_count", "part_count_by", "part_count1", "part_sum", "part_fixed", "part_values",
-           "part_banded", "merge_values"]
+           "merge_values"]
 
 #: points whose bins are computed before they are scattered (codes stay in L1)
 BLOCK = 2048
@@ -38,19 +38,6 @@ HOT_CATS = 64
 #: (_count_codes; 2048 int8 codes, 8 categories, one core: 0.88 ns a point with the copies,
 #: 0.44 compared one by one, 0.16 eight codes to a word)
 CMP_CATS = 8
-#: the banded scatter (part_banded): grids per thread from BAND_FROM bytes, bands of
-#: BAND_BYTES, from BAND_MIN_POINTS points per thread; the points outside hot cells are set
-#: aside and sorted BAND_POINTS at a time unless over 1/SPREAD of them crowd into one band
-#: (20M points on 1024^2, 2 cores: uniform mean 385 -> 294 ms; hot spots sorted were up
-#: to 1.6x slower)
-BAND_FROM = 8 << 20
-BAND_BYTES = 256 << 10
-BAND_POINTS = 1 << 21
-BAND_MIN_POINTS = 1 << 20
-SPREAD = 4
-#: slots between bands in the sorted buffers: band starts a multiple of 4 KB apart share L1
-#: cache sets (65 bands, 2M points sorted, one core: 5.7 -> 3.1 ns a point)
-BAND_PAD = 16
 #: what a scatter does: add 1, the weight, fixed-point words (MEAN, MIN, MAX: .values)
 COUNT, SUM, FIXED = 0, 1, 2
 
@@ -394,83 +381,4 @@ def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, 
             hot, same = _hot(cx, m)
             one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
         add_block(cx, m, w[b:b + m], how, center, h, hot, same, cy, tv)
-    return dropped
-
-
-@njit(inline="always")
-def _add_blocks(cs, ws, n, how, center, h, cy, tv):
-    """The n points of cells cs, values ws added a block at a time (:func:`add_block`)."""
-    for b in range(0, n, BLOCK):
-        m = min(n, b + BLOCK) - b
-        seg = cs[b:b + m]
-        hot, same = _hot(seg, m)
-        add_block(seg, m, ws[b:b + m], how, center, h, hot, same, cy, tv)
-
-
-@njit(inline="always")
-def _sorted_add(kc, kw, n, sc, sw, starts, shift, how, center, h, cy, tv):
-    """The n points of cells kc, values kw added band by band (:func:`part_banded`)."""
-    starts[:] = 0
-    for k in range(n):
-        starts[(kc[k] >> shift) + 1] += 1
-    if starts.max() * SPREAD > n:  # crowded: added in their order
-        _add_blocks(kc, kw, n, how, center, h, cy, tv)
-        return
-    for i in range(starts.size - 1):  # band i from starts[i], BAND_PAD slots after band i - 1
-        starts[i + 1] += starts[i] + BAND_PAD
-    for k in range(n):
-        c = kc[k]
-        band = c >> shift
-        pos = starts[band]
-        starts[band] = pos + 1
-        sc[pos] = c
-        sw[pos] = kw[k]
-    a = 0
-    for band in range(starts.size - 1):  # starts[band]: where the band ends now
-        e = starts[band]
-        _add_blocks(sc[a:e], sw[a:e], e - a, how, center, h, cy, tv)
-        a = e + BAND_PAD
-
-
-@njit(nogil=True, cache=True)
-def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, cx, cy, kc, kw, sc, sw,
-                shift):
-    """part_values for a 2-D grid of values too large for the caches (MEAN, MIN, MAX). The
-    points are binned a block at a time as part_values does (a block's hot cell folded at
-    once, :func:`set_aside`); the other points' cells and values are set aside in ``kc``,
-    ``kw`` and, each time those fill, sorted by band of ``2**shift`` cells (a stable
-    counting sort into ``sc``, ``sw``) and added band by band, so each band's cells stay in
-    cache while its points land. A full buffer, not a fixed share of the input: with 90 %
-    of the points in one cell the scattered 10 % fill the bands as densely as uniform
-    points do (20M points on 1024^2, one core: 4.7 -> ~2.5 ns a point). Points set aside
-    that crowd into one band (a hot region, not one cell) are added unsorted: sorting
-    would not pay. Stable: a cell sees its points in their order (sums equal
-    :func:`part_values`' to rounding: see the module's note)."""
-    nx, ny, ncell, trash = _grid(rx, ry, True, ncat)
-    starts = np.empty((trash >> shift) + 2, np.int64)
-    tv = np.empty(BLOCK, np.float64)
-    dropped = 0
-    one = np.int64(-1)  # cells with categories are not tested (ncat > 0)
-    j = 0  # points set aside
-    for b in range(start, stop, BLOCK):
-        m = min(stop, b + BLOCK) - b
-        if j + m > kc.size:
-            _sorted_add(kc, kw, j, sc, sw, starts, shift, how, center, h, cy, tv)
-            j = 0
-        ws = w[b:b + m]
-        if _in_cell(x, y, True, rx, ry, b, m, one, ny):
-            cx[:m] = one
-            hot, same = one, m - 1
-        else:
-            dropped += _cells(x, y, True, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
-            _widen(span, cx, m)
-            hot, same = _hot(cx, m)
-            one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
-        if hot >= 0:
-            j += set_aside(cx, m, ws, how, center, h, hot, same, kc[j:j + m], kw[j:j + m])
-        else:
-            kc[j:j + m] = cx[:m]
-            kw[j:j + m] = ws
-            j += m
-    _sorted_add(kc, kw, j, sc, sw, starts, shift, how, center, h, cy, tv)
     return dropped
