@@ -2,8 +2,11 @@
 import statistics
 
 
-def timeit(fn, reps=20, warm=3):
-    """Median milliseconds of ``fn()`` between CUDA events on the current stream, after warm-up."""
+def timeit(fn, reps=20, warm=3, calls=1):
+    """Median milliseconds of ``fn()`` between CUDA events on the current stream, after warm-up.
+    With ``calls`` > 1, that many calls are queued back to back between the events and the time
+    is per call: the device's own time once the host's work before each launch overlaps the
+    previous call (one call from an idle device includes that host work)."""
     import cupy as cp
 
     for _ in range(warm):
@@ -13,8 +16,9 @@ def timeit(fn, reps=20, warm=3):
     for _ in range(reps):
         a, b = cp.cuda.Event(), cp.cuda.Event()
         a.record()
-        fn()
+        for _ in range(calls):
+            fn()
         b.record()
         b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
+        times.append(cp.cuda.get_elapsed_time(a, b) / calls)
     return statistics.median(times)

@@ -132,24 +132,9 @@ class Cub:
             raise RuntimeError(f"{name} returned {rc}")
 
 
-def timeit_queued(fn, calls=10, reps=7, warm=2):
-    """Median milliseconds per call of ``calls`` calls queued back to back between two CUDA
-    events: the device's time per call once the host's work before each launch overlaps the
-    previous call (what the device itself costs), where :func:`timeit` times one call from an
-    idle device (the host's work before the launch included)."""
-    for _ in range(warm):
-        fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        for _ in range(calls):
-            fn()
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b) / calls)
-    return sorted(times)[len(times) // 2]
+def timeit_queued(fn):
+    """Per-call milliseconds of 10 calls queued back to back (:func:`cuda_timing.timeit`)."""
+    return timeit(fn, reps=7, warm=2, calls=10)
 
 
 def host_us(fn, reps=15):
