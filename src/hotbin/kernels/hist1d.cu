@@ -47,23 +47,17 @@ struct Binner<T, CMP, BIN_RULE> {
     __device__ __forceinline__ slot_t operator()(T v) const { return r(Widen<CMP, T>::of(v)); }
 };
 
-template <class T, class CMP>
-struct Binner<T, CMP, BIN_NEAREST> {
+// BIN_NEAREST and BIN_NEAREST_ALL: RuleBin::nearest, with or without the shortcut.
+template <class T, class CMP, bool SHORTCUT>
+struct NearestBinner {
     typedef unsigned slot_t;
     RuleBin<CMP, true> r;
     __device__ __forceinline__ slot_t operator()(T v) const {
-        return r.template nearest<true>(Widen<CMP, T>::of(v));
+        return r.template nearest<SHORTCUT>(Widen<CMP, T>::of(v));
     }
 };
-
-template <class T, class CMP>
-struct Binner<T, CMP, BIN_NEAREST_ALL> {
-    typedef unsigned slot_t;
-    RuleBin<CMP, true> r;
-    __device__ __forceinline__ slot_t operator()(T v) const {
-        return r.template nearest<false>(Widen<CMP, T>::of(v));
-    }
-};
+template <class T, class CMP> struct Binner<T, CMP, BIN_NEAREST> : NearestBinner<T, CMP, true> {};
+template <class T, class CMP> struct Binner<T, CMP, BIN_NEAREST_ALL> : NearestBinner<T, CMP, false> {};
 
 template <class T, class CMP>
 struct Binner<T, CMP, BIN_SEARCH> {
