@@ -13,7 +13,8 @@ from ..._jit import njit
 from .scatter import BLOCK, _cells, _grid, _hot, _in_cell, _one_cell, _widen
 from .values import add_block, set_aside
 
-__all__ = ["BAND_FROM", "BAND_BYTES", "BAND_POINTS", "BAND_MIN_POINTS", "BAND_PAD", "part_banded"]
+__all__ = ["BAND_FROM", "BAND_BYTES", "BAND_POINTS", "BAND_MIN_POINTS", "BAND_PAD", "sorted_slots",
+           "part_banded"]
 
 #: the banded scatter (part_banded): grids per thread from BAND_FROM bytes, bands of
 #: BAND_BYTES, from BAND_MIN_POINTS points per thread; the points outside hot cells are set
@@ -28,6 +29,12 @@ SPREAD = 4
 #: slots between bands in the sorted buffers: band starts a multiple of 4 KB apart share L1
 #: cache sets (65 bands, 2M points sorted, one core: 5.7 -> 3.1 ns a point)
 BAND_PAD = 16
+
+
+def sorted_slots(points, trash, shift):
+    """Slots of part_banded's sorted buffers (``sc``, ``sw``) for rounds of ``points`` points
+    over cells 0 .. ``trash``: the points and BAND_PAD after each band of ``2**shift`` cells."""
+    return points + ((trash >> shift) + 2) * BAND_PAD
 
 
 @njit(inline="always")

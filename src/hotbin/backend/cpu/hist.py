@@ -19,7 +19,7 @@ from ...kernel_rule import fold_values, value_table
 from .chunks import chunks, kernel_dtype, readonly
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
-from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_PAD, BAND_POINTS, part_banded
+from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, part_banded, sorted_slots
 from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values,
                       part_count, part_count_by, part_count1, part_fixed, part_sum, part_values)
 
@@ -91,15 +91,15 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shi
     sorted at a time)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
-    sorted_pad = (((out.shape[1] // 2 - 1) >> shift) + 2) * BAND_PAD  # BAND_PAD after each band
 
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
         size = min(rounds, max(hi - lo, 1))
+        slots = sorted_slots(size, out.shape[1] // 2 - 1, shift)  # the trash cell: the last
         drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
                                 np.empty(BLOCK, cdt), np.empty(BLOCK, cdt),
                                 np.empty(size, np.int32), np.empty(size, w.dtype),
-                                np.empty(size + sorted_pad, np.int32), np.empty(size + sorted_pad, w.dtype),
+                                np.empty(slots, np.int32), np.empty(slots, w.dtype),
                                 shift)
 
     each(n, parts, piece)
