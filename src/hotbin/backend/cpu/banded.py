@@ -37,7 +37,7 @@ def sorted_slots(points, trash, shift):
     return points + ((trash >> shift) + 2) * BAND_PAD
 
 
-@njit(inline="always")
+@njit
 def _add_blocks(cs, ws, n, how, center, h, cy, tv):
     """The n points of cells cs, values ws added a block at a time (:func:`add_block`)."""
     for b in range(0, n, BLOCK):
@@ -47,13 +47,16 @@ def _add_blocks(cs, ws, n, how, center, h, cy, tv):
         add_block(seg, m, ws[b:b + m], how, center, h, hot, same, cy, tv)
 
 
-@njit(inline="always")
+@njit
 def _sorted_add(kc, kw, n, sc, sw, starts, shift, how, center, h, cy, tv):
     """The n points of cells kc, values kw added band by band (:func:`part_banded`)."""
     starts[:] = 0
     for k in range(n):
         starts[(kc[k] >> shift) + 1] += 1
-    if starts.max() * SPREAD > n:  # crowded: added in their order
+    most = 0  # loops, not starts.max() or slice copies: numba compiles those with their
+    for i in range(starts.size):  # error messages (~4 s of part_banded's first compile)
+        most = max(most, starts[i])
+    if most * SPREAD > n:  # crowded: added in their order
         _add_blocks(kc, kw, n, how, center, h, cy, tv)
         return
     for i in range(starts.size - 1):  # band i from starts[i], BAND_PAD slots after band i - 1
@@ -91,12 +94,12 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, c
     tv = np.empty(BLOCK, np.float64)
     dropped = 0
     one = np.int64(-1)  # cells with categories are not tested (ncat > 0)
-    j = 0  # points set aside
+    j = np.int64(0)  # points set aside
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
         if j + m > kc.size:
             _sorted_add(kc, kw, j, sc, sw, starts, shift, how, center, h, cy, tv)
-            j = 0
+            j = np.int64(0)
         ws = w[b:b + m]
         if _in_cell(x, y, True, rx, ry, b, m, one, ny):
             cx[:m] = one
@@ -109,8 +112,9 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, c
         if hot >= 0:
             j += set_aside(cx, m, ws, how, center, h, hot, same, kc[j:j + m], kw[j:j + m])
         else:
-            kc[j:j + m] = cx[:m]
-            kw[j:j + m] = ws
+            for k in range(m):
+                kc[j + k] = cx[k]
+                kw[j + k] = ws[k]
             j += m
     _sorted_add(kc, kw, j, sc, sw, starts, shift, how, center, h, cy, tv)
     return dropped
