@@ -93,18 +93,25 @@ def test_read_only_install_as_unprivileged_user():
         shutil.rmtree(top, ignore_errors=True)
 
 
-def test_wheel_carries_kernels_types_and_license(tmp_path):
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel ``pip wheel`` builds from this tree (isolated build, as ``pip install .``)."""
+    out = tmp_path_factory.mktemp("wheel")
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(SRC.parent)],
+                       capture_output=True, text=True, timeout=1200, env=_env())
+    if r.returncode != 0 and "Could not find a version" in r.stderr:
+        pytest.skip("no package index for the build requirements")
+    assert r.returncode == 0, r.stderr[-2000:]
+    (whl,) = out.glob("hotbin-*.whl")
+    return whl
+
+
+@pytest.mark.slow
+def test_wheel_carries_kernels_types_and_license(wheel):
     """The built wheel holds every package, kernel and header, py.typed, and the LICENSE that
     pyproject.toml declares (issue #15 item 8)."""
     import zipfile
 
-    root = SRC.parent
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(root)],
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode != 0 and "Could not find a version" in r.stderr:
-        pytest.skip("no package index for the build requirements")
-    assert r.returncode == 0, r.stderr[-2000:]
-    (wheel,) = tmp_path.glob("hotbin-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     src = SRC / "hotbin"
     expected = {f"hotbin/{p.relative_to(src).as_posix()}" for p in src.rglob("*")
@@ -113,3 +120,44 @@ def test_wheel_carries_kernels_types_and_license(tmp_path):
     assert expected <= names, sorted(expected - names)
     assert "hotbin/py.typed" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+
+
+# First calls the wheel's precompiled kernels cover: they must load, not compile.
+FIRST_CALLS = """
+import numpy as np
+from numba.core import event
+compiled = event.RecordingListener()
+event.register("numba:compile", compiled)
+import hotbin
+rng = np.random.default_rng(1)
+x = rng.normal(size=100_000); y = rng.normal(size=100_000)
+hotbin.histogram(x, 256)
+hotbin.heatmap(x, y, x, agg="mean", width=300, height=200)
+hotbin.heatmap(x, y, x, agg="std")
+x32, y32 = (x * 10 + 50).astype(np.float32), (y * 10 + 50).astype(np.float32)
+hotbin.heatmap(x32, y32, width=1024, height=1024, x_range=(0, 100), y_range=(0, 100))  # the demo's call
+hotbin.heatmap(x32, y32, by=(x > 0).astype(np.int8), width=640, height=480)
+print([ev.data["dispatcher"].py_func.__qualname__ for _, ev in compiled.buffer[1::2]])
+"""
+
+
+@pytest.mark.slow
+def test_wheel_carries_this_machines_kernels(wheel, tmp_path):
+    """Issue #18: the wheel holds the machine code of the common first calls for the machine
+    that built it, so those calls compile nothing after ``pip install .``."""
+    import pickle
+    import zipfile
+
+    import numba
+
+    zipfile.ZipFile(wheel).extractall(tmp_path)
+    indexes = list((tmp_path / "hotbin").rglob("*.nbi"))
+    assert len(indexes) >= 8, indexes  # counts, values, banded, 1-D codes, scans, luma, ...
+    with open(indexes[0], "rb") as f:
+        built_with = pickle.load(f)  # numba's version heads each index
+    if built_with != numba.__version__:
+        pytest.skip(f"the isolated build used numba {built_with}, this environment {numba.__version__}")
+    r = subprocess.run([sys.executable, "-c", FIRST_CALLS], capture_output=True, text=True, timeout=600,
+                       env=_env(PYTHONPATH=str(tmp_path)), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "[]", r.stdout
