@@ -4,9 +4,9 @@ boost-histogram, and how long hotbin takes to start.
 Each case warms up (JIT), checks every answer against NumPy, times ours (all threads and
 one thread) and the anchors in this process (median of repeats) and prints the ratios
 and the floor: input bytes over the parallel read bandwidth measured in the same run.
-``--start`` also times new interpreters: the first small histogram with a warm kernel
-cache, and the first call after a fresh install (an empty ``NUMBA_CACHE_DIR``) against
-the same call with a warm cache.
+``--start`` also times start-up (benchmarks/start_cpu.py): ``pip install`` of this tree into
+fresh venvs, with and without the precompiled kernels, and each first call there against
+the same call warm.
 
     python benchmarks/cpu_suite.py [--quick] [--start] [--out benchmarks/results/cpu-DATE.md]
 """
@@ -17,9 +17,6 @@ import datetime
 import os
 import platform
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 
 import numba
@@ -102,44 +99,6 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-# --- start-up: new interpreters --------------------------------------------------------
-
-SMALL_CALL = "import numpy as np, hotbin; hotbin.histogram(np.arange(1000.0), 10)"
-BIG_CALL = ("import numpy as np, hotbin; a = np.random.default_rng(0).random(10**7); "
-            "hotbin.histogram(a, 256)")
-
-
-def _wall(args, env, repeat=1):
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        subprocess.run(args, env=env, check=True, capture_output=True)
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
-
-
-def start_rows(repeat):
-    """(what, seconds) of new interpreters; the cold runs use an empty numba cache."""
-    rows = []
-    env = dict(os.environ)
-    py = sys.executable
-    _wall([py, "-c", SMALL_CALL], env)  # the kernel cache is warm for this tree now
-    rows.append(("new process: import + first histogram of 1000 values (warm cache)",
-                 _wall([py, "-c", SMALL_CALL], env, repeat)))
-    rows.append(("new process: import numpy alone", _wall([py, "-c", "import numpy"], env, repeat)))
-    demo = [py, "-m", "hotbin", "heatmap", "--demo", "-o", os.path.join(tempfile.gettempdir(), "d.png")]
-    for what, args in (("histogram of 10M float64, 256 bins, range found", [py, "-c", BIG_CALL]),
-                       ("hotbin heatmap --demo", demo)):
-        with tempfile.TemporaryDirectory() as cache:
-            cold_env = dict(env, NUMBA_CACHE_DIR=cache)
-            cold = _wall(args, cold_env)
-            warm = _wall(args, cold_env, repeat)
-        rows.append((f"{what}: fresh install (empty kernel cache)", cold))
-        rows.append((f"{what}: warm cache", warm))
-        rows.append((f"{what}: extra on a fresh install", cold - warm))
-    return rows
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="smaller inputs, fewer repeats (under a minute)")
@@ -208,8 +167,10 @@ def main(argv=None):
     for work, name, t, gbs, ratio in rows:
         lines.append(f"| {work} | {name} | {t * 1e3:.1f} | {gbs:.2f} | {'' if ratio is None else f'{ratio:.2f}x'} |")
     if args.start:
-        lines += ["", "| start-up (new interpreter, wall) | seconds |", "|---|---|"]
-        lines += [f"| {what} | {t:.2f} |" for what, t in start_rows(3 if args.quick else 5)]
+        from start_cpu import fresh_install_rows  # two fresh venvs: a minute or two
+
+        lines += ["", "| start-up (new interpreters, wall) | seconds |", "|---|---|"]
+        lines += [f"| {what} | {t} |" for what, t in fresh_install_rows(3 if args.quick else 5)]
     text = "\n".join(lines)
     print(text)
     if args.out:

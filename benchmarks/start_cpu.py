@@ -1,0 +1,108 @@
+"""Start-up on the CPU (issue #18 item 1): fresh installs, first calls, new interpreters.
+
+Two fresh virtual environments get ``pip install`` of this tree: one as users get it (the
+wheel carries the cpu kernels precompiled for this machine: ``hotbin.precompile``), one with
+``HOTBIN_PRECOMPILE=0`` (kernels compile on first use: what every install did before). In
+each, every first call runs in a new interpreter right after the install ("first"), then
+again ("warm", median of repeats); issue #18 wants first - warm <= 2 s. Also the first small
+histogram of a new interpreter (warm cache) against ``import numpy`` alone (target 0.4 s).
+Answers are checked inside the calls (each asserts against NumPy or a known total).
+
+    python benchmarks/start_cpu.py [--repeat 3] [--out benchmarks/results/start-cpu-DATE.md]
+
+pip resolves numpy and numba from its cache or the index; installing takes a minute or two.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SMALL_CALL = "import numpy as np, hotbin; hotbin.histogram(np.arange(1000.0), 10)"
+DATA = "import numpy as np, hotbin; r = np.random.default_rng(0); "
+FIRST_CALLS = {
+    "histogram of 10M float64, 256 bins, range found": DATA + (
+        "a = r.random(10**7); assert (hotbin.histogram(a, 256)[0] == np.histogram(a, 256)[0]).all()"),
+    "hotbin heatmap --demo": None,  # the README's first command
+    "heatmap(agg='mean') of 200k float64 points, 512^2": DATA + (
+        "x, y = r.normal(size=(2, 200_000)); hm = hotbin.heatmap(x, y, x, agg='mean'); "
+        "assert hm.counts.sum() == 200_000"),
+    "heatmap of 2M float32 points, 1024^2, a given range": DATA + (
+        "x, y = r.random((2, 2_000_000), dtype=np.float32); "
+        "hm = hotbin.heatmap(x, y, width=1024, height=1024, x_range=(0, 1), y_range=(0, 1)); "
+        "assert hm.counts.sum() + hm.dropped == 2_000_000"),
+}
+
+
+def _wall(args, env, repeat=1):
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        subprocess.run(args, env=env, check=True, capture_output=True, cwd=tempfile.gettempdir())
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def _install(venv: Path, precompile: bool) -> float:
+    """Seconds of ``pip install`` of this tree into a new venv (its creation not counted)."""
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "HOTBIN_"))}
+    if not precompile:
+        env["HOTBIN_PRECOMPILE"] = "0"
+    t = time.perf_counter()
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(ROOT)],
+                   check=True, env=env, capture_output=True)
+    return time.perf_counter() - t
+
+
+def fresh_install_rows(repeat: int):
+    """(what, seconds) for both installs: pip install, and each first call first / warm / extra."""
+    rows = []
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "HOTBIN_", "PYTHONPATH"))}
+    with tempfile.TemporaryDirectory() as top:
+        for precompile, label in ((True, "precompiled"), (False, "HOTBIN_PRECOMPILE=0")):
+            venv = Path(top) / label.replace("=", "")
+            rows.append((f"`pip install .` into a new venv ({label})", _install(venv, precompile)))
+            py = str(venv / "bin" / "python")
+            for what, code in FIRST_CALLS.items():
+                args = ([str(venv / "bin" / "hotbin"), "heatmap", "--demo", "-o",
+                         os.path.join(top, "demo.png")] if code is None else [py, "-c", code])
+                first = _wall(args, env)
+                warm = _wall(args, env, repeat)
+                rows.append((f"{what} ({label}): first / warm / extra",
+                             f"{first:.2f} / {warm:.2f} / {first - warm:.2f}"))
+            if precompile:
+                rows.append(("new process: import + first histogram of 1000 values (warm)",
+                             f"{_wall([py, '-c', SMALL_CALL], env, repeat):.2f}"))
+                rows.append(("new process: import numpy alone", f"{_wall([py, '-c', 'import numpy'], env, repeat):.2f}"))
+    return [(w, f"{t:.2f}" if isinstance(t, float) else t) for w, t in rows]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=3, help="warm runs per call (median)")
+    p.add_argument("--out", help="write the markdown table here")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from cpu_suite import cpu_model
+
+    lines = [f"Start-up, {datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, "
+             f"Python {sys.version.split()[0]}", "",
+             "| start-up (new interpreters, wall) | seconds |", "|---|---|"]
+    lines += [f"| {what} | {t} |" for what, t in fresh_install_rows(args.repeat)]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
