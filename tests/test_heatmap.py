@@ -616,9 +616,22 @@ def test_grid_larger_than_memory_is_refused(monkeypatch):
     from hotbin import ranges
 
     monkeypatch.setattr(ranges, "_available_memory", lambda: 1 << 20)
+    monkeypatch.setattr(ranges, "ASK_MEMORY", 0)
     with pytest.raises(ValueError, match="width, height.*memory"):
         hotbin.heatmap(np.array([0.5]), np.array([0.5]), width=1000, height=1000)
     hotbin.heatmap(np.array([0.5]), np.array([0.5]), width=100, height=100)  # 160 kB fits
+
+
+def test_small_grids_do_not_ask_for_memory(monkeypatch):
+    """Reading the memory available costs ~170 µs: only grids over ASK_MEMORY bytes ask."""
+    from hotbin import ranges
+
+    asked = []
+    monkeypatch.setattr(ranges, "_available_memory", lambda: asked.append(1) or 1 << 40)
+    hotbin.heatmap(np.array([0.5]), np.array([0.5]), width=1024, height=1024)
+    assert not asked
+    ranges.check_cells(1 << 15, 1 << 15)  # 16 GiB of cells: asked
+    assert asked
 
 
 def test_huge_smoothing_does_not_allocate_taps():

@@ -116,12 +116,12 @@ class Heatmap:
     @property
     def x_edges(self) -> np.ndarray:
         """Cell edges along x: ``linspace(*x_range, width + 1)`` (float64)."""
-        return cell_rule(self.width, *self.x_range, "width", self.x_closed).edges
+        return cell_rule(self.width, *self.x_range, "width", self.x_closed).edges.copy()
 
     @property
     def y_edges(self) -> np.ndarray:
         """Cell edges along y: ``linspace(*y_range, height + 1)`` (float64)."""
-        return cell_rule(self.height, *self.y_range, "height", self.y_closed).edges
+        return cell_rule(self.height, *self.y_range, "height", self.y_closed).edges.copy()
 
     def __repr__(self) -> str:
         kind = self.agg if self.agg != "count" else "sums" if self.counts.dtype.kind == "f" else "counts"

@@ -30,6 +30,9 @@ __all__ = ["MAX_CELLS", "check_cells", "check_clip", "check_closed", "data_range
 MAX_CELLS = 1 << 31
 #: host bytes per cell a heatmap needs at its peak (partial and final grids; more with weights)
 _CELL_BYTES = 16
+#: grids needing more bytes than this are checked against the memory available now (reading
+#: it costs ~170 µs, a tenth of a small call); smaller ones fail, if ever, as NumPy fails
+ASK_MEMORY = 256 << 20
 
 
 def check_cells(width, height, weighted=False, layers=1) -> tuple[int, int]:
@@ -40,8 +43,9 @@ def check_cells(width, height, weighted=False, layers=1) -> tuple[int, int]:
     TypeError, ValueError
         Naming ``width`` / ``height``: not positive integers, more than
         :data:`MAX_CELLS` cells, or a grid whose memory (16 bytes per cell, twice
-        that with weights) exceeds the memory available now. ``layers``: grids of
-        these cells (the categories of ``by=``).
+        that with weights) exceeds the memory available now (asked for grids of more
+        than :data:`ASK_MEMORY` bytes). ``layers``: grids of these cells (the
+        categories of ``by=``).
     """
     width, height = positive_int(width, "width"), positive_int(height, "height")
     cells = width * height * layers
@@ -50,7 +54,7 @@ def check_cells(width, height, weighted=False, layers=1) -> tuple[int, int]:
         raise ValueError(f"width, height: {width} x {height}{per} = {cells:,} cells is more than "
                          f"the {MAX_CELLS:,} a heatmap can have")
     need = cells * _CELL_BYTES * (2 if weighted else 1)
-    avail = _available_memory()
+    avail = _available_memory() if need > ASK_MEMORY else None  # ~170 µs: not for every grid
     if avail is not None and need > avail:
         raise ValueError(f"width, height: {width} x {height} cells need about "
                          f"{need / 2**30:.1f} GiB of memory, more than the {avail / 2**30:.1f} GiB "
