@@ -108,7 +108,9 @@ def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
         if agg == "any":
             vals = (vals > 0).astype(np.float64)
         total = pts if sums is None else _categories(sums, by)[0]
-        return _cells(total, vals, pts, tal, per_cat)
+        # without categories every point in a cell counts: none skipped (no sum over the
+        # cells, a reduction and a wait on a GPU)
+        return _cells(total, vals, pts, tal, per_cat, skipped=0 if by is None else None)
 
     acc = _VALUE_ACC[agg]
     s, nv, tal = _values(run, ex, w, acc, deterministic, None)
@@ -164,9 +166,11 @@ def _categories(grid, by):
     return per.sum(axis=0), per
 
 
-def _cells(counts, values, points, tally, value_counts, means=None) -> Cells:
+def _cells(counts, values, points, tally, value_counts, means=None, skipped=None) -> Cells:
     kept, n = (int(v) for v in np.asarray(to_host(tally)))
-    return Cells(counts, values, points, kept, n, kept - int(points.sum()), value_counts, means)
+    if skipped is None:
+        skipped = kept - int(points.sum())
+    return Cells(counts, values, points, kept, n, skipped, value_counts, means)
 
 
 def merge(agg, a, b):
