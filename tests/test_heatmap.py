@@ -669,3 +669,14 @@ def test_cli_huge_smoothing_renders(tmp_path):
     assert r.returncode == 0, r.stderr
     assert np.all(png.read(out)[..., 3] == 255)
     assert "ranges: x [1, 3], y [2, 4]; 0 of 2 points outside (dropped)" in r.stderr
+
+
+def test_count_values_are_made_when_first_read():
+    """A plain count leaves its float64 values to the first read (a pass over the grid that
+    callers of counts never need); they are the counts, made once."""
+    x = np.random.default_rng(3).random(50_000)
+    hm = hotbin.heatmap(x, x[::-1], width=256, height=128)
+    v = hm.values
+    assert v.dtype == np.float64 and np.array_equal(v, hm.counts.astype(np.float64))
+    assert hm.values is v
+    assert np.array_equal((hm + hm).values, 2 * v)

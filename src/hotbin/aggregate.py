@@ -63,7 +63,7 @@ class Cells:
     """The finished aggregation: what :class:`hotbin.Heatmap` stores."""
 
     counts: Any  #: int64 points per cell, or float64 weight sums (count with weights)
-    values: Any  #: float64, NaN where a cell has no value
+    values: Any  #: float64, NaN where a cell has no value (None: the counts, as float64)
     points: Any  #: int64 points per cell (with a value, for the value aggregations)
     kept: int  #: points in a cell
     n: int  #: points in all
@@ -104,7 +104,10 @@ def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
                 extra=(((COUNT, grid), (COUNT, (2,))), lambda be, d: counted(be, d, None, COUNT))))
             sums = sums.astype(np.float64)
         pts, per_cat = _categories(counts, by)
-        vals = as_float64(per_cat if sums is None else _categories(sums, by)[1])
+        if agg == "count" and sums is None and by is None:
+            vals = None  # the counts as float64: Heatmap.values makes them when first read
+        else:
+            vals = as_float64(per_cat if sums is None else _categories(sums, by)[1])
         if agg == "any":
             vals = (vals > 0).astype(np.float64)
         total = pts if sums is None else _categories(sums, by)[0]
