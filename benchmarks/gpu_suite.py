@@ -25,6 +25,7 @@ import numpy as np
 from cuda_timing import timeit
 
 import hotbin
+from hotbin import fixedpoint, reductions
 from hotbin.backend import cuda as cb
 from hotbin.backend.cuda import tuning
 from hotbin.binning import histogram_rule
@@ -220,6 +221,64 @@ def hist_group(name, gen, n, bins, rng_, cub, cub_fn, level_t, anchors_n, sweep,
         del x
 
 
+def weighted_group(n, sweep, variants):
+    """Weighted float32 sums, 256 bins over (0, 1), float32 weights (issue #17): float64 sums
+    and ``deterministic=True`` (fixed point: max |w| first, then the words). GB/s count the
+    values and the weights. Checked: float64 sums against a float64 bincount on the device
+    (close: atomics add in any order), fixed-point sums bitwise the same run to run and close to
+    it (and bitwise the cpu backend's on a 2^22 prefix)."""
+    w = (hash_u32(n, 11) >> np.uint32(8)).astype(cp.float32)
+    w *= np.float32(2.0 ** -23)
+    w -= np.float32(0.25)  # in [-0.25, 1.75): signed sums
+    for dist, x in datasets_f32(n):
+        rule = histogram_rule(x[:1], 256, (0.0, 1.0))
+        keep = (x >= 0) & (x <= 1)
+        idx = cp.minimum((x * np.float32(256)).astype(cp.int32), 255)  # no value sits on an edge here
+        ref = cp.bincount(idx[keep], weights=w[keep].astype(cp.float64), minlength=256)
+        del idx, keep
+        got = cb.histogram(x, rule, w, reductions.SUM_F64)
+        assert cp.allclose(got, ref, rtol=1e-9, atol=1e-6), f"weighted {dist}: wrong sums"
+        api, _ = hotbin.histogram(x, bins=256, range=(0.0, 1.0), weights=w)
+        assert cp.allclose(api, ref, rtol=1e-9, atol=1e-6)
+        det, _ = hotbin.histogram(x, bins=256, range=(0.0, 1.0), weights=w, deterministic=True)
+        assert cp.array_equal(det, hotbin.histogram(x, bins=256, range=(0.0, 1.0), weights=w,
+                                                    deterministic=True)[0]), "deterministic sums differ"
+        assert cp.allclose(det, ref, rtol=1e-6, atol=1e-3)
+        m = 1 << 22
+        h0, _ = hotbin.histogram(x[:m].get(), bins=256, range=(0.0, 1.0), weights=w[:m].get(),
+                                 deterministic=True, backend="cpu")
+        h1, _ = hotbin.histogram(x[:m], bins=256, range=(0.0, 1.0), weights=w[:m], deterministic=True)
+        assert np.array_equal(h1.get(), h0), f"weighted {dist}: deterministic != cpu"
+        scale = fixedpoint.scale_for(cb.max_abs(w), n)
+        red = reductions.fixed(scale)
+        f64 = lambda: cb.histogram(x, rule, w, reductions.SUM_F64)  # noqa: E731
+        fixed = lambda: cb.histogram(x, rule, w, red)  # noqa: E731
+        api_f64 = lambda: hotbin.histogram(x, bins=256, range=(0.0, 1.0), weights=w)  # noqa: E731
+        api_det = lambda: hotbin.histogram(x, bins=256, range=(0.0, 1.0), weights=w, deterministic=True)  # noqa: E731
+        nbytes = x.nbytes + w.nbytes
+        t = {"ours": timeit(f64), "ours_api": timeit(api_f64, reps=10),
+             "ours_queued": timeit_queued(f64), "api_queued": timeit_queued(api_f64)}
+        r = row("W f32 256", f"{dist} float64 sums", nbytes, **t)
+        r["host_us"] = {"ours": host_us(f64), "api": host_us(api_f64)}
+        t = {"ours": timeit(fixed), "ours_api": timeit(api_det, reps=10),
+             "ours_queued": timeit_queued(fixed), "api_queued": timeit_queued(api_det)}
+        r = row("W f32 256", f"{dist} deterministic", nbytes, **t)
+        r["host_us"] = {"ours": host_us(fixed), "api": host_us(api_det)}
+        r["max_abs_ms"] = timeit(lambda: cb.max_abs(w))
+        print(" " * 40 + f"max |w| alone: {r['max_abs_ms']:.3f} ms ({gbs(w.nbytes, r['max_abs_ms']):.0f} GB/s of w); "
+              "host µs per call: " + "  ".join(f"{k}={v:.1f}" for k, v in r["host_us"].items()))
+        if sweep:
+            for label, ov in variants:
+                with tuning.forced(**ov):
+                    a = cb.histogram(x, rule, w, reductions.SUM_F64)
+                    b = cb.histogram(x, rule, w, red)
+                    ok = bool(cp.allclose(a, ref, rtol=1e-9, atol=1e-6)) and bool(cp.array_equal(b, fixed()))
+                    ta, tb = timeit(lambda: cb.histogram(x, rule, w, reductions.SUM_F64), reps=10), \
+                        timeit(lambda: cb.histogram(x, rule, w, red), reps=10)
+                row("W/sweep", f"{dist} {label}{'' if ok else ' WRONG'}", nbytes, f64=ta, fixed=tb)
+        del x
+
+
 def scan_group(n, cub, anchors_n):
     import torch
     for name, x in (("int32", (hash_u32(n, 4) % np.uint32(2001)).astype(cp.int32) - 1000),
@@ -395,7 +454,7 @@ def main():
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--small", action="store_true", help="smaller inputs (smoke test)")
     ap.add_argument("--only", default="G1,G2,G3,scan", help="comma-separated groups to run "
-                    "(also: E, values on edges; small, small calls)")
+                    "(also: E, values on edges; W, weighted sums; small, small calls)")
     ap.add_argument("--no-anchors", action="store_true", help="G1, G2: no cupy / torch rows (CUB stays)")
     ap.add_argument("--profile", default=None, help="group small: write a cProfile of the calls here")
     args = ap.parse_args()
@@ -413,9 +472,14 @@ def main():
     f32_variants = [("no shortcut", {"shortcut": False}), ("unroll2", {"unroll": 2}), ("unroll8", {"unroll": 8}),
                     ("no shortcut unroll2", {"shortcut": False, "unroll": 2}),
                     ("1024x2", {"block": 1024, "blocks_per_sm": 2}), ("256x8", {"block": 256, "blocks_per_sm": 8})]
-    u16_variants = [("windows4", {"layout": "windows", "windows": 4}),
-                    ("windows2 unroll4", {"layout": "windows", "windows": 2, "unroll": 4}),
-                    ("rule", {"lut": False}), ("rule copies x1", {"lut": False, "copies": 1})]
+    # issue #17e: hist_shift's counters (16-bit, 32-bit), copies and loads in flight, and the
+    # value-count windows it replaced for these rules (the table before it)
+    u16_variants = [("values windows2 unroll4 (before)", {"layout": "windows", "windows": 2, "unroll": 4}),
+                    ("unroll2", {"unroll": 2}), ("unroll8", {"unroll": 8}),
+                    ("copies4", {"copies": 4}), ("copies16 (16-bit)", {"layout": "shift16", "copies": 16}),
+                    ("copies8 (16-bit)", {"layout": "shift16", "copies": 8})]
+    w_variants = [("copies1", {"copies": 1}), ("copies4", {"copies": 4}), ("copies8", {"copies": 8}),
+                  ("copies32", {"copies": 32}), ("256x8", {"block": 256, "blocks_per_sm": 8})]
     groups = {
         "G1": lambda: hist_group("G1 u8 256", datasets_u8, big, 256, (0, 256), cub, "anchor_hist_u8",
                                  ctypes.c_int, 0 if args.no_anchors else mid, args.sweep,
@@ -424,8 +488,10 @@ def main():
                                  ctypes.c_float, 0 if args.no_anchors else mid, args.sweep,
                                  f32_variants),
         "G3": lambda: [hist_group(f"G3 u16 {nb}", datasets_u16, mid, nb, (0, 65536), cub, "anchor_hist_u16",
-                                  ctypes.c_int, 0, args.sweep, u16_variants if nb == 4096 else u16_variants[:2])
+                                  ctypes.c_int, 0, args.sweep, u16_variants if nb == 4096 else u16_variants[:3])
                        for nb in (4096, 65536)],
+        # issue #17: weighted float32 sums, float64 and deterministic
+        "W": lambda: weighted_group(mid, args.sweep, w_variants),
         # issue #17 item 1: values on edges cost what uniform values cost ("no shortcut": every
         # value takes the two compares)
         "E": lambda: [hist_group("E f32 256", datasets_f32_edges, mid, 256, (0.0, 1.0), cub,

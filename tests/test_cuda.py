@@ -249,6 +249,55 @@ def test_every_layout(override, dtype, bins, rng):
     np.testing.assert_array_equal(c1.get(), cpub.bincount(k, 70000))
 
 
+# --- 16-bit values whose bins are a shift of the value (hist1d.cu hist_shift) -------------------
+
+SHIFT_RULES = [(np.uint16, 4096, (0, 65536)), (np.uint16, 65536, (0, 65536)), (np.uint16, 1, (0, 65536)),
+               (np.uint16, 4096, (0, 65535)), (np.uint16, 2048, (32768, 65536)),
+               (np.int16, 4096, (-32768, 32768)), (np.int16, 512, (0, 32768))]
+
+
+@pytest.mark.parametrize("override", [{}, {"copies": 1}, {"layout": "shift16"}, {"layout": "shift16", "copies": 1},
+                                      {"layout": "shift32"}, {"unroll": 2}, {"unroll": 8}, {"copies": 2}], ids=str)
+def test_shift_rules_equal_numpy(override, rng):
+    """hist_shift (16- and 32-bit counters, every number of copies): NumPy's bins for every
+    16-bit value, unaligned starts and tails, values outside the range (the spare slot)."""
+    for dt, bins, r in SHIFT_RULES:
+        rule = histogram_rule(np.zeros(1, dt), bins, r)
+        with tuning.forced(**override):
+            pol = tuning.shift_policy(bins, cb.hist1d.device_info(0), tuning.current())
+            if pol is None:  # 65536 bins with 32-bit counters: the value-count windows
+                assert override.get("layout") == "shift32" and bins == 65536
+            elif override.get("layout"):
+                assert pol.layout == override["layout"]
+            info = np.iinfo(dt)
+            v = rng.integers(info.min, info.max, 200001, endpoint=True).astype(dt)
+            v = np.concatenate([v, np.arange(info.min, info.max + 1, dtype=np.int64).astype(dt)])[3:]
+            h, _ = hotbin.histogram(cp.asarray(v), bins=bins, range=r)
+            np.testing.assert_array_equal(h.get(), np.histogram(v, bins, r)[0], err_msg=f"{dt} {bins} {r}")
+            h2 = cb.histogram(cp.asarray(v)[1:-2], rule)  # the general path, unaligned
+            np.testing.assert_array_equal(h2.get(), np.histogram(v[1:-2], bins, r)[0])
+
+
+@pytest.mark.parametrize("override", [{}, {"copies": 1}, {"layout": "shift16", "copies": 1}, {"layout": "shift16"}],
+                         ids=str)
+def test_shift_counters_wrap_exactly(override, rng):
+    """16-bit counters that wrap many times in every block, both halves of one word (values
+    12344 and 12345), alone and together, and counts beyond 2^16 per bin in every copy; runs
+    of 8 equal values (one add of 8) next to single values."""
+    n = 1 << 25
+    k = rng.integers(0, 20, n)
+    v = np.where(k < 9, 12344, np.where(k < 18, 12345, rng.integers(0, 65536, n))).astype(np.uint16)
+    d = cp.asarray(v)
+    with tuning.forced(**override):
+        for bins in (4096, 65536):
+            h, _ = hotbin.histogram(d, bins=bins, range=(0, 65536))
+            np.testing.assert_array_equal(h.get(), np.histogram(v, bins, (0, 65536))[0], err_msg=str(bins))
+        c = cp.full(n + 5, 65535, cp.uint16)  # the last slot, a high half
+        c[:5] = 0
+        h, _ = hotbin.histogram(c, bins=65536, range=(0, 65536))
+        assert int(h[65535]) == n and int(h[0]) == 5 and int(h.sum()) == n + 5
+
+
 # --- weights ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float32, np.float64])
@@ -262,6 +311,75 @@ def test_weighted(dtype, rng):
     (h0, _), (h1, _) = both(hotbin.histogram, v, bins=50, range=(-10, 10), weights=wi)
     np.testing.assert_array_equal(h1, h0)
     assert h1.dtype == np.int64
+
+
+@pytest.mark.parametrize("override", [{}, {"copies": 1}, {"copies": 32, "blocks_per_sm": 1}, {"layout": "global"},
+                                      {"shortcut": False}, {"block": 128}], ids=str)
+@pytest.mark.parametrize("vdt,wdt", [(np.float32, np.float32), (np.float64, np.float32), (np.float32, np.float64),
+                                     (np.int32, np.float32)], ids=str)
+def test_weighted_sums_every_layout(override, vdt, wdt, rng):
+    """hist_sum: float64 sums (close to NumPy's), and fixed-point words equal to the cpu
+    backend's bit for bit, for every number of private copies and global atomics; values and
+    weights read as vectors of each (and as scalars when their alignments differ); runs of one
+    bin (a constant column) summed in registers; NaN weights in a bin make it NaN, outside the
+    range they count nowhere; values on every edge."""
+    n = 100003
+    v = (rng.normal(0, 3, n) if np.dtype(vdt).kind == "f" else rng.integers(-4, 5, n)).astype(vdt)
+    v[: n // 3] = 1  # a run of one bin
+    edges = np.linspace(-3, 3, 257)
+    if np.dtype(vdt).kind == "f":
+        v = np.concatenate([v, with_edges(np.zeros(0, vdt), edges)])
+    w = (rng.normal(size=v.size) * 10.0 ** rng.integers(-3, 3, v.size)).astype(wdt)
+    with tuning.forced(**override):
+        for x, ww in ((v, w), (v[1:], w[1:]), (v[1:], w[:-1])):  # aligned alike, unaligned alike, apart
+            ref = np.histogram(x, 256, (-3, 3), weights=ww.astype(np.float64))[0]
+            h, _ = hotbin.histogram(cp.asarray(x), bins=256, range=(-3, 3), weights=cp.asarray(ww))
+            assert h.dtype == cp.float64
+            np.testing.assert_allclose(h.get(), ref, rtol=1e-9, atol=1e-9)
+            (h0, _), (h1, _) = both(hotbin.histogram, x, bins=256, range=(-3, 3), weights=ww, deterministic=True)
+            np.testing.assert_array_equal(h1, h0)  # bitwise
+            d, _ = hotbin.histogram(cp.asarray(x), bins=256, range=(-3, 3), weights=cp.asarray(ww),
+                                    deterministic=True)
+            np.testing.assert_array_equal(d.get(), h0)
+        wn = w.copy()
+        wn[5] = np.nan  # in bin of v[5] (in the run of ones)
+        out = np.flatnonzero((v < -3) | (v > 3))
+        wn[out[:3]] = np.nan  # outside the range: counted nowhere
+        h, _ = hotbin.histogram(cp.asarray(v), bins=256, range=(-3, 3), weights=cp.asarray(wn))
+        ref = np.histogram(v, 256, (-3, 3), weights=wn.astype(np.float64))[0]
+        np.testing.assert_array_equal(np.isnan(h.get()), np.isnan(ref))
+        np.testing.assert_allclose(h.get()[~np.isnan(ref)], ref[~np.isnan(ref)], rtol=1e-9, atol=1e-9)
+        with pytest.raises(ValueError, match="finite"):
+            hotbin.histogram(cp.asarray(v), bins=256, range=(-3, 3), weights=cp.asarray(wn), deterministic=True)
+
+
+def test_deterministic_large_runs_equal_cpu(rng):
+    """Fixed-point words of 2^24 weights, most in one bin (low words that carry many times in
+    one block and in one thread's run), bitwise the cpu backend's."""
+    n = 1 << 24
+    v = np.where(rng.random(n) < 0.9, np.float32(0.5), rng.random(n, dtype=np.float32))
+    w = rng.random(n, dtype=np.float32) * np.float32(1e3)
+    (h0, _), (h1, _) = both(hotbin.histogram, v, bins=256, range=(0, 1), weights=w, deterministic=True)
+    np.testing.assert_array_equal(h1, h0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_max_abs_one_pass(dtype, rng):
+    """sums.max_abs (max_abs_bits): fixedpoint.max_abs's value, NaN above infinity above
+    every finite value, -0.0 and subnormals, unaligned starts."""
+    info = np.finfo(dtype)
+    w = rng.normal(size=300001).astype(dtype)
+    for extra in ([], [-7e3], [info.smallest_subnormal], [np.inf], [-np.inf, 1.0], [np.nan], [-np.nan, np.inf]):
+        x = w.copy()
+        x[rng.integers(0, x.size, len(extra))] = extra
+        for a in (x, x[1:], x[:7]):
+            got = cb.sums.max_abs(cp.asarray(a))
+            want = fixedpoint.max_abs(a)
+            assert (np.isnan(got) and np.isnan(want)) or got == want, (extra, got, want)
+    assert cb.sums.max_abs(cp.zeros(5, dtype)) == 0.0
+    assert cb.sums.max_abs(cp.asarray(np.array([-0.0, info.smallest_subnormal], dtype))) == info.smallest_subnormal
+    assert cb.sums.max_abs(cp.zeros(8, np.float16)) is None
+    assert cb.max_abs(cp.asarray(np.array([-3.0, 2.0], np.float16))) == 3.0
 
 
 @pytest.mark.parametrize("nbins", [7, 256, 20000])  # 20000: words beyond shared memory

@@ -72,11 +72,102 @@ def test_count_slots_pads_windows():
 
 
 def test_sum_policy():
-    pol, shared = tuning.sum_policy(1000, 0, H100, Tuning())
-    assert shared and pol == tuning.table(H100).sum_shared
-    pol, shared = tuning.sum_policy(H100["smem_block"] // 8 + 1, 0, H100, Tuning())
+    tab = tuning.table(H100).sum_shared
+    # 256 bins and the spare: float64 sums 8 bytes a slot, fixed point 8 + 4
+    pol, shared = tuning.sum_policy(257 * 8, 0, H100, Tuning())
+    assert shared and pol.layout == "copies" and pol.copies == tab.copies == 16
+    per_block = H100["smem_sm"] // tab.blocks_per_sm - tuning.SMEM_RESERVED
+    assert pol.copies * 257 * 8 <= per_block
+    pol, _ = tuning.sum_policy(257 * 12, 1040, H100, Tuning())
+    assert pol.copies == 16 and 16 * 257 * 12 + 1040 <= per_block
+    pol, _ = tuning.sum_policy(1000 * 8, 0, H100, Tuning())
+    assert pol.copies == 4  # a power of two that fits
+    assert tuning.sum_policy(257 * 8, 0, H100, Tuning(copies=3))[0].copies == 2
+    assert tuning.sum_policy(257 * 8, 0, H100, Tuning(copies=64, blocks_per_sm=1))[0].copies == 32
+    pol, shared = tuning.sum_policy(H100["smem_block"] + 8, 0, H100, Tuning())
     assert not shared and pol.layout == "global"
-    assert not tuning.sum_policy(10, 0, H100, Tuning(layout="global"))[1]
+    assert not tuning.sum_policy(80, 0, H100, Tuning(layout="global"))[1]
+
+
+def test_shift_policy():
+    t = Tuning()
+    pol = tuning.shift_policy(4096, H100, t)
+    assert (pol.layout, pol.copies, pol.block) == ("shift32", 8, 1024)
+    assert tuning.shift_smem(4096, pol) == (4097 * 8 + 31) // 32 * 32 * 4 <= H100["smem_block"]
+    pol = tuning.shift_policy(65536, H100, t)  # 32-bit counters do not fit: 16-bit ones
+    assert (pol.layout, pol.copies) == ("shift16", 1) and tuning.shift_smem(65536, pol) <= H100["smem_block"]
+    pol = tuning.shift_policy(4096, H100, Tuning(layout="shift16", copies=16))
+    assert (pol.layout, pol.copies) == ("shift16", 16) and tuning.shift_smem(4096, pol) <= H100["smem_block"]
+    assert tuning.shift_smem(4096, pol) == (2049 * 16 + 31) // 32 * 32 * 4
+    assert tuning.shift_policy(4096, H100, Tuning(copies=5)).copies == 4
+    assert tuning.shift_policy(16, H100, Tuning(copies=64)).copies == 32
+    assert tuning.shift_policy(65536, H100, Tuning(layout="shift32")) is None  # 256 KiB
+    assert tuning.shift_policy(4096, H100, Tuning(layout="windows")) is None
+    assert tuning.shift_policy(65536, OTHER, t) is None  # 128 KiB > 99 KiB
+
+
+@pytest.mark.parametrize("dt,bins,range_,expect", [
+    (np.uint16, 4096, (0, 65536), (0, 0, 4)), (np.uint16, 65536, (0, 65536), (0, 0, 0)),
+    (np.uint16, 1, (0, 65536), (0, 0, 16)), (np.uint16, 4096, (0, 65535), (0, 0, 4)),
+    (np.uint16, 2048, (32768, 65536), (0, 32768, 4)), (np.int16, 4096, (-32768, 32768), (0x8000, 0, 4)),
+    (np.int16, 512, (0, 32768), (0x8000, 0x8000, 6)),
+    (np.uint16, 1000, (0, 65536), None), (np.uint16, 16, (1024, 2048), None),  # the closed end
+    (np.uint16, 5, (-7, 7), None), (np.int16, 64, (-512, 512), None), (np.uint8, 16, (0, 256), None)])
+def test_shift_rule(dt, bins, range_, expect):
+    """rule.shift_rule, and hist_shift's slot ((u ^ flip) - lo) >> shift in 32-bit unsigned
+    arithmetic (keys below lo wrap past every slot) against the exact value table."""
+    from hotbin import kernel_rule
+    rule = histogram_rule(np.zeros(1, dt), bins, range_)
+    got = crule.shift_rule(np.dtype(dt), rule)
+    assert got == expect
+    if got is None:
+        return
+    flip, lo, k = got
+    u = np.arange(1 << 16, dtype=np.uint32)
+    s = (((u ^ np.uint32(flip)) - np.uint32(lo)) & np.uint32(0xFFFFFFFF)) >> np.uint32(k)
+    slot = np.where(s < bins, s.astype(np.int64), -1)
+    np.testing.assert_array_equal(slot, kernel_rule.value_table(rule, dt))
+
+
+def _half_counters(slots, nslots):
+    """hist_shift's 16-bit counters (HALF, one copy) emulated in order: the words, the spills
+    of the thread whose add wrapped a counter, and the flush."""
+    words = np.zeros((nslots + 2) // 2, np.uint64)
+    out = np.zeros(nslots, np.int64)
+    for s in slots:
+        add = (s & 1) * 0xFFFF + 1
+        now = (int(words[s >> 1]) + add) & 0xFFFFFFFF
+        words[s >> 1] = now
+        if ((now >> ((s & 1) << 4)) & 0xFFFF) == 0 and s < nslots:
+            out[s] += 65536
+            if not s & 1 and s + 1 < nslots:
+                out[s + 1] += 65535 if now == 0 else -1
+    for i, w in enumerate(words.astype(np.int64)):
+        for s, v in ((2 * i, w & 0xFFFF), (2 * i + 1, w >> 16)):
+            if s < nslots:
+                out[s] += v
+    return out
+
+
+@pytest.mark.parametrize("order", ["high first", "low first", "interleaved", "random"])
+def test_half_counters_carry_exactly(order, rng=np.random.default_rng(17)):
+    """A 16-bit counter that wraps: a low half's carry into the high half is taken back, a word
+    that wraps whole (high half at 0xFFFF when the low half carries) keeps both, in any order."""
+    a, b = 65535 + 65536 + 3, 3 * 65536 - 1  # counts of slots 0 and 1 (one word), slot 2 (odd nslots)
+    lo_, hi_ = np.zeros(a, np.int64), np.ones(b, np.int64)
+    if order == "high first":  # 0xFFFF0000, then the low half wraps the whole word
+        seq = np.concatenate([hi_[:65535], lo_, hi_[65535:]])
+    elif order == "low first":
+        seq = np.concatenate([lo_, hi_])
+    elif order == "interleaved":
+        seq = np.empty(a + b, np.int64)
+        seq[0::2][: min(a, b)] = 0
+        seq[1::2][: min(a, b)] = 1
+        seq[2 * min(a, b):] = 0 if a > b else 1
+    else:
+        seq = rng.permutation(np.concatenate([lo_, hi_]))
+    seq = np.concatenate([seq, np.full(70000, 2), np.full(5, 3)])  # 3: the spare slot of nslots 3
+    np.testing.assert_array_equal(_half_counters(seq.tolist(), 3), np.bincount(seq, minlength=4)[:3])
 
 
 def test_grid():

@@ -98,3 +98,26 @@ def test_edges_are_fresh_copies_of_kept_uploads(rng):
         np.testing.assert_array_equal(e.get(), edges)
         np.testing.assert_array_equal(h.get(), np.histogram(v, edges)[0])
         edges[1] = k
+
+
+@pytest.mark.parametrize("dtype,bins,r", [(np.uint16, 4096, (0, 65536)), (np.uint16, 65536, (0, 65536)),
+                                          (np.int16, 4096, (-32768, 32768)), (np.int16, 512, (0, 32768))])
+@pytest.mark.parametrize("shape", ["1-D", "unaligned", "2-D"])
+def test_quick_shift_counts(dtype, bins, r, shape, rng):
+    """16-bit values whose bins are a shift of the value: one launch of hist_shift, the cpu
+    backend's counts."""
+    info = np.iinfo(dtype)
+    v = rng.integers(info.min, info.max, 300001, endpoint=True).astype(dtype)
+    a = cp.asarray(v)
+    if shape == "unaligned":
+        a = a[3:]
+    elif shape == "2-D":
+        a = a[:a.size // 4 * 4].reshape(4, -1)
+    rule = histogram_rule(a, bins, r)
+    got = quick.counts(a, rule, tuning.current())
+    assert got is not None and got.dtype == cp.int64 and got.shape == (bins,)
+    want = cpub.histogram(a.get().reshape(-1), rule, None, reductions.COUNT)
+    np.testing.assert_array_equal(got.get(), want)
+    with tuning.forced(layout="windows"):  # another layout forced: the value counts, not hist_shift
+        assert quick.counts(a, rule, tuning.current()) is None
+        np.testing.assert_array_equal(cb.histogram(a, rule).get(), want)

@@ -196,8 +196,152 @@ hist_count(const T* __restrict__ x, i64 n, const CMP* __restrict__ edges, unsign
 }
 
 // ---------------------------------------------------------------------------
-// Weighted sums: one private copy per block (or global atomics when it does
-// not fit). ACC: float64 sums, int64 sums, or fixed-point words (hi, lo).
+// 16-bit integers whose bins are a shift of the value (cuda/rule.py shift_rule):
+// slot = ((v ^ flip) - lo) >> shift, no edge and no value table; flip (0x8000
+// for int16, read as its unsigned bits) makes the key grow with the value. A key
+// below lo wraps past every slot; keys past the last bin shift to nslots or
+// more: both go to the spare slot nslots, which the flush skips.
+//
+// Counters: `copies` C (a power of two <= 32) interleaved copies, copy
+// c = lane & (C - 1). HALF = false: 32-bit counters, slot s of copy c at word
+// s * C + c. HALF = true: 16-bit counters two to a word (65536 bins in 128 KiB,
+// one block per SM), slot s of copy c in half s & 1 of word (s >> 1) * C + c.
+// A 16-bit counter wraps after 65535 counts; the thread whose add wraps it sees
+// that in the word the atomic returns and moves the lost 65536 to the result:
+// a low half that wraps also carried 1 into the high half (slot s + 1), taken
+// back there (and when the whole word wrapped, the high half lost 65536 too).
+// Modular 64-bit adds keep every bin exact, whatever the order.
+//
+// A vector of 8 equal values (a constant region) is one add of 8: 32 lanes on
+// one word serialize, 8 adds each would cost 8 times that.
+// ---------------------------------------------------------------------------
+template <bool HALF, bool FULL>
+struct ShiftCount {
+    unsigned flip2, lo, shift, nslots;  // flip2: flip in both halves of a 32-bit word
+    unsigned stride;  // bytes between a copy's consecutive words: 4 * copies
+    unsigned char* c;  // this thread's copy: the counters' bytes + 4 * (lane & (copies - 1))
+    u64* out;
+    // k counts of slot s wrapped its 16-bit counter (`now`: the word after the add).
+    __device__ __noinline__ void spill(unsigned s, unsigned now, unsigned k) const {
+        if (s >= nslots) return;  // the spare slot
+        atomicAdd(out + s, 65536ull);
+        // a low half's carry: out of the high half again, unless that wrapped too (now < k)
+        if (!(s & 1u) && s + 1u < nslots) atomicAdd(out + s + 1u, now < k ? 65535ull : ~0ull);
+    }
+    // The slot of a 16-bit key (FULL: every key has one, lo = 0).
+    __device__ __forceinline__ unsigned slot(unsigned key) const {
+        if (FULL) return key >> shift;
+        unsigned s = (key - lo) >> shift;
+        return s < nslots ? s : nslots;
+    }
+    // Adds k counts to slot s. HALF: returns the word before the add times `mul`, the factor
+    // that moves slot s's half to the top 16 bits (2^16 for the low half, 1 for the high):
+    // (old + k * add) * mul = old * mul + k * 2^16, whose top half is below k iff the add
+    // wrapped the counter (integer multiplies, not the ALU pipe that bounds this kernel).
+    __device__ __forceinline__ unsigned bump(unsigned s, unsigned k, unsigned& mul) const {
+        if (HALF) {
+            unsigned add = (s & 1u) * 0xffffu + 1u;  // 1, or 1 << 16 for the high half
+            mul = 65537u - add;
+            return atomicAdd(reinterpret_cast<unsigned*>(c + (s >> 1) * stride), add * k);
+        }
+        atomicAdd(reinterpret_cast<unsigned*>(c + s * stride), k);
+        mul = 0u;
+        return 0u;
+    }
+    __device__ __forceinline__ void one(unsigned key, unsigned k) {
+        unsigned s = slot(key), mul;
+        unsigned old = bump(s, k, mul);
+        if (HALF && old * mul + (k << 16) < (k << 16)) spill(s, old + k * (65537u - mul), k);
+    }
+    __device__ __forceinline__ void operator()(unsigned short v) { one(((unsigned)v ^ flip2) & 0xffffu, 1u); }
+    // The 8 values of a vector: 8 atomics in flight, then one test of their words (a use of
+    // each atomic's word right after it would hold the warp for its latency, value by value).
+    __device__ __forceinline__ void vector(const uint4& r) {
+        unsigned w[4] = {r.x ^ flip2, r.y ^ flip2, r.z ^ flip2, r.w ^ flip2};
+        unsigned rot = __funnelshift_l(w[0], w[0], 16);
+        if (((w[0] ^ w[1]) | (w[0] ^ w[2]) | (w[0] ^ w[3]) | (w[0] ^ rot)) == 0u) {
+            one(w[0] & 0xffffu, 8u);  // 8 equal values
+            return;
+        }
+        unsigned old[8], mul[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) old[j] = bump(slot(j & 1 ? w[j >> 1] >> 16 : w[j >> 1] & 0xffffu), 1u, mul[j]);
+        if (!HALF) return;
+        bool any = false;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) any |= old[j] * mul[j] + 65536u < 65536u;
+        if (any) {
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                if (old[j] * mul[j] + 65536u < 65536u)
+                    spill(slot(j & 1 ? w[j >> 1] >> 16 : w[j >> 1] & 0xffffu), old[j] + (65537u - mul[j]), 1u);
+            }
+        }
+    }
+};
+
+template <bool HALF, bool FULL, int UNROLL>
+__global__ void __launch_bounds__(1024, 1)
+hist_shift(const unsigned short* __restrict__ x, i64 n, unsigned flip, unsigned lo, unsigned shift,
+           unsigned nslots, unsigned copies, u64* __restrict__ out) {
+    unsigned* counters = reinterpret_cast<unsigned*>(smem);
+    // slots and the spare, as words per copy, padded so that every warp of the flush is whole
+    unsigned per = HALF ? (nslots + 2u) >> 1 : nslots + 1u;
+    unsigned total = (per * copies + 31u) & ~31u;
+    for (unsigned i = threadIdx.x; i < total; i += blockDim.x) counters[i] = 0;
+    ShiftCount<HALF, FULL> f;
+    f.flip2 = flip | (flip << 16);
+    f.lo = lo;
+    f.shift = shift;
+    f.nslots = nslots;
+    f.stride = copies * 4u;
+    f.c = smem + 4u * (threadIdx.x & 31u & (copies - 1u));
+    f.out = out;
+    __syncthreads();
+
+    for_each_vec<unsigned short, UNROLL>(x, n, f, blockIdx.x, gridDim.x, false);
+
+    __syncthreads();
+    // Flush: the copies of a word are `copies` consecutive words, read by as many consecutive
+    // lanes (no bank conflict) and summed across them by shuffles.
+    unsigned lg = __ffs(copies) - 1u;
+    for (unsigned i = threadIdx.x; i < total; i += blockDim.x) {
+        unsigned v = counters[i];
+        unsigned a = HALF ? v & 0xffffu : v, b = HALF ? v >> 16 : 0u;
+        for (unsigned d = 1; d < copies; d <<= 1) {
+            a += __shfl_xor_sync(0xffffffffu, a, d);
+            if (HALF) b += __shfl_xor_sync(0xffffffffu, b, d);
+        }
+        if (i & (copies - 1u)) continue;
+        unsigned s = HALF ? (i >> lg) << 1 : i >> lg;
+        if (a && s < nslots) atomicAdd(out + s, (u64)a);
+        if (HALF && b && s + 1u < nslots) atomicAdd(out + s + 1u, (u64)b);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Weighted sums. Shell as hist_count: zero the block's private sums, consume
+// (value, weight) pairs as 16-byte vectors of each (for_each_pair), merge the
+// private sums into the result. ACC: float64 sums, int64 sums, or fixed-point
+// words (hi, lo).
+//
+// Private sums: `copies` C (a power of two <= 32) interleaved copies of every
+// slot and of one spare slot for values in no bin, the 8-byte word of (s, c) at
+// s * C + c, c = lane & (C - 1): lanes of one warp that hit one slot hit C
+// different words (a 64-bit add in shared memory is a compare-and-swap loop on
+// sm_90, so lanes on one word retry), and with C >= 16 each half-warp's 8-byte
+// words sit in 16 different bank pairs. FIXED: the hi words so, then the low
+// words as 32-bit words at the same indices (a native atomic add, where a second
+// 64-bit compare-and-swap loop bounded the kernel by the shared-memory pipe): the
+// thread whose add carries out of a low word adds that 2^32 to its hi word, in
+// the same add as its hi part. GLOBAL: no private sums, 64-bit atomics straight
+// into the result (slots beyond shared memory).
+//
+// Runs: each thread adds consecutive pairs of one slot in registers and adds the
+// run's sum to the shared word when the slot changes (a constant column costs one
+// shared add per thread, not one per value). Sums of one slot are therefore added
+// in another order than value by value: float64 sums were never ordered (atomics);
+// integer and fixed-point sums are exact in any order.
 // ---------------------------------------------------------------------------
 enum { ACC_F64 = 0, ACC_I64 = 1, ACC_FIXED = 2 };
 
@@ -205,53 +349,168 @@ template <int ACC> struct AccOf { typedef double s_t; };
 template <> struct AccOf<ACC_I64> { typedef u64 s_t; };
 template <> struct AccOf<ACC_FIXED> { typedef u64 s_t; };
 
+// One thread's run: its slot and the sum of its weights (FIXED: the hi and lo words).
+template <int ACC, class W> struct Run {
+    typedef typename AccOf<ACC>::s_t S;
+    S a, b;  // b: FIXED's low word
+    double f1, f2;  // FIXED: the factor as two powers of two (fixedpoint.factors)
+    __device__ __forceinline__ void clear() { a = (S)0; b = (S)0; }
+    __device__ __forceinline__ void add(W w) {
+        if (ACC == ACC_FIXED) {
+            i64 hi, lo;
+            fixed_split(Widen<double, W>::of(w), f1, f2, hi, lo);
+            a += (u64)hi;
+            b += (u64)lo;
+        } else if (ACC == ACC_F64) {
+            a += (S)Widen<double, W>::of(w);
+        } else {
+            a += (S)w;
+        }
+    }
+};
+
+template <class T, class CMP, int BINNER, int ACC, class W, bool GLOBAL>
+struct SumOne {
+    typedef Binner<T, CMP, BINNER> B;
+    typedef typename B::slot_t slot_t;
+    typedef typename AccOf<ACC>::s_t S;
+    B bin;
+    Run<ACC, W> run;
+    slot_t base;
+    unsigned nslots, cur;  // cur: the run's slot (nslots: the spare, or none yet)
+    S* acc;                // this thread's copy: the word of slot s at acc[s * copies]
+    unsigned* lo;          // FIXED: this thread's copy of the low words, lo[s * copies]
+    unsigned copies;
+
+    __device__ __forceinline__ void flush() {
+        if (cur >= nslots) return;  // values in no bin (and the start)
+        if (GLOBAL) {
+            atomicAdd(acc + cur, run.a);
+            if (ACC == ACC_FIXED) atomicAdd(acc + nslots + cur, run.b);
+        } else if (ACC == ACC_FIXED) {
+            u64 b = (u64)run.b;
+            unsigned l = (unsigned)b;
+            unsigned old = atomicAdd(lo + cur * copies, l);
+            atomicAdd((u64*)acc + cur * copies, (u64)run.a + (b >> 32) + (u64)(old + l < old));  // + the carry
+        } else {
+            atomicAdd(acc + cur * copies, run.a);
+        }
+    }
+    __device__ __forceinline__ void operator()(T v, W w) {
+        slot_t s = bin(v) - base;
+        unsigned k = s < (slot_t)nslots ? (unsigned)s : nslots;
+        if (k != cur) {
+            flush();
+            cur = k;
+            run.clear();
+        }
+        run.add(w);
+    }
+    __device__ __forceinline__ void step(const uint4* rx, const uint4* rw) {
+        const T* t = reinterpret_cast<const T*>(rx);
+        const W* u = reinterpret_cast<const W*>(rw);
+#pragma unroll
+        for (int k = 0; k < PairStep<T, W>::K; ++k) (*this)(t[k], u[k]);
+    }
+};
+
+// Registers: 3 blocks of 512 per SM (42 registers each). The fixed-point kernel otherwise
+// takes 54-64 (2 blocks); at 40 it does not spill for float weights (32 bytes for double).
 // W: the weights' type (float, double: F64 and FIXED; long long: I64).
 // out: nslots sums (F64: double, I64: int64 as u64), or FIXED: hi words [0, nslots)
 // then lo words [nslots, 2 nslots), each block's low words folded before the merge.
 template <class T, class CMP, int BINNER, int ACC, class W, bool GLOBAL>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(512, 3)
 hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
          const CMP* __restrict__ edges, unsigned nb, double glo, double gscale, double tau,
-         int stage_edges, u64 base, unsigned nslots, double factor, double factor2,
+         int stage_edges, u64 base, unsigned nslots, double factor, double factor2, unsigned copies,
          typename AccOf<ACC>::s_t* __restrict__ out) {
     typedef typename AccOf<ACC>::s_t S;
-    typedef Binner<T, CMP, BINNER> B;
-    unsigned words = ACC == ACC_FIXED ? 2u * nslots : nslots;
-    S* acc = GLOBAL ? out : reinterpret_cast<S*>(smem);
-    CMP* sh_edges = stage_edges
-        ? reinterpret_cast<CMP*>(smem + (GLOBAL ? 0u : words * (unsigned)sizeof(S))) : (CMP*)0;
-    if (!GLOBAL)
-        for (unsigned i = threadIdx.x; i < words; i += blockDim.x) acc[i] = (S)0;
-    B bin;
-    make_rule(bin.r, edges, nb, glo, gscale, tau, sh_edges);
-    __syncthreads();
+    typedef SumOne<T, CMP, BINNER, ACC, W, GLOBAL> F;
+    unsigned per = GLOBAL ? 0u : (nslots + 1u) * copies;  // words of each plane
+    unsigned bytes = per * (ACC == ACC_FIXED ? 12u : 8u);
+    S* acc = reinterpret_cast<S*>(smem);
+    unsigned* acc_lo = reinterpret_cast<unsigned*>(smem + per * 8u);
+    CMP* sh_edges = reinterpret_cast<CMP*>(smem + ((bytes + 15u) & ~15u));
+    for (unsigned i = threadIdx.x; i < bytes / 4u; i += blockDim.x) reinterpret_cast<unsigned*>(smem)[i] = 0u;
+    F f;
+    make_rule(f.bin.r, edges, nb, glo, gscale, tau, stage_edges ? sh_edges : (CMP*)0);
+    f.base = (typename F::slot_t)base;
+    f.nslots = nslots;
+    f.cur = nslots;
+    f.copies = copies;
+    f.acc = GLOBAL ? out : acc + (threadIdx.x & 31u & (copies - 1u));
+    f.lo = acc_lo + (threadIdx.x & 31u & (copies - 1u));
+    f.run.f1 = factor;
+    f.run.f2 = factor2;
+    f.run.clear();
+    __syncthreads();  // sums zeroed, edges staged
 
-    i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        typename B::slot_t s = bin(x[i]) - (typename B::slot_t)base;
-        if (s >= nslots) continue;
-        if (ACC == ACC_FIXED) {
-            i64 hi, lo;
-            fixed_split(Widen<double, W>::of(w[i]), factor, factor2, hi, lo);
-            atomicAdd((u64*)acc + s, (u64)hi);
-            atomicAdd((u64*)acc + nslots + s, (u64)lo);
-        } else {
-            atomicAdd(acc + s, ACC == ACC_F64 ? (S)Widen<double, W>::of(w[i]) : (S)w[i]);
-        }
-    }
+    // the host stages the edges for the nearest-edge binners: read as shared memory
+    if (BINNER == BIN_NEAREST || BINNER == BIN_NEAREST_ALL) f.bin.r.e = sh_edges;
+    for_each_pair<T, W, 2>(x, w, n, f);
+    f.flush();
     if (GLOBAL) return;
-    __syncthreads();
+    __syncthreads();  // every private sum is in
     for (unsigned s = threadIdx.x; s < nslots; s += blockDim.x) {
+        S a = (S)0, b = (S)0;
+        for (unsigned k = 0; k < copies; ++k) {
+            unsigned c = (k + s) & (copies - 1u);  // consecutive slots start in other banks
+            a += acc[s * copies + c];
+            if (ACC == ACC_FIXED) b += (S)acc_lo[s * copies + c];
+        }
         if (ACC == ACC_FIXED) {
-            u64 hi = (u64)acc[s], lo = (u64)acc[nslots + s];
-            hi += (u64)((i64)lo >> 32);
-            lo &= 0xffffffffull;
+            u64 hi = (u64)a + ((u64)b >> 32), lo = (u64)b & 0xffffffffull;
             if (hi) atomicAdd((u64*)out + s, hi);
             if (lo) atomicAdd((u64*)out + nslots + s, lo);
-        } else {
-            S v = acc[s];
-            if (v != (S)0) atomicAdd(out + s, v);
+        } else if (a != (S)0) {
+            atomicAdd(out + s, a);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// max |w| of float weights in one pass (the fixed-point scale, fixedpoint.scale_for):
+// the largest bits of |w| as an unsigned integer, which orders NaN above infinity
+// above every finite value. out: one word, zeroed by the caller.
+// ---------------------------------------------------------------------------
+template <class W> struct AbsBits { typedef unsigned type; static const unsigned mask = 0x7fffffffu; };
+template <> struct AbsBits<double> { typedef u64 type; static const u64 mask = 0x7fffffffffffffffull; };
+
+template <class W>
+struct MaxAbs {
+    typedef typename AbsBits<W>::type U;
+    U m;
+    __device__ __forceinline__ void operator()(W v) {
+        U b = *reinterpret_cast<const U*>(&v) & AbsBits<W>::mask;
+        m = b > m ? b : m;
+    }
+    __device__ __forceinline__ void vector(const uint4& r) {
+        const W* t = reinterpret_cast<const W*>(&r);
+#pragma unroll
+        for (int k = 0; k < (int)(16 / sizeof(W)); ++k) (*this)(t[k]);
+    }
+};
+
+template <class W>
+__global__ void __launch_bounds__(512) max_abs_bits(const W* __restrict__ w, i64 n,
+                                                     typename AbsBits<W>::type* __restrict__ out) {
+    typedef typename AbsBits<W>::type U;
+    __shared__ U warp_max[32];
+    MaxAbs<W> f;
+    f.m = 0;
+    for_each_vec<W, 4>(w, n, f, blockIdx.x, gridDim.x, false);
+    U m = f.m;
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        U o = __shfl_xor_sync(0xffffffffu, m, d);
+        m = o > m ? o : m;
+    }
+    if ((threadIdx.x & 31u) == 0) warp_max[threadIdx.x >> 5] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (unsigned k = 1; k < blockDim.x / 32u; ++k) m = warp_max[k] > m ? warp_max[k] : m;
+        if (m) atomicMax(out, m);
     }
 }
 

@@ -204,3 +204,53 @@ __device__ __forceinline__ void for_each_vec(const T* __restrict__ x, i64 n, F& 
     i64 rest = head + nv * VEC;
     if (tid < n - rest) f(x[rest + tid]);
 }
+
+// ---------------------------------------------------------------------------
+// Walking values and weights together: as for_each_vec, K = 16 / (the narrower
+// type's size) pairs per step, read as 16-byte vectors of each (one or two per
+// array), UNROLL steps in flight per thread. f.step(x vectors, w vectors) takes the
+// K pairs of one step, f(value, weight) one pair (head and tail). When the two
+// arrays cannot be 16-byte aligned at the same element (a slice of one of them),
+// every pair is read as a scalar. Loads stream (each byte is read once).
+// ---------------------------------------------------------------------------
+template <class T, class W> struct PairStep {
+    enum { K = 16 / (sizeof(T) < sizeof(W) ? sizeof(T) : sizeof(W)),
+           VX = K * sizeof(T) / 16, VW = K * sizeof(W) / 16 };  // pairs, x vectors, w vectors
+};
+
+template <class T, class W, int UNROLL, class F>
+__device__ __forceinline__ void for_each_pair(const T* __restrict__ x, const W* __restrict__ w, i64 n, F& f) {
+    typedef PairStep<T, W> P;
+    i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    i64 nthreads = (i64)gridDim.x * blockDim.x;
+    i64 head = (i64)(((16 - ((unsigned long long)x & 15)) & 15) / sizeof(T));
+    if (head > n) head = n;
+    if (((unsigned long long)(w + head) & 15) != 0) head = n;  // no common alignment: all scalar
+    for (i64 i = tid; i < head; i += nthreads) f(x[i], w[i]);
+    const uint4* vx = reinterpret_cast<const uint4*>(x + head);
+    const uint4* vw = reinterpret_cast<const uint4*>(w + head);
+    i64 nv = (n - head) / P::K;
+    i64 i = tid;
+    for (; i + (UNROLL - 1) * nthreads < nv; i += UNROLL * nthreads) {
+        uint4 rx[UNROLL][P::VX], rw[UNROLL][P::VW];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+#pragma unroll
+            for (int j = 0; j < P::VX; ++j) rx[u][j] = __ldcs(vx + (i + u * nthreads) * P::VX + j);
+#pragma unroll
+            for (int j = 0; j < P::VW; ++j) rw[u][j] = __ldcs(vw + (i + u * nthreads) * P::VW + j);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) f.step(rx[u], rw[u]);
+    }
+    for (; i < nv; i += nthreads) {
+        uint4 rx[P::VX], rw[P::VW];
+#pragma unroll
+        for (int j = 0; j < P::VX; ++j) rx[j] = __ldcs(vx + i * P::VX + j);
+#pragma unroll
+        for (int j = 0; j < P::VW; ++j) rw[j] = __ldcs(vw + i * P::VW + j);
+        f.step(rx, rw);
+    }
+    i64 rest = head + nv * P::K;
+    if (tid < n - rest) f(x[rest + tid], w[rest + tid]);
+}

@@ -8,7 +8,8 @@ package's modules, each with one job:
 ``tuning``     tuned tables by architecture, forced choices, launch planning (no CuPy)
 ``rule``       the bin rule as kernel arguments (:mod:`hotbin.kernel_rule`'s tolerance)
 ``stage``      bounded device memory: inputs staged slab by slab, partials combined
-``hist1d``     1-D counts and weighted sums (hist1d.cu)
+``hist1d``     1-D counts (hist1d.cu)
+``sums``       1-D weighted sums: float64, exact int64, fixed point; max |w| (hist1d.cu)
 ``quick``      the common count (a whole device array) planned once: one lookup, one launch
 ``spatial``    2-D binning, categories and the values accumulators (spatial.cu, spatial_acc.cuh)
 ``scan``       prefix sums (scan.cu)
@@ -41,7 +42,7 @@ import numpy as np
 from ... import fixedpoint, reductions
 from ...arrays import on_gpu, to_host
 from ...binning import BinRule
-from . import hist1d, luma, quick, scan, spatial
+from . import hist1d, luma, quick, scan, spatial, sums
 from .runtime import INSTALL, cupy, kernel_dtype
 from .stage import device, out_of_memory, stage_bytes, staged, upload
 from .tuning import current
@@ -150,6 +151,9 @@ def minmax(a):
 def max_abs(w) -> float:
     if w.size == 0:
         return 0.0
+    m = sums.max_abs(w)  # float weights on the device: one pass
+    if m is not None:
+        return m
     lo, hi = minmax(w)
     return fixedpoint.max_abs(np.array([lo, hi]))
 
@@ -172,7 +176,7 @@ def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
                 return hist1d.histogram_lut(a, kdt, rule, tune)
             return hist1d.staged_counts(a, kdt, rule, rule.nbins, tune)
         factor = fixedpoint.factors(red.scale) if red.acc == "fixed" else (0.0, 0.0)
-        return hist1d.staged_sums(a, weights, kdt, rule, rule.nbins, red.acc, tune, factor)
+        return sums.staged_sums(a, weights, kdt, rule, rule.nbins, red.acc, tune, factor)
 
 
 def histogram_rows(a, rule: BinRule):
@@ -194,7 +198,7 @@ def bincount(x, length, weights=None):
     with device(x, weights), out_of_memory():
         if weights is None:
             return hist1d.staged_counts(x, kdt, None, length, tune)
-        return hist1d.staged_sums(x, weights, kdt, None, length, "f64", tune)
+        return sums.staged_sums(x, weights, kdt, None, length, "f64", tune)
 
 
 def cumsum(a, axis, od, exclusive=False):
@@ -233,7 +237,7 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
         if total is None:
             return part
         if red.acc == "fixed":
-            return hist1d.fold_sum(total[0], part[0]), total[1] + part[1]
+            return sums.fold_sum(total[0], part[0]), total[1] + part[1]
         if red.acc in ("min", "max"):
             return red.combine(cupy().stack([total[0], part[0]])), total[1] + part[1]
         return total[0] + part[0], total[1] + part[1]

@@ -1,11 +1,10 @@
-"""1-D counts and weighted sums on the device (kernels/hist1d.cu).
+"""1-D counts on the device (kernels/hist1d.cu); weighted sums are :mod:`.sums`'.
 
 Counts are 32-bit per block and 64-bit in the result; 8/16-bit integers are
 counted by raw value and folded into bins through the value table of
-:meth:`BinRule.index`. Weighted sums take the accumulator of the reduction
-(:data:`SUM_ACC`): float64 atomics (not bitwise reproducible), exact int64, or
-fixed-point words equal to the cpu backend's after :func:`hotbin.fixedpoint.fold`.
-Every function here takes device arrays; :mod:`.stage` feeds them slab by slab.
+:meth:`BinRule.index`, except 16-bit integers whose bins are a shift of the value,
+counted into bins at once (:func:`shift_plan`, hist_shift). Every function here
+takes device arrays; :mod:`.stage` feeds them slab by slab.
 """
 from __future__ import annotations
 
@@ -14,41 +13,25 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import fixedpoint
 from ...binning import BinRule
 from .rule import BIN_NEAREST, BIN_NEAREST_ALL, BIN_RAW, BIN_RAW_FULL, BIN_RULE, BIN_SEARCH, binner
 from .rule import count_binner, edge_bytes, raw_args, rule_args
-from .rule import value_table
+from .rule import shift_rule, value_table
 from .runtime import CTYPE, cupy, device_info, flat, kernel, launch, resident
-from .stage import add as add_parts
 from .stage import staged
-from .tuning import EDGE_STAGE_BYTES, SHORT_ROW, SMEM_RESERVED, THREADS_PER_SM, Policy, Tuning, count_policy
-from .tuning import count_slots, grid
-from .tuning import sum_policy
+from .tuning import EDGE_STAGE_BYTES, SHIFT_LAYOUTS, SHORT_ROW, SMEM_RESERVED, THREADS_PER_SM, Policy, Tuning
+from .tuning import count_policy, count_slots, grid, shift_policy, shift_smem
 
-__all__ = ["SUM_ACC", "LUT_KINDS", "count", "blocks", "foldable", "sums", "staged_counts", "staged_sums",
-           "histogram_lut", "histogram_rows", "fold_words", "fold_sum", "ci_name_expressions"]
-
-
-class _Acc:
-    """One accumulator of hist_sum: its ACC template argument, words per slot, the
-    result's dtype and the dtype kind the weights are read as."""
-
-    def __init__(self, code: int, words: int, out, weights: str):
-        self.code, self.words, self.out, self.weights = code, words, np.dtype(out), weights
+__all__ = ["LUT_KINDS", "count", "blocks", "foldable", "staged_counts", "shift_plan", "histogram_lut",
+           "histogram_rows", "ci_name_expressions"]
 
 
-#: hist_sum's accumulator by :attr:`hotbin.reductions.Reduction.acc` (hist1d.cu ACC_*)
-SUM_ACC = {"f64": _Acc(0, 1, np.float64, "f"), "i64": _Acc(1, 1, np.uint64, "i"),
-           "fixed": _Acc(2, 2, np.uint64, "f")}
 #: 8/16-bit integers: counted by raw value, then folded into bins
 LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 _LAYOUT = {"lanes": 0, "copies": 1, "windows": 1, "global": 2}  #: hist1d.cu LAYOUT_*
 _U32_SHARE = 1 << 31  #: most samples one block counts in one launch (32-bit counters)
 MAX_GRID_Y = 65535  #: most rows of a batch in one launch (CUDA's grid dimension y)
 FOLD_THREADS = 256  #: fold_lut: threads per block, one value each
-#: hist_sum reads one value per thread per grid stride: size the grid for 4 per thread
-SUM_PER_THREAD = 4
 VECTOR_BYTES = 16  #: hist_count reads 16-byte vectors
 
 
@@ -121,6 +104,37 @@ def _count_plan(dtype, rule: BinRule | None, nslots: int, dev: int, tune: Tuning
     return plan
 
 
+#: (id(rule), dtype, device, tuning) -> (rule, _CountPlan of hist_shift or None)
+_SHIFTS: dict = {}
+
+
+def shift_plan(kdt, rule: BinRule, dev: int, tune: Tuning) -> _CountPlan | None:
+    """hist_shift's plan for 16-bit integers of ``kdt`` whose bins are a shift of the value
+    (:func:`rule.shift_rule`), or None (another rule, another forced layout, no fit). Its
+    arguments: ``(flip, lo, shift)``, then ``(nslots, copies)``; one window, no value table."""
+    key = (id(rule), kdt, dev, tune)
+    hit = _SHIFTS.get(key)
+    if hit is not None and hit[0] is rule:
+        return hit[1]
+    plan = None
+    sh = shift_rule(kdt, rule) if tune.lut else None
+    pol = shift_policy(rule.nbins, device_info(dev), tune) if sh else None
+    if pol is not None:
+        flip, lo, k = sh
+        full = lo == 0 and (1 << 16) >> k == rule.nbins  # every key has a slot
+        half = "true" if SHIFT_LAYOUTS[pol.layout] == 16 else "false"
+        kern = kernel("hist1d.cu", f"hist_shift<{half}, {'true' if full else 'false'}, {pol.unroll}>")
+        smem = shift_smem(rule.nbins, pol)
+        fit = resident(kern, pol.block, smem, min(pol.blocks_per_sm, THREADS_PER_SM // pol.block))
+        plan = _CountPlan(kern, pol, smem, pol.copies, 1, rule.nbins, (VECTOR_BYTES // 2) * pol.unroll, fit,
+                          (np.uint32(flip), np.uint32(lo), np.uint32(k)),
+                          (np.uint32(rule.nbins), np.uint32(pol.copies)))
+    if len(_SHIFTS) >= PLANS_MAX:
+        _SHIFTS.clear()
+    _SHIFTS[key] = (rule, plan)
+    return plan
+
+
 def count(x, rule: BinRule | None, nslots: int, out, tune: Tuning, rows: int = 1, fold=None):
     """out[s] += number of values of x whose bin (rule) or value (rule None) is s.
 
@@ -169,51 +183,6 @@ def foldable(p: _CountPlan) -> bool:
     return p.wins == 1 and p.pol.layout in ("lanes", "copies")
 
 
-def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, factor=(0.0, 0.0)):
-    """Weighted sums of w by bin (rule) or value (rule None) into out (hist_sum), with the
-    accumulator ``SUM_ACC[acc]``. ``factor``: the fixed-point factor as two powers of two
-    (:func:`hotbin.fixedpoint.factors`)."""
-    n = x.size
-    if n == 0 or nslots == 0:
-        return
-    a = SUM_ACC[acc]
-    dev = x.device.id
-    info = device_info(dev)
-    eb = edge_bytes(rule, EDGE_STAGE_BYTES)
-    pol, shared = sum_policy(nslots * a.words, eb, info, tune)
-    smem = (nslots * a.words * 8 if shared else 0) + eb
-    c, how, args = _rule_kernel_args(x.dtype, rule, dev, eb, tune, False)
-    kern = kernel("hist1d.cu", f"hist_sum<{CTYPE[x.dtype]}, {c}, {how}, {a.code}, {CTYPE[w.dtype]}, "
-                               f"{'false' if shared else 'true'}>")
-    g = grid(info, pol, smem, n, SUM_PER_THREAD)
-    # fixed point: a launch takes at most LO_CHUNK weights, then the low words are folded
-    step = fixedpoint.LO_CHUNK if acc == "fixed" else g * _U32_SHARE
-    for s in range(0, n, step):
-        xs, ws = x[s:s + step], w[s:s + step]
-        launch(kern, g, pol.block,
-               (xs, ws, np.int64(xs.size), *args, np.uint64(0), np.uint32(nslots),
-                np.float64(factor[0]), np.float64(factor[1]), out), smem)
-        if acc == "fixed":
-            fold_words(out, nslots)
-
-
-def fold_words(out, nslots):
-    """In place: hi += lo >> 32, lo &= 2^32 - 1 on flat words [hi..., lo...] (int64 view)."""
-    v = out.view(np.int64)
-    hi, lo = v[:nslots], v[nslots:]
-    hi += lo >> fixedpoint.SPLIT
-    lo &= (1 << fixedpoint.SPLIT) - 1
-
-
-def fold_sum(total, part, region=None):
-    """Fixed-point words of two slabs: added, then folded (0 <= lo < 2^32 again)."""
-    if total is None:
-        return part
-    total += part
-    fold_words(total.reshape(-1), total.size // 2)
-    return total
-
-
 def staged_counts(a, kdt, rule: BinRule | None, nslots: int, tune: Tuning):
     """int64 counts of ``a`` by bin (rule) or value (rule None), a slab at a time."""
     cp = cupy()
@@ -230,29 +199,6 @@ def staged_counts(a, kdt, rule: BinRule | None, nslots: int, tune: Tuning):
 def _slots(nslots: int, dev: int, tune: Tuning) -> int:
     """:func:`tuning.count_slots` on device ``dev``."""
     return count_slots(nslots, device_info(dev), tune)
-
-
-def _weights(w, kind):
-    """Weights as a kernel dtype: float32/float64 (widened in the kernel) or int64."""
-    if kind == "f":
-        return flat(w, None if w.dtype in (np.float32, np.float16) else np.dtype(np.float64))
-    return flat(w, np.dtype(np.int64))
-
-
-def staged_sums(a, w, kdt, rule: BinRule | None, nslots: int, acc: str, tune: Tuning, factor=(0.0, 0.0)):
-    """Sums of the weights ``w`` by bin or value (:func:`sums`), a slab at a time: float64
-    (acc "f64"), int64 ("i64") or fixed-point words ``(2, nslots)`` ("fixed")."""
-    cp = cupy()
-    spec = SUM_ACC[acc]
-
-    def run(x, ws):
-        out = cp.zeros(spec.words * nslots, spec.out)
-        sums(flat(x, kdt), _weights(ws, spec.weights), rule, nslots, acc, out, tune, factor)
-        if spec.out != np.uint64:
-            return out
-        out = out.view(cp.int64)
-        return out.reshape(spec.words, nslots) if spec.words > 1 else out
-    return staged([a, w], run, fold_sum if acc == "fixed" else add_parts)
 
 
 #: (id(rule), value dtype, device, tuning) -> (rule, unsigned dtype, value table, folded in the
@@ -274,17 +220,39 @@ def _lut_plan(kdt, rule: BinRule, dev: int, tune: Tuning):
     return plan
 
 
+def count_shift(p: _CountPlan, x, out) -> None:
+    """out[b] += the count of bin b of the 16-bit values ``x`` (read as unsigned) under
+    :func:`shift_plan`'s ``p``, in one launch per ``blocks * 2**31`` values."""
+    n = x.size
+    if n == 0:
+        return
+    g = blocks(p, x.data.device_id, n)
+    step = g * _U32_SHARE
+    for s in range(0, n, step):
+        xs = x if n <= step else x[s:s + step]
+        launch(p.kern, g, p.pol.block, (xs, np.int64(xs.size), *p.args, *p.tail, out), p.smem)
+
+
 def histogram_lut(a, kdt, rule: BinRule, tune: Tuning):
     """8/16-bit integers: count each raw value, then fold values into bins exactly.
 
-    When the value counts fit one block's private counters (8-bit values under the
-    table's policies), the fold is the kernel's flush: one zeroed result, one launch.
-    Otherwise (16-bit values, forced "global" or "windows" layouts) a second kernel
-    folds the value counts.
+    16-bit values whose bins are a shift of the value (:func:`shift_plan`) are counted
+    into bins straight away (hist_shift: one launch, no value table). When the value
+    counts fit one block's private counters (8-bit values under the table's policies),
+    the fold is the kernel's flush: one zeroed result, one launch. Otherwise (other
+    16-bit rules, forced "global" or "windows" layouts) a second kernel folds the value
+    counts.
     """
     cp = cupy()
-    nvals = 1 << (8 * kdt.itemsize)
     dev = cp.cuda.Device().id
+    sp = shift_plan(kdt, rule, dev, tune) if kdt.itemsize == 2 else None
+    if sp is not None:
+        def run_shift(x):
+            out = cp.zeros(rule.nbins, cp.uint64)
+            count_shift(sp, flat(x, kdt).view(cp.uint16), out)
+            return out
+        return staged([a], run_shift).view(cp.int64)
+    nvals = 1 << (8 * kdt.itemsize)
     _, u, table, folded = _lut_plan(kdt, rule, dev, tune)
 
     def run_folded(x):
@@ -347,16 +315,18 @@ def ci_name_expressions() -> dict[str, list[str]]:
         for b in (BIN_RULE, BIN_SEARCH, BIN_NEAREST, BIN_NEAREST_ALL):
             for lay in (0, 1, 2):
                 h.append(f"hist_count<{t}, {c}, {b}, {lay}, 2>")
-            if b in (BIN_NEAREST, BIN_NEAREST_ALL):
-                continue  # counts only
             for acc, w in ((0, f), (0, d), (1, i64), (2, f), (2, d)):
                 h.append(f"hist_sum<{t}, {c}, {b}, {acc}, {w}, false>")
                 h.append(f"hist_sum<{t}, {c}, {b}, {acc}, {w}, true>")
     for t in (u8, u16, "unsigned int", i64):
         for lay in (0, 1, 2):
             h.append(f"hist_count<{t}, {t}, {BIN_RAW}, {lay}, 2>")
-        h.append(f"hist_sum<{t}, {t}, {BIN_RAW}, 0, {d}, false>")
+        h += [f"hist_sum<{t}, {t}, {BIN_RAW}, {acc}, {w}, {g}>" for acc, w in ((0, d), (0, f), (1, i64))
+              for g in ("false", "true")]
     for t in (u8, u16):
         h.append(f"hist_count<{t}, {t}, {BIN_RAW_FULL}, 0, 2>")
-    h.append("fold_lut")
+    for half in ("true", "false"):
+        for full in ("true", "false"):
+            h += [f"hist_shift<{half}, {full}, {u}>" for u in (2, 4, 8)]
+    h += [f"max_abs_bits<{f}>", f"max_abs_bits<{d}>", "fold_lut"]
     return {"hist1d.cu": h}

@@ -6,10 +6,10 @@ before the launch delays it). :func:`hist1d.count` and :func:`hist1d.histogram_l
 the same things from the rule, the dtype, the device and the tuning on every call, under the
 staging and device layers (:mod:`.stage`); here they are derived once into a :class:`_Quick`
 (the kernel, its arguments, the grid's bounds, the value table of 8-bit values) and a call is
-a lookup, a zeroed result and the launch. Anything else (weights, host data, another layout,
-dtypes the kernels read converted, 16-bit values whose fold is a second kernel, an array on
-a device that is not the current one) answers None and takes the general path, which counts
-the same.
+a lookup, a zeroed result and the launch. 16-bit integers whose bins are a shift of the value
+take hist_shift the same way. Anything else (weights, host data, another layout, dtypes the
+kernels read converted, 16-bit values whose fold is a second kernel, an array on a device
+that is not the current one) answers None and takes the general path, which counts the same.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...binning import BinRule
-from .hist1d import _NO_FOLD, _U32_SHARE, LUT_KINDS, _count_plan, _lut_plan, _slots, blocks
+from .hist1d import _NO_FOLD, _U32_SHARE, LUT_KINDS, _count_plan, _lut_plan, _slots, blocks, shift_plan
 from .runtime import cupy, kernel_dtype
 from .tuning import Tuning
 
@@ -30,9 +30,11 @@ class _Quick(NamedTuple):
 
     plan: object  #: hist1d's _CountPlan
     head: tuple  #: the arguments after the values and their length: rule, slot base, layout
-    tail: tuple  #: the arguments after the result: its length as a uint64, the value table
+    tail: tuple  #: the arguments after the result (hist_count: the row stride first, then
+    #: the result's length as a uint64 and the value table; hist_shift: none)
     slots: int  #: the zeroed result's length (the windows' slots, or the bins when folded)
     nbins: int
+    strided: bool = True  #: hist_count (takes the row stride after the result), not hist_shift
 
 
 #: pass the plan's constant scalars to CuPy already converted (:func:`_packed`)
@@ -62,8 +64,10 @@ def _build(dtype, rule: BinRule, dev: int, tune: Tuning) -> _Quick | None:
     if kernel_dtype(dtype) != dtype or rule.nbins < 1:
         return None  # bool, float16, byte-swapped: converted first
     if dtype in LUT_KINDS and tune.lut:
-        if dtype.itemsize != 1:
-            return None  # 16-bit value counts are folded by a second kernel
+        if dtype.itemsize != 1:  # bins a shift of the value: hist_shift; else a second kernel folds
+            p = shift_plan(dtype, rule, dev, tune)
+            return None if p is None else _Quick(p, _packed((*p.args, *p.tail)), (), rule.nbins, rule.nbins,
+                                                 strided=False)
         _, u, table, folded = _lut_plan(dtype, rule, dev, tune)
         if not folded:
             return None
@@ -108,6 +112,7 @@ def counts(a, rule: BinRule, tune: Tuning):
     # the values go as they are (a pointer: 8-bit values of any sign are read as unsigned
     # bytes, as hist1d views them); the opt-in for large shared memory was made when the
     # plan was (runtime.resident, on this device)
-    p.kern((g, 1), (p.pol.block,), (a if a.ndim == 1 else a.reshape(-1), n64, *q.head, out, n64, *q.tail),
+    stride = (n64,) if q.strided else ()
+    p.kern((g, 1), (p.pol.block,), (a if a.ndim == 1 else a.reshape(-1), n64, *q.head, out, *stride, *q.tail),
            shared_mem=p.smem)
     return out if q.slots == q.nbins else out[:q.nbins]

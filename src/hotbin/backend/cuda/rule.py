@@ -17,7 +17,7 @@ from .runtime import CTYPE, device_table
 
 __all__ = ["BIN_RULE", "BIN_RAW", "BIN_RAW_FULL", "BIN_SEARCH", "BIN_NEAREST", "BIN_NEAREST_ALL",
            "binner", "count_binner", "hist1d_guess", "kernel_edges",
-           "rule_args", "raw_args", "edge_bytes", "value_table", "axis_args"]
+           "rule_args", "raw_args", "edge_bytes", "value_table", "shift_rule", "axis_args"]
 
 #: how hist1d.cu makes a value a slot (its enum)
 BIN_RULE, BIN_RAW, BIN_RAW_FULL, BIN_SEARCH, BIN_NEAREST, BIN_NEAREST_ALL = 0, 1, 2, 3, 4, 5
@@ -150,6 +150,40 @@ def device_value_table(dev_id: int, kdt: str, cmp: bytes, cmp_dtype: str):
     e = np.frombuffer(cmp, cmp_dtype)
     idx = kernel_rule.value_table(BinRule(edges=e, cmp=e, uniform=False), kdt)
     return device_table(dev_id, idx.tobytes(), idx.dtype.str)
+
+
+def shift_rule(kdt, rule: BinRule) -> tuple[int, int, int] | None:
+    """``(flip, lo, shift)`` when every 16-bit integer of ``kdt`` lands in bin
+    ``((u ^ flip) - lo) >> shift`` of ``rule`` (``u``: its unsigned bits; -1: none when that is
+    negative or not below ``nbins``), else None: hist1d.cu's ``hist_shift`` then needs no edge and
+    no value table. ``flip`` (0x8000 for int16) makes the key grow with the value. Decided
+    against the exact value table of :func:`kernel_rule.value_table`, every value compared
+    (integer edges a power of two apart: 4096 bins over (0, 65536), (-32768, 32768) for int16)."""
+    dt = np.dtype(kdt)
+    if dt.itemsize != 2 or dt.kind not in "iu" or rule.nbins < 1:
+        return None
+    return _shift_rule(dt.str, rule.cmp.tobytes(), rule.cmp.dtype.str, rule.nbins)
+
+
+@functools.lru_cache(maxsize=64)
+def _shift_rule(kdt: str, cmp: bytes, cmp_dtype: str, nbins: int):
+    dt = np.dtype(kdt)
+    e = np.frombuffer(cmp, cmp_dtype)
+    table = kernel_rule.value_table(BinRule(edges=e, cmp=e, uniform=False), dt)
+    flip = 0x8000 if dt.kind == "i" else 0
+    keys = np.arange(1 << 16, dtype=np.int64)
+    by_key = table[keys ^ flip]  # the table is indexed by the unsigned bits
+    inside = np.flatnonzero(by_key >= 0)
+    if inside.size == 0 or by_key[inside[0]] != 0:
+        return None
+    lo = int(inside[0])
+    width = int(np.count_nonzero(by_key == 0))
+    if width & (width - 1):
+        return None
+    shift = width.bit_length() - 1
+    s = (keys - lo) >> shift
+    expect = np.where((s >= 0) & (s < nbins), s, -1)
+    return (flip, lo, shift) if np.array_equal(by_key, expect) else None
 
 
 def axis_args(rule: BinRule, vdt) -> tuple:

@@ -15,14 +15,14 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 __all__ = ["Policy", "Regions", "Table", "TABLES", "table", "Tuning", "current", "forced",
-           "count_policy", "count_slots", "sum_policy", "grid", "spatial_plan"]
+           "count_policy", "count_slots", "shift_policy", "shift_smem", "sum_policy", "grid", "spatial_plan"]
 
 
 @dataclass(frozen=True)
 class Policy:
     """How one counting launch is laid out."""
 
-    layout: str  #: lanes | copies | windows | global (see kernels/hist1d.cu)
+    layout: str  #: lanes | copies | windows | global | shift16 | shift32 (see kernels/hist1d.cu)
     block: int = 512  #: threads per block
     blocks_per_sm: int = 4  #: resident blocks wanted per SM (capped by shared memory)
     unroll: int = 2  #: 16-byte loads in flight per thread
@@ -51,13 +51,19 @@ class Table:
     #: counting policies by number of slots: the first whose layout holds them wins
     count: tuple
     short_row: Policy  #: batches of rows of at most SHORT_ROW values
-    sum_shared: Policy  #: weighted sums, one private copy per block
+    #: 16-bit integers whose bins are a shift of the value (hist1d.cu hist_shift): layout
+    #: "shift16" (16-bit counters) or "shift32", up to ``copies`` copies
+    shift: Policy
+    sum_shared: Policy  #: weighted sums, up to ``copies`` private copies per block
     sum_global: Policy  #: weighted sums, global atomics
     scan_nvec: int  #: look-back scan: 16-byte vectors per thread
     #: log2 of the cells of one tile of the 2-D kernels, by accumulator
     tile_shift: dict = field(default_factory=dict)
     scatter_prefetch: bool = False  #: scatter_codes variant
     regions: Regions = Regions()
+    #: the tiled 2-D strategy's scatter where it applies (at most 32 tiles, nearest-edge rules):
+    #: "warp" (spatial.cu scatter_warps) or "block" (scatter_codes, as for more tiles)
+    scatter: str = "warp"
 
 
 _H200 = Table(
@@ -94,8 +100,26 @@ _H200 = Table(
     # 885 / 916; lanes 512 (the table): 491 / 499. At 64 KiB rows the table's lanes were as
     # good (1239 / 1302). Small blocks, few copies: zeroing and flushing cost little.
     short_row=Policy("copies", block=128, blocks_per_sm=16, unroll=2, copies=2),
-    # not benchmarked: weighted sums have no target yet
-    sum_shared=Policy("copies", block=512, blocks_per_sm=4),
+    # 32-bit counters, 8 copies (of 4096 slots: 128 KiB), one block of 1024 per SM; slots whose
+    # 32-bit copy does not fit (65536) take 16-bit counters. device_issue17e.sh run 1
+    # (results/gpu-2026-12-02-h200-issue17e.md), G3 u16 2^28, 4096 bins, one call GB/s,
+    # uniform / narrow / constant: shift32 copies 8: 3556 / 3094 / 3090; copies 4: 3438 / 3129 /
+    # 3100; 16-bit counters, copies 16 / 8 / 4 / 1: 2397 / 2424 / 2224 / 2309 uniform (ALU-pipe
+    # bound, 72-85 %: the wrap test) and 2195 / 2212 / 1539 / 462 constant (lanes on one word);
+    # the value-count windows before: 1550 / 1532 / 2052. Run 2 (8 equal values: one add),
+    # default 3453 / 3159 / 3710 (queued 3882 / 3955 / 4115); copies 4: 3315 / 3508 / 3780;
+    # unroll 2: 3337 / 3386 / 3489; unroll 8: 3441 / 3524 / 3637; 16-bit copies 8: 2630 / 2629 /
+    # 3319 (one call from idle: the rows differ by the host's noise, ~10 %).
+    shift=Policy("shift32", block=1024, blocks_per_sm=1, unroll=4, copies=8),
+    # Lane-interleaved copies, 16 (float64 sums of 256 bins: 33 KiB; fixed point: 49 KiB),
+    # 4 blocks of 512 per SM wanted, 3 resident (registers). device_issue17e.sh run 1, W f32
+    # 2^28 uniform / narrow, float64 sums GB/s: copies 16 (the default) 3670 / 3151; 8: 2775 /
+    # 2407; 4: 2142 / 1802; 1: 1645 / 1103; 32 at 2 blocks: 3203 / 2926; 256 x 8: 2960 / 2579;
+    # global atomics: 49 / 29. Fixed point (then two 64-bit planes, 2 blocks resident): 16
+    # copies 2252 / 2060, 8 copies 1775 / 1551 (before: one copy, 1058 / 895). Run 2 (32-bit
+    # low words, 3 blocks resident), float64 / fixed point, uniform: 16 copies 3788 / 2588,
+    # 32: 3464 / 2388, 8: 2928 / 2155; narrow: 3316 / 2331, 32: 3303 / 2357.
+    sum_shared=Policy("copies", block=512, blocks_per_sm=4, copies=16),
     sum_global=Policy("global", block=512, blocks_per_sm=4),
     # gpu_suite "scan/sweep", runs 2-3, float32 2^28 input GB/s, 2 / 4 / 8 / 16 vectors:
     # 300 / 911 / 1421 / 1494; int32 -> int64: 707 / 866 / 997 / 1010
@@ -114,6 +138,12 @@ _H200 = Table(
     # 2^28 points into 1024^2, 0/50/90/100 % hot: 74.8/66.6/68.7/65.7 G points/s with it,
     # 79.7/77.0/80.2/75.7 without.
     scatter_prefetch=False,
+    # scatter_warps for grids of at most 32 tiles (issue #17, the heatmap row).
+    # benchmarks/device_issue17h.sh run 3, H200, 2026-12-02 (results/gpu-2026-12-02-h200-issue17h.md),
+    # 2^28 float32 points into 1024^2, 0/50/90/100 % hot, the scatter kernel in ms: warp
+    # 2.16/2.13/1.83/1.08, block (scatter_codes) 2.23/2.23/2.21/1.98; the primitive, queued,
+    # G points/s: 103.6/105.2/118.6/179.5 with it.
+    scatter="warp",
 )
 
 #: tuned tables by compute capability; "default" for devices no benchmark has run on
@@ -133,8 +163,9 @@ class Tuning:
     Policy fields (``layout``, ``block``, ``blocks_per_sm``, ``unroll``, ``copies``,
     ``windows``) replace the table's; ``lut=False`` counts 8/16-bit integers through
     the rule, not the value table; ``shortcut=False`` always checks the guess against
-    the edges; ``scan_nvec`` the look-back scan's vectors; ``strategy`` ("private",
-    "tiled", "direct"), ``prefetch`` and ``regions`` the 2-D kernels';
+    the edges (for 2-D heatmaps too: the nearest-edge rule compares every value); ``scan_nvec``
+    the look-back scan's vectors; ``strategy`` ("private", "tiled", "direct"), ``scatter``
+    ("warp", "block"), ``prefetch`` and ``regions`` the 2-D kernels';
     ``stage_bytes`` the slab size of :mod:`hotbin.backend.cuda.stage`.
     """
 
@@ -148,6 +179,7 @@ class Tuning:
     shortcut: bool = True
     scan_nvec: int | None = None
     strategy: str | None = None
+    scatter: str | None = None
     prefetch: bool | None = None
     regions: Regions | None = None
     stage_bytes: int | None = None
@@ -238,12 +270,55 @@ def count_slots(nslots: int, info: dict, tune: Tuning) -> int:
     return w * -(-nslots // w)
 
 
-def sum_policy(words: int, edge_bytes: int, info: dict, tune: Tuning) -> tuple[Policy, bool]:
-    """``(policy, shared)`` of weighted sums over ``words`` 8-byte words: one private copy
-    per block when it fits shared memory, else global atomics."""
+#: layouts of the 16-bit shift kernel (hist1d.cu hist_shift): 16- or 32-bit counters
+SHIFT_LAYOUTS = {"shift16": 16, "shift32": 32}
+#: hist_shift's interleaved copies (lane & (copies - 1)) and hist_sum's: a power of two up to
+#: a warp
+MAX_COPIES = 32
+
+
+def _pow2_at_most(k: int) -> int:
+    return 1 << (max(1, int(k)).bit_length() - 1)
+
+
+def shift_policy(nslots: int, info: dict, tune: Tuning) -> Policy | None:
+    """The policy of hist_shift for ``nslots`` slots (and its spare), or None when no forced
+    choice lets it run (another layout forced) or its counters do not fit one block.
+    ``copies`` is a power of two: the table's (or the forced) number, fewer if they do not
+    fit; the table's counters (32-bit), else 16-bit ones when those do not fit."""
+    if tune.layout is not None and tune.layout not in SHIFT_LAYOUTS:
+        return None
+    pol = replace(table(info).shift, **tune.policy_fields())
+    budget = info["smem_block"] // 4 - 32  # words; the flush pads to whole warps
+    for layout in ([tune.layout] if tune.layout else [pol.layout, "shift16"]):
+        per = nslots + 1 if SHIFT_LAYOUTS[layout] == 32 else (nslots + 2) // 2  # words a copy, spare too
+        if per <= budget:
+            return replace(pol, layout=layout, copies=min(_pow2_at_most(pol.copies or 1), MAX_COPIES,
+                                                          _pow2_at_most(budget // per)))
+    return None
+
+
+def shift_smem(nslots: int, pol: Policy) -> int:
+    """Shared-memory bytes of hist_shift's counters under ``pol`` (hist1d.cu: words per copy
+    times copies, padded to whole warps)."""
+    per = nslots + 1 if SHIFT_LAYOUTS[pol.layout] == 32 else (nslots + 2) // 2
+    return ((per * pol.copies + 31) & ~31) * 4
+
+
+def sum_policy(copy_bytes: int, edge_bytes: int, info: dict, tune: Tuning) -> tuple[Policy, bool]:
+    """``(policy, shared)`` of weighted sums whose private copy takes ``copy_bytes`` (the slots
+    and their spare; hist1d.cu hist_sum): private copies per block when one fits shared
+    memory, as many as the policy's ``copies`` (a power of two) and its resident blocks
+    allow, else global atomics."""
     tab = table(info)
-    shared = words * 8 + edge_bytes <= info["smem_block"] and tune.layout != "global"
-    return (tab.sum_shared if shared else tab.sum_global), shared
+    shared = copy_bytes + edge_bytes + COUNTER_SLACK <= info["smem_block"] and tune.layout != "global"
+    if not shared:
+        return replace(tab.sum_global, **tune.policy_fields()), False
+    pol = replace(tab.sum_shared, **tune.policy_fields())
+    per_block = min(info["smem_block"], info["smem_sm"] // max(1, pol.blocks_per_sm) - SMEM_RESERVED) \
+        - edge_bytes - COUNTER_SLACK
+    fit = max(1, per_block // copy_bytes)
+    return replace(pol, copies=max(1, min(_pow2_at_most(pol.copies or 1), MAX_COPIES, _pow2_at_most(fit)))), True
 
 
 def grid(info: dict, policy: Policy, smem: int, n: int, per_thread: int, fit: int | None = None) -> int:
