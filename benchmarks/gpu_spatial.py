@@ -1,20 +1,29 @@
 """GPU 2-D binning (G4) and fused luma histogram (G6): hotbin's kernels against the anchors.
 
-    PYTHONPATH=src python3 benchmarks/gpu_spatial.py [--out DIR] [--smoke] [--points LOG2]
+    PYTHONPATH=src python3 benchmarks/gpu_spatial.py [--out DIR] [--smoke [STRATEGY ...]]
+        [--points LOG2] [--skip-luma] [--skip-weights] [--api-only]
 
 2-D: 2^28 float32 points into a 1024 x 1024 heatmap, 0/50/90/100 % of them in one
 hot cell (the rest uniform; positions shuffled; never constant data): hotbin
-(planned strategy, and the "direct" one) against a plain global-atomic kernel and a
+through the public call (``hotbin.heatmap(x, y, width=1024, height=1024, x_range,
+y_range, backend="cuda")``: "api") and the backend primitive (``spatial.histogram2d``:
+"hotbin"), each one call from an idle device (CUDA events around the call: the host's
+work before the first launch is inside) and 10 calls queued back to back ("queued": the
+device's own time per call); the tiled strategy with its other scatter (scatter_codes,
+"block") and the "direct" strategy; against a plain global-atomic kernel and a
 warp-aggregated one (benchmarks/anchor_spatial.cu, u32 grid, float-multiply cells)
 and cupy.histogram2d (2^26 points). G points/s, ratios to the anchors in the same
-run, and the floor: 8 bytes per point over a measured read bandwidth.
+run, and the floor: 8 bytes per point over a measured read bandwidth. ``--api-only``
+times the public call and the primitive alone (any version of the package: the
+same rows before a change).
 
 Luma: 2^29 RGBA8 pixels (2 GiB): hotbin's fused kernel against CuPy (fused luma
 kernel, then bincount) and torch (luma, then torch.bincount), GB/s of input.
 
 Every timed result is checked: hotbin's strategies agree bit for bit, totals
 match the points kept, luma histograms equal the baselines'.
-``--smoke`` runs small cases of every kernel (for compute-sanitizer) and exits.
+``--smoke`` runs small cases of every kernel (for compute-sanitizer) and exits; with
+strategy names (private, tiled, tiled-block, direct), those alone.
 """
 from __future__ import annotations
 
@@ -30,6 +39,7 @@ from cuda_timing import timeit
 
 import cupy as cp
 
+import hotbin
 from hotbin import binning, fixedpoint, reductions
 from hotbin.backend.cuda import luma as cl, runtime, spatial as cs, tuning
 
@@ -39,8 +49,10 @@ HERE = Path(__file__).resolve().parent
 
 
 
-KERNELS = ("sample_tiles", "plan_tiles", "scatter_codes", "fill_offsets", "accumulate_tiles", "fold_words",
-           "private_grid", "direct_grid")
+KERNELS = ("sample_tiles", "plan_tiles", "scatter_codes", "scatter_warps", "fill_offsets", "accumulate_tiles",
+           "fold_words", "private_grid", "direct_grid")
+#: the public call of the G4 row (heatmap cells over [0, 1) on both axes)
+API_KW = dict(width=1024, height=1024, x_range=(0.0, 1.0), y_range=(0.0, 1.0), backend="cuda")
 
 
 def profile(fn):
@@ -95,7 +107,36 @@ def run_anchor(kern, x, y, grid, sms):
                               np.float32(1024), np.uint32(1024), np.uint32(1024), grid))
 
 
-def bench_spatial(log2n, results, rows):
+def bench_calls(xs, ys, rx, ry, res, ours):
+    """The public call and the primitive: one call from idle, and queued (G points/s)."""
+    n = xs.size
+    api = hotbin.heatmap(xs, ys, **API_KW)
+    assert bool(cp.all(api.counts == ours.T)) and api.dropped == n - int(ours.sum())
+    del api
+    res["api"] = n / timeit(lambda: hotbin.heatmap(xs, ys, **API_KW)) / 1e6
+    res["api queued"] = n / timeit(lambda: hotbin.heatmap(xs, ys, **API_KW), reps=5, calls=10) / 1e6
+    res["hotbin"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry)) / 1e6
+    res["hotbin queued"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry), reps=5, calls=10) / 1e6
+
+
+def bench_api_only(log2n, results, rows):
+    """The G4 row through the public call and the primitive alone (any version of hotbin)."""
+    n = 1 << log2n
+    rx = binning.cell_rule(1024, 0.0, 1.0, "width")
+    ry = binning.cell_rule(1024, 0.0, 1.0, "height")
+    for hot in (0.0, 0.5, 0.9, 1.0):
+        xs, ys = points(n, hot)
+        ours, kept = cs.histogram2d(xs, ys, rx, ry)
+        assert kept == n == int(ours.sum())
+        res = {}
+        bench_calls(xs, ys, rx, ry, res, ours)
+        results[f"hot{int(hot * 100)}"] = res
+        print(f"hot {hot:4.0%}  " + "  ".join(f"{k}={v:.1f}" for k, v in res.items()), flush=True)
+        rows.append((hot, res))
+        del xs, ys, ours
+
+
+def bench_spatial(log2n, results, rows, weights=True):
     n = 1 << log2n
     rx = binning.cell_rule(1024, 0.0, 1.0, "width")
     ry = binning.cell_rule(1024, 0.0, 1.0, "height")
@@ -113,33 +154,32 @@ def bench_spatial(log2n, results, rows):
     results["read_GBps"] = read_gbs
     floor = read_gbs * 1e9 / 8 / 1e9  # G points/s at 8 B per point
     print(f"device read bandwidth {read_gbs:.0f} GB/s -> floor {floor:.0f} G points/s", flush=True)
+    info = runtime.device_info(cp.cuda.Device().id)
+    plan = tuning.spatial_plan(n, 1024 * 1024, "count", info, tuning.current())
     for hot in (0.0, 0.5, 0.9, 1.0):
         if hot:
             x, y = points(n, hot)
         xs, ys = x, y
         res = {}
         ours, kept = cs.histogram2d(xs, ys, rx, ry)
-        info = runtime.device_info(cp.cuda.Device().id)
-        plan = tuning.spatial_plan(n, 1024 * 1024, "count", info, tuning.current())
-        prefetch = tuning.table(info).scatter_prefetch
-        res["hotbin"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry)) / 1e6
+        assert kept == n == int(ours.sum())
+        bench_calls(xs, ys, rx, ry, res, ours)
         prof = profile(lambda: cs.histogram2d(xs, ys, rx, ry))
         results[f"passes_ms_hot{int(hot * 100)}"] = prof
         print("   passes (ms): " + "  ".join(f"{k}={v:.3f}" for k, v in prof.items()), flush=True)
-        with tuning.forced(prefetch=not prefetch):
+        with tuning.forced(scatter="block"):  # the other scatter, scatter_codes
             other = cs.histogram2d(xs, ys, rx, ry)[0]
             assert bool(cp.all(other == ours))
-            res[f"hotbin scatter prefetch={not prefetch}"] = n / timeit(
-                lambda: cs.histogram2d(xs, ys, rx, ry), reps=5) / 1e6
+            res["hotbin scatter=block"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry), reps=5) / 1e6
             prof = profile(lambda: cs.histogram2d(xs, ys, rx, ry))
-            results[f"passes_ms_hot{int(hot * 100)}_prefetch={not prefetch}"] = prof
-            print("   other scatter (ms): " + "  ".join(f"{k}={v:.3f}" for k, v in prof.items()), flush=True)
+            results[f"passes_ms_hot{int(hot * 100)}_block"] = prof
+            print("   scatter=block (ms): " + "  ".join(f"{k}={v:.3f}" for k, v in prof.items()), flush=True)
             del other
         with tuning.forced(strategy="direct"):
             direct, kept_d = cs.histogram2d(xs, ys, rx, ry)
             res["hotbin direct"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry), reps=3, warm=1) / 1e6
         assert kept == kept_d == n, (kept, kept_d, n)
-        assert bool(cp.all(ours == direct)) and int(ours.sum()) == n
+        assert bool(cp.all(ours == direct))
         del direct
         for name in ("global_atomic", "warp_aggregated"):
             res[name] = n / timeit(lambda: run_anchor(an[name], xs, ys, grid32, sms), reps=3, warm=1) / 1e6
@@ -151,7 +191,7 @@ def bench_spatial(log2n, results, rows):
             assert int(h.sum()) == m
             res["cupy.histogram2d (2^26)"] = m / timeit(
                 lambda: cp.histogram2d(xc, yc, bins=1024, range=[[0, 1], [0, 1]]), reps=3, warm=1) / 1e6
-        if hot in (0.0, 1.0):
+        if weights and hot in (0.0, 1.0):
             w = cp.random.default_rng(3).standard_normal(n, dtype=cp.float64)
             f64 = reductions.SUM_F64
             res["hotbin float64 weights"] = n / timeit(lambda: cs.histogram2d(xs, ys, rx, ry, w, f64), reps=3) / 1e6
@@ -222,8 +262,14 @@ def bench_luma(results, lrows):
         del raw
 
 
-def smoke():
-    """Small cases of every kernel and strategy (for compute-sanitizer)."""
+SMOKE = {"private": ("private", None, True), "tiled": ("tiled", "warp", True),
+         "tiled-block": ("tiled", "block", True), "tiled-block-noprefetch": ("tiled", "block", False),
+         "direct": ("direct", None, True)}
+
+
+def smoke(which=tuple(SMOKE)):
+    """Small cases of every kernel and strategy (for compute-sanitizer); ``which``: names of
+    :data:`SMOKE`."""
     cp.cuda.set_allocator(None)  # plain allocations: memcheck sees every buffer's bounds
     rng = np.random.default_rng(5)
     n = 40_003
@@ -234,8 +280,8 @@ def smoke():
     s = fixedpoint.scale_for(float(np.abs(w).max()), n)
     for shape in ((64, 48), (300, 250)):
         rx, ry = binning.cell_rule(shape[0], 0, 1, "w"), binning.cell_rule(shape[1], 0, 1, "h")
-        for strat, pre in (("private", True), ("tiled", True), ("tiled", False), ("direct", True)):
-            with tuning.forced(strategy=strat, prefetch=pre):
+        for strat, scatter, pre in (SMOKE[k] for k in which):
+            with tuning.forced(strategy=strat, scatter=scatter, prefetch=pre):
                 xd, yd = cp.asarray(x), cp.asarray(y)
                 c, k = cs.histogram2d(xd, yd, rx, ry)
                 f, _ = cs.histogram2d(xd, yd, rx, ry, cp.asarray(w), reductions.SUM_F64)
@@ -243,6 +289,13 @@ def smoke():
                 q, _ = cs.histogram2d(xd, yd, rx, ry, cp.asarray(w), reductions.fixed(s))
             print(shape, strat, k, int(c.sum()), float(f.sum()), int(i.sum()),
                   float(fixedpoint.combine(q.get(), s).sum()), flush=True)
+    x32 = np.concatenate([x, rng.uniform(0, 1, 3 * 512 + 5).astype(np.float32)])
+    y32 = np.concatenate([y.astype(np.float32), rng.uniform(0, 1, 3 * 512 + 5).astype(np.float32)])
+    rx, ry = binning.cell_rule(1024, 0, 1, "w"), binning.cell_rule(1024, 0, 1, "h")  # 32 tiles
+    for strat, scatter, pre in (SMOKE[k] for k in which):
+        with tuning.forced(strategy=strat, scatter=scatter, prefetch=pre):
+            c, k = cs.histogram2d(cp.asarray(x32), cp.asarray(y32), rx, ry)
+        print((1024, 1024), strat, scatter, k, int(c.sum()), flush=True)
     for c in (3, 4):
         img = rng.integers(0, 256, (3, 33, 65, c), dtype=np.uint8)
         print("luma", c, cl.luma_histogram(cp.asarray(img)).sum(axis=1).tolist(), flush=True)
@@ -260,13 +313,13 @@ def write_md(path, results, rows, lrows, dev, date):
              "## 2-D: 2^28 float32 points into 1024 × 1024 (G points/s)", ""]
     cols = sorted({k for _, r in rows for k in r}, key=lambda k: list(rows[0][1]).index(k)
                   if k in rows[0][1] else 99)
-    lines.append("| hot share | " + " | ".join(cols) + " | hotbin / global atomics | hotbin / warp-aggr. |"
-                 " hotbin / floor |")
+    lines.append("| hot share | " + " | ".join(cols) + " | api / global atomics | api / warp-aggr. |"
+                 " api / floor |")
     lines.append("|---" * (len(cols) + 4) + "|")
     for hot, r in rows:
         cells = [f"{r[c]:.1f}" if c in r else "—" for c in cols]
-        lines.append(f"| {hot:.0%} | " + " | ".join(cells) + f" | {r['hotbin'] / r['global_atomic']:.1f}× |"
-                     f" {r['hotbin'] / r['warp_aggregated']:.1f}× | {r['hotbin'] / floor:.0%} |")
+        lines.append(f"| {hot:.0%} | " + " | ".join(cells) + f" | {r['api'] / r['global_atomic']:.1f}× |"
+                     f" {r['api'] / r['warp_aggregated']:.1f}× | {r['api'] / floor:.0%} |")
     lines += ["", "Time per kernel of one hotbin call (ms, CUDA events around each launch):", ""]
     for k, v in results.items():
         if k.startswith("passes_ms_"):
@@ -283,22 +336,28 @@ def write_md(path, results, rows, lrows, dev, date):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
-    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--smoke", nargs="*", choices=tuple(SMOKE), default=None)
     ap.add_argument("--points", type=int, default=28)
     ap.add_argument("--skip-luma", action="store_true")
+    ap.add_argument("--skip-weights", action="store_true")
+    ap.add_argument("--api-only", action="store_true")
     a = ap.parse_args()
-    if a.smoke:
-        smoke()
+    if a.smoke is not None:
+        smoke(tuple(a.smoke) or tuple(SMOKE))
         return
     dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     date = datetime.date.today().isoformat()
     print(dev, date, flush=True)
     results, rows, lrows = {"device": dev, "date": date}, [], []
-    bench_spatial(a.points, results, rows)
+    out = Path(a.out)
+    if a.api_only:
+        bench_api_only(a.points, results, rows)
+        (out / "gpu_spatial_api.json").write_text(json.dumps(results, indent=1))
+        return
+    bench_spatial(a.points, results, rows, not a.skip_weights)
     cp.get_default_memory_pool().free_all_blocks()
     if not a.skip_luma:
         bench_luma(results, lrows)
-    out = Path(a.out)
     (out / "gpu_spatial.json").write_text(json.dumps(results, indent=1))
     write_md(out / f"gpu-spatial-{date}-h200.md", results, rows, lrows, dev, date)
     print((out / f"gpu-spatial-{date}-h200.md").read_text())

@@ -1,8 +1,8 @@
 """CUDA 2-D binning and fused luma histogram against the cpu backend and integer references.
 
-Every strategy of kernels/spatial.cu (private, tiled, direct) must equal the cpu
-backend's histogram2d bit for bit: counts, int64 sums and fixed-point words, on
-edges, their float neighbours, NaN, inf, out-of-range values and hot cells.
+Every strategy of kernels/spatial.cu (private, tiled with each scatter, direct) must
+equal the cpu backend's histogram2d bit for bit: counts, int64 sums and fixed-point
+words, on edges, their float neighbours, NaN, inf, out-of-range values and hot cells.
 """
 import numpy as np
 import pytest
@@ -23,13 +23,16 @@ from hotbin import binning, fixedpoint, reductions  # noqa: E402
 from hotbin.backend import cpu  # noqa: E402
 from hotbin.backend.cuda import luma as cl, spatial as cs, tuning  # noqa: E402
 
-STRATEGIES = ("private", "tiled", "tiled-noprefetch", "direct")
+#: "tiled": the table's scatter (scatter_warps where it applies, else scatter_codes with
+#: prefetch); "tiled-block": scatter_codes with prefetch, "tiled-block-noprefetch" without
+STRATEGIES = ("private", "tiled", "tiled-block", "tiled-block-noprefetch", "direct")
 
 
 @pytest.fixture(params=STRATEGIES)
 def strategy(request):
-    name, _, variant = request.param.partition("-")
-    with tuning.forced(strategy=name, prefetch=variant != "noprefetch"):
+    name, *variant = request.param.split("-")
+    with tuning.forced(strategy=name, scatter="block" if "block" in variant else None,
+                       prefetch="noprefetch" not in variant):
         yield request.param
 
 
@@ -195,8 +198,9 @@ def test_weighted_hot(strategy, kind, rng):
     np.testing.assert_array_equal(again.get(), got)
 
 
+@pytest.mark.parametrize("scatter", ["warp", "block"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_tile_regions_overflow(weighted, rng):
+def test_tile_regions_overflow(weighted, scatter, rng):
     """Regions sized far too small (and sorted data): the overflow path keeps every count."""
     n = 400_001
     x = np.sort(rng.uniform(0, 1, n)).astype(np.float32)
@@ -204,12 +208,84 @@ def test_tile_regions_overflow(weighted, rng):
     y[n // 2:] = 0.3
     rx = binning.cell_rule(700, 0, 1, "w")
     ry = binning.cell_rule(300, 0, 1, "h")
-    with tuning.forced(strategy="tiled", regions=tuning.Regions(slack=-0.7, sigmas=0.0, pad=0, sample=1000)):
+    with tuning.forced(strategy="tiled", scatter=scatter,
+                       regions=tuning.Regions(slack=-0.7, sigmas=0.0, pad=0, sample=1000)):
         _check(x, y, rx, ry)
         if weighted:
             w = rng.normal(size=n)
             _check(x, y, rx, ry, w)
             _check(x, y, rx, ry, w, fixedpoint.scale_for(float(np.abs(w).max()), n))
+
+
+def _scatter_used(n, rx, ry, acc="count"):
+    """The scatter the tiled strategy launches for these rules (spatial._scatter)."""
+    info = cs.device_info(cp.cuda.Device().id)
+    tab = tuning.table(info)
+    ax = cs._axis(cp.zeros(1, cp.float32), rx, tuning.current().shortcut)[2]
+    ay = cs._axis(cp.zeros(1, cp.float32), ry, tuning.current().shortcut)[2]
+    return cs._scatter(tab, tuning.current(), -(-(rx.nbins * ry.nbins) >> tab.tile_shift[acc]), ax, ay)
+
+
+@pytest.mark.parametrize("n", [1, 511, 512, 513, 8 * 512 * 33 + 17, 1_000_003])
+@pytest.mark.parametrize("shortcut", [True, False])
+def test_warp_scatter_batches_and_tiles(n, shortcut, rng):
+    """scatter_warps: every one of 32 tiles, batches of 512 points cut anywhere (the last
+    one partial), NaN, infinities, points outside, on every edge; with the shortcut and
+    with every value compared to its nearest edge."""
+    rx = binning.cell_rule(1024, -2.0, 3.0, "w")  # 2^20 cells: 32 tiles of 2^15
+    ry = binning.cell_rule(1024, 10.0, 10.5, "h")
+    x = rng.uniform(-2.2, 3.2, n).astype(np.float32)
+    y = rng.uniform(9.9, 10.6, n).astype(np.float32)
+    k = min(n, rx.edges.size)
+    x[:k] = rx.edges[:k]  # every x edge (float32 rounding: either side of the float64 edge)
+    y[::7] = ry.edges[rng.integers(0, ry.edges.size, y[::7].size)]
+    x[1::97] = np.nan
+    y[2::89] = np.inf
+    x[3::83] = -np.inf
+    p = rng.permutation(n)
+    with tuning.forced(strategy="tiled", shortcut=shortcut):
+        assert _scatter_used(n, rx, ry) == "warp"
+        _check(x[p], y[p], rx, ry)
+
+
+@pytest.mark.parametrize("kind", ["count", "f64", "i64", "fixed"])
+def test_warp_scatter_accumulators_hot(kind, rng):
+    """Every accumulator through scatter_warps (grids of at most 32 tiles), 90 % of the points
+    in one cell: the hot tile's batches are whole warps of one tile."""
+    n = 700_001
+    x = rng.uniform(0, 1, n).astype(np.float32)
+    y = rng.uniform(0, 1, n).astype(np.float32)
+    m = rng.random(n) < 0.9
+    x[m] = np.float32(0.5) + rng.uniform(0, 1e-4, m.sum()).astype(np.float32)
+    y[m] = np.float32(0.25)
+    rx = binning.cell_rule(256, 0, 1, "w")
+    ry = binning.cell_rule(250, 0, 1, "h")  # 64000 cells: 2 to 8 tiles by accumulator
+    with tuning.forced(strategy="tiled"):
+        assert _scatter_used(n, rx, ry, kind) == "warp"
+        if kind == "count":
+            _check(x, y, rx, ry)
+            return
+        if kind == "i64":
+            _check(x, y, rx, ry, rng.integers(-(1 << 40), 1 << 40, n))
+            return
+        w = rng.standard_cauchy(n)
+        w[::1001] = -0.0
+        _check(x, y, rx, ry, w, fixedpoint.scale_for(float(np.abs(w).max()), n) if kind == "fixed" else None)
+
+
+def test_warp_scatter_huge_counts_in_one_cell():
+    """2^25 + 3 points in one cell through scatter_warps: the shared counters of
+    accumulate_tiles and the tile-local 16-bit codes hold it, the result is exact."""
+    n = (1 << 25) + 3
+    x = cp.full(n, 0.3, cp.float32)
+    y = cp.full(n, 0.7, cp.float32)
+    x[::5] = cp.float32(0.30001)  # still the same cell, not constant data
+    rx = binning.cell_rule(1024, 0, 1, "w")
+    ry = binning.cell_rule(1024, 0, 1, "h")
+    with tuning.forced(strategy="tiled"):
+        assert _scatter_used(n, rx, ry) == "warp"
+        got, kept = cs.histogram2d(x, y, rx, ry)
+    assert kept == n and int(got[307, 716]) == n and int(got.sum()) == n
 
 
 def test_empty_and_all_dropped(strategy):

@@ -11,10 +11,11 @@
 //   tiled    a tile is 2^shift consecutive codes. sample_tiles and plan_tiles size
 //            one region of a buffer per tile from a sample of the points,
 //            scatter_codes moves the codes into their regions (a block-local
-//            counting sort, so the writes are coalesced runs), accumulate_tiles
-//            sums each tile in shared memory. accumulate_tiles gives every block
-//            an equal slice of the sorted codes, so a hot tile is split across
-//            all blocks, never one block.
+//            counting sort, so the writes are coalesced runs; scatter_warps, the
+//            same sort done by each warp alone, for grids of at most 32 tiles),
+//            accumulate_tiles sums each tile in shared memory. accumulate_tiles
+//            gives every block an equal slice of the sorted codes, so a hot tile
+//            is split across all blocks, never one block.
 //   direct   global atomics, one per run of a thread's points in one cell (grids
 //            with too many tiles to sort, small inputs).
 //
@@ -38,19 +39,33 @@ __device__ __forceinline__ double floor_of(double t) { return floor(t); }
 // One axis. A value v lands in bin i iff e[i] <= v < e[i+1] compared in T (the
 // last bin closed: v <= e[nb]). The host passes edges in the type the kernel
 // compares in: float32 data against float64 edges use float32 edges rounded so
-// every comparison gives the float64 answer (edges up, the closed end down).
+// every comparison gives the float64 answer (edges up, the closed end down). The
+// table is hist_common.cuh's (nb + 2 entries: e[0..nb-1], the closed end's
+// successor, the closed end); modes 0-2 read e[0..nb-1] and the ends passed apart.
 template <typename T>
 struct Axis {
     typedef typename GuessT<T>::type G;
-    const T* e;     // nb + 1 edges (global memory; read only off the fast path)
-    T first, last;  // e[0], e[nb]
+    const T* e;     // the edge table (global memory; read only off the fast path)
+    T first, last;  // e[0], the closed end
     G lo, scale;    // first guess t = (v - lo) * scale
-    G eps;          // mode 2: t farther than eps from an integer gives the bin outright
+    G eps;          // modes 2, 3: t farther than eps from an integer gives the bin outright
                     // (the host's bound covers rounding and float32 flush-to-zero)
     u32 nb;
-    int mode;       // 0: binary search; 1: guess, then correct; 2: as 1, trusted off the edges
+    int mode;       // 0: binary search; 1: guess, then correct; 2: as 1, trusted off the edges;
+                    // 3: the guess is less than half a bin off: RuleBin::nearest, one compare
+                    // with the edge nearest the guess and no range test (the table's successor
+                    // entry and the clamp of the guess give it), no branch but the edge load
+
+    // mode 3: the bin, or any value >= nb (as unsigned) for none
+    __device__ __forceinline__ u32 nearest(T v) const {
+        return RuleBin<T, true>{e, nb, first, last, lo, scale, eps, true}.template nearest<true>(v);
+    }
 
     __device__ __forceinline__ u32 find(T v) const {
+        if (mode == 3) {
+            const u32 b = nearest(v);
+            return b < nb ? b : nb;
+        }
         if (!(le(first, v) && le(v, last))) return nb;  // NaN, out of range
         if (mode == 0) return search_bin(e, nb, v);
         G t = ((G)v - lo) * scale;
@@ -95,12 +110,21 @@ struct Cells {
     __device__ __forceinline__ u32 total() const {
         return ax.nb * ay.nb * (cat.bytes ? cat.n + 1 : 1u);
     }
+    // the cell ix * ny + iy of (x, y), or DROP; NEAR: both axes are in mode 3 (the host
+    // checks), and the caller's loop then holds no other rule (no walk, no search)
+    template <bool NEAR = false>
+    __device__ __forceinline__ u32 cell(TX x, TY y) const {
+        const u32 ix = NEAR ? ax.nearest(x) : ax.find(x), iy = NEAR ? ay.nearest(y) : ay.find(y);
+        return ix < ax.nb && iy < ay.nb ? ix * ay.nb + iy : DROP;
+    }
+    // the code of point i in cell c (not DROP): the cell, in its category's grid
+    __device__ __forceinline__ u32 in_category(u32 c, u64 i) const {
+        return cat.bytes ? cat.of(i) * (ax.nb * ay.nb) + c : c;
+    }
     // the code of point i at (x, y)
     __device__ __forceinline__ u32 code(TX x, TY y, u64 i) const {
-        const u32 ix = ax.find(x), iy = ay.find(y);
-        if (!(ix < ax.nb && iy < ay.nb)) return DROP;
-        const u32 c = ix * ay.nb + iy;
-        return cat.bytes ? cat.of(i) * (ax.nb * ay.nb) + c : c;
+        const u32 c = cell(x, y);
+        return c == DROP ? DROP : in_category(c, i);
     }
 };
 
@@ -244,6 +268,9 @@ __global__ void __launch_bounds__(THREADS) direct_grid(
 // tile t the region [base[t], base[t] + cap[t]), sized from a sample of the points
 // (no counting pass over all of them); a run that does not fit goes straight to
 // the result with global atomics, so an unlucky sample costs time, never counts.
+// The points taken so far by tile t's region are fill[t * FILL_STRIDE]: one counter
+// per 128-byte line, so the scatters' atomics on different tiles meet in no line.
+#define FILL_STRIDE 32u
 
 // 1. counts[t] += sampled points of tile t (t < ntiles), counts[ntiles] += sampled
 //    points in no cell: nsample points, evenly strided over the n points.
@@ -270,7 +297,7 @@ __global__ void __launch_bounds__(THREADS) sample_tiles(
 // 2. One block: cap[t] = the sample's estimate of tile t's points with a margin
 //    (1 + slack, plus `sigmas` standard deviations of the estimate, plus pad),
 //    scaled down if the regions would exceed `capacity`; base = their offsets;
-//    fill = 0; counts zeroed for the next chunk.
+//    the fill counters zeroed, and the counts for the next chunk.
 template <int THREADS>
 __global__ void __launch_bounds__(THREADS) plan_tiles(u32* counts, u32 ntiles, u32 nsample, u32 n,
                                                    u32 capacity, double slack, double sigmas, u32 pad,
@@ -281,7 +308,7 @@ __global__ void __launch_bounds__(THREADS) plan_tiles(u32* counts, u32 ntiles, u
         const double c = counts[t];
         const double e = c * scale * (1.0 + slack) + sigmas * sqrt(c + 1.0) * scale + pad;
         cap[t] = (u32)fmin(e, (double)n);
-        fill[t] = 0;
+        fill[t * FILL_STRIDE] = 0;
     }
     __syncthreads();
     u32 total = block_exclusive_scan(cap, base, ntiles, s_warp);
@@ -400,7 +427,7 @@ __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
         __syncthreads();
         const u32 nvalid = block_exclusive_scan(s_cnt, s_off, ntiles, s_warp);
         for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x)
-            if (s_cnt[t]) s_pos[t] = atomicAdd(&fill[t], s_cnt[t]);
+            if (s_cnt[t]) s_pos[t] = atomicAdd(&fill[t * FILL_STRIDE], s_cnt[t]);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {  // the weights are read here: no registers held across the ranking
             if (code[j] == DROP) continue;
@@ -431,13 +458,225 @@ __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
     if (threadIdx.x == 0 && s_kept) atomicAdd(kept, (u64)s_kept);
 }
 
+// 3'. scatter_codes for grids of at most WARP_TILES tiles, one warp at a time: no
+//    block barrier and no contended shared atomic. A warp takes batches of 32 * ITEMS
+//    consecutive points (GROUPS groups of K per lane). Lane l counts the batch's
+//    points of tile l: five ballots of the tile bits give it the lanes whose tile
+//    is l, and a point of tile t asks lane t for its peers and their count so far,
+//    so a hot tile costs what a spread one costs. The warp then lays its tiles end to
+//    end in its slice of shared memory, lane l reserves tile l's run of its region
+//    with one global atomic, and the runs are written out by consecutive lanes to
+//    consecutive addresses. Same arguments and results as scatter_codes (2.2-2.3 ms for
+//    2^28 points, with block barriers, global atomics and same-address shared atomics on
+//    32 counters in each batch, 80 registers: results/gpu-2026-12-02-h200-issue17h.md).
+//
+//    The next batch's points are copied into the warp's staging area (cp.async) while
+//    this one is sorted, and a batch is written out in the next round, after that round's
+//    cells, when its reservation has long returned (Nsight Compute, issue17h run 1,
+//    without both: 53 % of the cycles between instructions waiting on global memory, 32
+//    warps an SM, 116 instructions a point). With both, 2^28 points took 1.08 instead of
+//    1.42 ms all in one cell, 1.83 instead of 1.92 at 90 %, and the same 2.13-2.16 ms at 0
+//    and 50 %: there the cost seems to follow the runs, not the waits (a batch meets all 32
+//    tiles, each a reservation and a run of a few codes, at 0, 50 and 90 % alike; only
+//    the batches all in one tile are cheap; not profiled since). Both axes' rules must be
+//    RuleBin::nearest (Axis mode 3, the host checks: then TX and TY are floating types,
+//    and the points past the end of the last batch are NaN, in no cell). Shared memory
+//    per warp: the staging area (BATCH points: STAGE bytes), the slice (BATCH codes, and
+//    weights). At most 1024 / THREADS resident blocks' registers each (64 for 256 threads).
+#define WARP_TILES 32u
+#define WARP_TILE_BITS 5
+#define WARP_CODE_BITS 21
+#define WARP_CODE_MASK ((1u << WARP_CODE_BITS) - 1u)
+
+// The lanes of the (converged) warp where v & m is not 0: one and-to-predicate and the
+// ballot (nvcc shifts and compares each bit apart: three instructions)
+__device__ __forceinline__ u32 ballot_and(u32 v, u32 m) {
+    u32 r;
+    asm volatile("{.reg .pred p; .reg .b32 a; and.b32 a, %1, %2; setp.ne.u32 p, a, 0; vote.sync.ballot.b32 %0, p, 0xffffffff;}"
+                 : "=r"(r) : "r"(v), "r"(m));
+    return r;
+}
+
+// BYTES (8 or 16, aligned) from global to shared memory without registers (cp.async; 16
+// bytes through L2 only), and the wait for this thread's copies
+template <int BYTES>
+__device__ __forceinline__ void copy_async(void* smem, const void* gmem) {
+    static_assert(BYTES == 8 || BYTES == 16, "cp.async sizes");
+    u32 s;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(s) : "l"(smem));
+    if (BYTES == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+    else asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void copy_async_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// A coordinate in no cell (the nearest-edge rule sends NaN out): what the points past the
+// end of the last batch read. Floating types only.
+template <typename T> __device__ __forceinline__ T no_cell();
+template <> __device__ __forceinline__ float no_cell<float>() { return __int_as_float(0x7fffffff); }
+template <> __device__ __forceinline__ double no_cell<double>() { return __longlong_as_double(0x7fffffffffffffffll); }
+
+template <typename TX, typename TY, typename Acc, int THREADS, int GROUPS>
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS) scatter_warps(
+        const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), CATS_PARAMS, u32 shift, u32 ntiles,
+        const u32* __restrict__ base, const u32* __restrict__ cap, u32* fill,
+        u16* __restrict__ codes_out, typename Acc::Weight* __restrict__ w_out,
+        CTX_PARAMS, typename Acc::Out* out, u64* kept) {
+    typedef typename Acc::Weight W;
+    constexpr int K = Group<TX, TY>::K;
+    constexpr int ITEMS = GROUPS * K;
+    constexpr u32 BATCH = 32 * ITEMS;  // points of one warp's batch
+    constexpr u32 WARPS = THREADS / 32;
+    constexpr u32 XB = K * sizeof(TX), YB = K * sizeof(TY);  // bytes of a group of each coordinate
+    constexpr u32 STAGE = 32 * GROUPS * (XB + YB);  // bytes of a batch's points
+    static_assert(BATCH < (1u << (32 - WARP_CODE_BITS)), "ranks above the codes");
+    extern __shared__ __align__(16) unsigned char smem[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    // the warp's staging area (x, then y), its slice of codes, then (weighted) of weights
+    unsigned char* s_x = smem + warp * STAGE;
+    unsigned char* s_y = s_x + 32 * GROUPS * XB;
+    u32* s_code = reinterpret_cast<u32*>(smem + WARPS * STAGE) + warp * BATCH;
+    W* s_w = reinterpret_cast<W*>(smem + WARPS * (STAGE + BATCH * 4)) + warp * BATCH;
+    const Cells<TX, TY> cells = CELLS_OF(TX, TY);
+    const Ctx ctx = CTX_OF(cells.total(), 0);
+    // lane l's tile: where its region starts, and where it ends
+    const u32 t_base = lane < ntiles ? base[lane] : 0u;
+    const u32 t_end = lane < ntiles ? t_base + cap[lane] : 0u;
+    const u32 lanes_below = (1u << lane) - 1u;
+    u32 lane_bit[WARP_TILE_BITS];  // bit k of a ballot XOR lane_bit[k]: set where bit k of the tile is this lane's
+#pragma unroll
+    for (int k = 0; k < WARP_TILE_BITS; ++k) lane_bit[k] = (lane >> k) & 1u ? 0u : ~0u;
+    const u64 nbatches = (n + BATCH - 1) / BATCH, stride = (u64)gridDim.x * WARPS;
+    // a whole batch's points into the staging area: lane l copies its own groups (and reads
+    // only those back: no other lane's copy to wait for); 16 or 8 bytes a group and coordinate
+    auto stage = [&](u64 b) {
+        if (b >= nbatches || (b + 1) * BATCH > n) return;  // the partial last batch is read directly
+#pragma unroll
+        for (int u = 0; u < GROUPS; ++u) {
+            const u64 g = b * (BATCH / K) + 32u * u + lane;
+            copy_async<XB>(s_x + (32u * u + lane) * XB, x + g * K);
+            copy_async<YB>(s_y + (32u * u + lane) * YB, y + g * K);
+        }
+    };
+    // the sorted batch in the slice out to the regions: entry i (of tile t) to to[t] + i (mod
+    // 2^32), while below the end of t's region; the rest, by global atomics
+    auto write_out = [&](u32 total, u32 to) {
+        u32 over = 0;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const u32 i = 32u * k + lane;
+            const bool in = i < total;
+            const u32 c = in ? s_code[i] : 0u;
+            const u32 t = c >> shift;
+            const u32 a = __shfl_sync(FULL_MASK, to, t) + i;
+            const bool fits = a < __shfl_sync(FULL_MASK, t_end, t);
+            if (in && fits) {
+                codes_out[a] = (u16)(c - (t << shift));  // the region names the tile
+                if constexpr (Acc::weighted) w_out[a] = s_w[i];
+            }
+            over |= (u32)(in && !fits) << k;
+        }
+        for (int k = 0; over; ++k, over >>= 1)  // a full region (rare): off the path above
+            if (over & 1u) {
+                W wi{};
+                if constexpr (Acc::weighted) wi = s_w[32u * k + lane];
+                put_point<Acc>(out, s_code[32u * k + lane], wi, ctx);
+            }
+    };
+    u32 n_kept = 0;  // the warp's points in a cell (the same in every lane)
+    u32 last_total = 0, last_taken = 0, last_start = 0;  // the batch in the slice, not yet written
+    u64 b = (u64)blockIdx.x * WARPS + warp;
+    stage(b);
+    for (; b < nbatches; b += stride) {
+        const u64 g0 = b * (BATCH / K) + lane;  // the lane's first group; group u is g0 + 32 u
+        u32 code[ITEMS];
+        {
+            TX xv[GROUPS][K];
+            TY yv[GROUPS][K];
+            if ((b + 1) * BATCH <= n) {
+                copy_async_wait();
+#pragma unroll
+                for (int u = 0; u < GROUPS; ++u) {
+                    union { typename Raw<XB>::type r; TX v[K]; } ux;
+                    union { typename Raw<YB>::type r; TY v[K]; } uy;
+                    ux.r = *reinterpret_cast<const typename Raw<XB>::type*>(s_x + (32u * u + lane) * XB);
+                    uy.r = *reinterpret_cast<const typename Raw<YB>::type*>(s_y + (32u * u + lane) * YB);
+#pragma unroll
+                    for (int k = 0; k < K; ++k) {
+                        xv[u][k] = ux.v[k];
+                        yv[u][k] = uy.v[k];
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int u = 0; u < GROUPS; ++u)
+#pragma unroll
+                    for (int k = 0; k < K; ++k) {
+                        const u64 i = (g0 + 32u * u) * K + k;
+                        xv[u][k] = i < n ? x[i] : no_cell<TX>();
+                        yv[u][k] = i < n ? y[i] : no_cell<TY>();
+                    }
+            }
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) code[j] = cells.template cell<true>(xv[j / K][j % K], yv[j / K][j % K]);
+        }
+        stage(b + stride);  // the staging area is read (the codes used every value)
+        if (cells.cat.bytes) {  // one test for the batch, outside the loops
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j)
+                if (code[j] != DROP) code[j] = cells.in_category(code[j], (g0 + 32u * (j / K)) * K + j % K);
+        }
+        if (last_total) write_out(last_total, t_base + last_taken - last_start);
+        __syncwarp();  // the slice is read before this batch is sorted into it
+        // the point's rank among the batch's points of its tile joins its code in the
+        // bits above WARP_CODE_BITS (codes < 2^(16 + 5): tiles of at most 2^16 cells)
+        u32 cnt = 0;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 t = code[j] != DROP ? code[j] >> shift : 0u;
+            u32 mine = __ballot_sync(FULL_MASK, code[j] != DROP);  // the lanes whose tile is this lane
+#pragma unroll
+            for (int k = 0; k < WARP_TILE_BITS; ++k) mine &= ballot_and(t, 1u << k) ^ lane_bit[k];
+            const u32 peers = __shfl_sync(FULL_MASK, mine, t);  // the lanes whose tile is this point's
+            const u32 rank = __shfl_sync(FULL_MASK, cnt, t) + __popc(peers & lanes_below);
+            if (code[j] != DROP) code[j] |= rank << WARP_CODE_BITS;  // rank < BATCH: never DROP
+            cnt += __popc(mine);
+        }
+        // the tiles end to end: tile l at [start, start + cnt) of the warp's slice
+        u32 end = cnt;
+#pragma unroll
+        for (u32 d = 1; d < 32; d <<= 1) {
+            const u32 v = __shfl_up_sync(FULL_MASK, end, d);
+            if (lane >= d) end += v;
+        }
+        const u32 total = __shfl_sync(FULL_MASK, end, 31), start = end - cnt;
+        n_kept += total;
+        // the run of tile l in its region; waited for in the next round
+        last_taken = cnt ? atomicAdd(&fill[lane * FILL_STRIDE], cnt) : 0u;
+        last_total = total;
+        last_start = start;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {  // the weights are read here: no registers held across the ranking
+            const u32 c = code[j] & WARP_CODE_MASK;
+            const u32 t = code[j] != DROP ? c >> shift : 0u;
+            const u32 p = __shfl_sync(FULL_MASK, start, t) + (code[j] >> WARP_CODE_BITS);
+            if (code[j] == DROP) continue;
+            s_code[p] = c;
+            if constexpr (Acc::weighted) s_w[p] = w[(g0 + 32u * (j / K)) * K + j % K];
+        }
+        __syncwarp();  // the slice is written before the next round reads it
+    }
+    if (last_total) write_out(last_total, t_base + last_taken - last_start);
+    if (lane == 0 && n_kept) atomicAdd(kept, (u64)n_kept);
+}
+
 // 4. One block: start = offsets of the filled part of each region, laid end to end
 //    (start[ntiles] = the total); scratch (ntiles + 1) is left zeroed.
 template <int THREADS>
 __global__ void __launch_bounds__(THREADS) fill_offsets(u32* scratch, const u32* fill, const u32* cap,
                                                      u32 ntiles, u32* start) {
     __shared__ u32 s_warp[32];
-    for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) scratch[t] = min(fill[t], cap[t]);
+    for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) scratch[t] = min(fill[t * FILL_STRIDE], cap[t]);
     __syncthreads();
     const u32 total = block_exclusive_scan(scratch, start, ntiles, s_warp);
     if (threadIdx.x == 0) start[ntiles] = total;

@@ -19,11 +19,15 @@ included (the float32 comparisons are explicit PTX without flush). float16 data 
 converted on the device to the comparison dtype exactly as NumPy converts them. The bin is first guessed by a multiply; when the guess lies
 farther than a bound ``eps`` (from the edges' measured deviation from an exact
 linspace and the rounding of the guess) from a bin boundary it is the answer,
-otherwise it is corrected against the edges array.
+otherwise it is corrected against the edges array. Rules whose guess is less
+than half a bin off (every ``cell_rule``) take hist_common.cuh's nearest-edge rule
+(spatial.cu ``Axis`` mode 3: one compare with the edge nearest the guess, no range
+test, no walk), the 1-D kernels' rule on the same edge table layout.
 
 Strategy (:func:`hotbin.backend.cuda.tuning.spatial_plan`): ``private`` when the grid fits in shared memory (one
 pass), ``tiled`` otherwise (tile regions sized from a strided sample, a
-counting-sort scatter of 4-byte codes into them, per-tile shared-memory
+counting-sort scatter of the codes into them (by each warp alone, ``scatter_warps``,
+for grids of at most 32 tiles on nearest-edge rules; else by blocks), per-tile shared-memory
 accumulation with every block taking an equal slice, so a hot tile is split
 over all blocks; runs that overflow a region go to the result by global
 atomics, so a poor sample costs time, never exactness), ``direct``
@@ -54,7 +58,7 @@ import numpy as np
 
 from ... import fixedpoint, reductions
 from ...binning import BinRule
-from .rule import axis_args
+from .rule import SHORTCUT_BINS, axis_args
 from .runtime import aligned, cupy, device_info, device_table, flat, kernel, launch, resident
 from .tuning import Tuning, current, spatial_plan, table
 
@@ -83,6 +87,19 @@ FOLD_THREADS = 256  #: fold_words: one cell per thread
 FOLD_BLOCKS_PER_SM = 8
 #: scatter_codes' shared memory per tile: counts, offsets, positions, bases, capacities
 SCATTER_TILE_WORDS = 5
+#: scatter_warps (one warp ranks its own batch; grids of at most WARP_TILES tiles): threads
+#: per block, groups of 16 bytes of points per lane per batch, resident blocks per SM wanted
+#: (its launch bound: 4 x 256, 64 registers). Unswept: 4 groups (16 float32 points a lane)
+#: is the most that holds 64 registers without spilling (nvcc -Xptxas -v; 8 spill 1 KB).
+WARP_TILES = 32
+WARP_SCATTER_THREADS = 256
+WARP_SCATTER_GROUPS = 4
+WARP_SCATTER_BLOCKS_PER_SM = 4
+#: the scatters' fill counters lie this many words apart (spatial.cu FILL_STRIDE: one per
+#: 128-byte line)
+FILL_STRIDE = 32
+#: spatial.cu Axis modes: guess and trust it off the edges (kernel_rule mode 2); the nearest-edge rule
+MODE_TRUSTED, MODE_NEAREST = 2, 3
 
 
 class Acc(NamedTuple):
@@ -110,29 +127,38 @@ ACC = {"count": Acc("CountAcc", 4, _U64, None),
        "max": Acc("ValuesAcc<{w}>", 12, _U64, "values", OP_MAX)}
 _KTYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "i64", np.dtype(np.uint64): "u64"}
+#: the coordinate types of scatter_warps (the nearest-edge rule compares floats)
+FLOATS = ("float", "double")
 #: the C++ accumulators the kernels are instantiated with
 ACC_TYPES = ("CountAcc", "SumF64", "SumI64", "FixedAcc", "ValuesAcc<float>", "ValuesAcc<double>")
 
 
-def _exprs(tx: str, ty: str, a: str) -> tuple:
-    """The name expressions of spatial.cu compiled together for one (x, y, C++ accumulator)."""
-    return (f"private_grid<{tx}, {ty}, {a}, {ACC_THREADS}>", f"direct_grid<{tx}, {ty}, {a}, {POINT_THREADS}>",
-            f"sample_tiles<{tx}, {ty}, {POINT_THREADS}>",
-            f"scatter_codes<{tx}, {ty}, {a}, false, {SCATTER_THREADS}, {SCATTER_GROUPS}>",
-            f"scatter_codes<{tx}, {ty}, {a}, true, {SCATTER_THREADS}, {SCATTER_GROUPS}>",
-            f"accumulate_tiles<{a}, {ACC_THREADS}>", f"plan_tiles<{PLAN_THREADS}>",
-            f"fill_offsets<{PLAN_THREADS}>", "fold_words", "finish_values")
+def _exprs(tx: str, ty: str, a: str) -> dict[str, tuple]:
+    """The name expressions of spatial.cu for one (x, y, C++ accumulator), by the launch
+    sequence that needs them: "private", "direct", and the tiled strategy with each scatter
+    ("warp", "block", "block-prefetch"; the scatter first). Each sequence's kernels are
+    compiled together, and only those (each unrolled point loop adds to NVRTC's time: nvcc
+    takes 0.3-0.4 s for one scatter_warps)."""
+    finish = ("fold_words", "finish_values")
+    tiled = (f"sample_tiles<{tx}, {ty}, {POINT_THREADS}>", f"plan_tiles<{PLAN_THREADS}>",
+             f"fill_offsets<{PLAN_THREADS}>", f"accumulate_tiles<{a}, {ACC_THREADS}>") + finish
+    return {"private": (f"private_grid<{tx}, {ty}, {a}, {ACC_THREADS}>",) + finish,
+            "direct": (f"direct_grid<{tx}, {ty}, {a}, {POINT_THREADS}>",) + finish,
+            "block": (f"scatter_codes<{tx}, {ty}, {a}, false, {SCATTER_THREADS}, {SCATTER_GROUPS}>",) + tiled,
+            "block-prefetch": (f"scatter_codes<{tx}, {ty}, {a}, true, {SCATTER_THREADS}, {SCATTER_GROUPS}>",)
+            + tiled} | ({"warp": (f"scatter_warps<{tx}, {ty}, {a}, {WARP_SCATTER_THREADS}, {WARP_SCATTER_GROUPS}>",)
+                         + tiled} if tx in FLOATS and ty in FLOATS else {})
 
 
-def _kernels(tx: str, ty: str, a: str, prefetch: bool):
-    """``which -> kernel`` of one (x, y, C++ accumulator); scatter_codes the ``prefetch`` variant."""
-    exprs = _exprs(tx, ty, a)
+def _kernels(tx: str, ty: str, a: str, sequence: str):
+    """``which -> kernel`` of one (x, y, C++ accumulator) in the launch sequence ``sequence``
+    (:func:`_exprs`; the tiled strategy's is its scatter, :func:`_scatter`); "scatter" names
+    the sequence's scatter. scatter_warps exists for floating coordinates only: the
+    nearest-edge rule that it needs compares in float or double."""
+    exprs = _exprs(tx, ty, a)[sequence]
 
     def get(which: str):
-        if which == "scatter_codes":
-            expr = exprs[4 if prefetch else 3]
-        else:
-            expr = next(e for e in exprs if e.split("<")[0] == which)
+        expr = exprs[0] if which == "scatter" else next(e for e in exprs if e.split("<")[0] == which)
         return kernel("spatial.cu", expr, exprs)
     return get
 
@@ -143,18 +169,53 @@ def ci_name_expressions() -> dict[str, list[str]]:
     for tx in _KTYPE.values():
         for ty in _KTYPE.values():
             for a in ACC_TYPES:
-                for e in _exprs(tx, ty, a):
-                    out.setdefault(e, None)
+                for group in _exprs(tx, ty, a).values():
+                    for e in group:
+                        out.setdefault(e, None)
     return {"spatial.cu": list(out)}
 
 
-def _axis(v, rule: BinRule):
-    """``(ctype, data, args)``: the axis' data on the device and its kernel arguments."""
-    kdt, edges, g = axis_args(rule, v.dtype)
-    e = device_table(v.device.id, np.ascontiguousarray(edges).tobytes(), edges.dtype.str)  # uploaded once
-    args = (e, kdt.type(edges[0]), kdt.type(edges[-1]), g.lo, g.scale, g.eps,
-            np.uint32(rule.nbins), np.int32(g.mode))
-    return _KTYPE[kdt], aligned(v, kdt), args
+def axis_table(edges: np.ndarray) -> np.ndarray:
+    """spatial.cu's edge table of an axis whose kernel edges are ``edges`` (``nbins + 1``, in
+    the comparison dtype): hist_common.cuh's layout (:func:`rule.kernel_edges`), ``e[0] ..
+    e[nbins - 1]``, the least value above the closed end, the closed end. The nearest-edge
+    rule (mode 3) compares a value whose guess is nearest to edge ``nbins`` with the middle
+    entry, so the closed end stays in the last cell and values above go out."""
+    last = edges[-1:]
+    above = np.nextafter(last, last.dtype.type(np.inf)) if edges.dtype.kind == "f" else last
+    return np.concatenate([edges[:-1], above, last])
+
+
+def axis_mode(mode: int, nbins: int) -> int:
+    """spatial.cu Axis mode for kernel_rule's guess ``mode``: a trusted guess (less than half a
+    bin off) takes the nearest-edge rule, up to rule.SHORTCUT_BINS bins (the float32 guess's
+    rounding trick holds below 2**22)."""
+    return MODE_NEAREST if mode == MODE_TRUSTED and nbins < SHORTCUT_BINS else mode
+
+
+#: (device, value dtype, comparison edges, last edge, uniform, shortcut) -> (ctype, kdt, args):
+#: heatmaps make new rules each call, so this keys on their contents. Cleared when full.
+_AXES: dict = {}
+AXES_MAX = 64
+
+
+def _axis(v, rule: BinRule, shortcut: bool = True):
+    """``(ctype, data, args)``: the axis' data on the device and its kernel arguments
+    (``shortcut`` False: the nearest-edge rule compares every value with its edge)."""
+    dev = v.device.id
+    key = (dev, v.dtype.str, rule.cmp.dtype.str, rule.cmp.tobytes(), float(rule.edges[-1]), rule.uniform, shortcut)
+    hit = _AXES.get(key)
+    if hit is None:
+        kdt, edges, g = axis_args(rule, v.dtype)
+        e = device_table(dev, np.ascontiguousarray(axis_table(edges)).tobytes(), edges.dtype.str)  # uploaded once
+        mode = axis_mode(g.mode, rule.nbins)
+        eps = g.eps if shortcut or mode != MODE_NEAREST else type(g.eps)(0.5)  # 1/2: no value trusted
+        args = (e, kdt.type(edges[0]), kdt.type(edges[-1]), g.lo, g.scale, eps, np.uint32(rule.nbins),
+                np.int32(mode))
+        if len(_AXES) >= AXES_MAX:
+            _AXES.clear()
+        hit = _AXES[key] = (_KTYPE[kdt], kdt, args)
+    return hit[0], aligned(v, hit[1]), hit[2]
 
 
 def _values(w):
@@ -249,8 +310,8 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
         with x.device:
             tw, w = _weights(weights, acc)
             codes, cats = _cats(by)
-            tx, xd, ax = _axis(x, rx)
-            ty, yd, ay = _axis(y, ry)
+            tx, xd, ax = _axis(x, rx, tune.shortcut)
+            ty, yd, ay = _axis(y, ry, tune.shortcut)
             factor = fixedpoint.factors(red.scale) if red.acc == "fixed" else (0.0, 0.0)
             ctx = (*(np.float64(v) for v in factor), center(red), np.int32(acc.op))
             info = device_info(x.device.id)
@@ -262,6 +323,17 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
     return out.view(red.dtype).reshape(red.lead + layers + (nx, ny)), kept
 
 
+def _scatter(tab, tune: Tuning, ntiles: int, ax: tuple, ay: tuple) -> str:
+    """The tiled strategy's scatter: "warp" (scatter_warps: at most WARP_TILES tiles, both
+    axes on the nearest-edge rule, the table's or the forced ``scatter``), else "block" or
+    "block-prefetch" (scatter_codes, the table's or the forced ``prefetch``)."""
+    which = tune.scatter or tab.scatter
+    if which == "warp" and ntiles <= WARP_TILES and ax[-1] == ay[-1] == MODE_NEAREST:
+        return "warp"
+    prefetch = tab.scatter_prefetch if tune.prefetch is None else tune.prefetch
+    return "block-prefetch" if prefetch else "block"
+
+
 def _run(strategy, tx, ty, acc, name, x, y, w, codes, ax, ay, cats, ctx, ncell, out, info, tune) -> int:
     """Launch ``strategy`` over chunks of at most :data:`CHUNK` points: the points kept."""
     cp = cupy()
@@ -269,30 +341,44 @@ def _run(strategy, tx, ty, acc, name, x, y, w, codes, ax, ay, cats, ctx, ncell, 
     sms = info["sms"]
     tab = table(info)
     regions = tune.regions or tab.regions
-    prefetch = tab.scatter_prefetch if tune.prefetch is None else tune.prefetch
-    kern = _kernels(tx, ty, name, prefetch)
+    shift = tab.tile_shift[acc]
+    scatter = _scatter(tab, tune, -(-ncell >> shift), ax, ay)
+    kern = _kernels(tx, ty, name, scatter if strategy == "tiled" else strategy)
     weighted = ACC[acc].weights is not None
     cell_bytes = ACC[acc].cell_bytes
     fold = kern("fold_words") if acc == "fixed" else None
     values = ACC[acc].weights == "values"
-    counter = cp.zeros(1, cp.uint64)  # dropped points (private, direct) or kept points (tiled)
-    shift = tab.tile_shift[acc]
     if strategy == "tiled":
         ntiles = -(-ncell >> shift)
-        counts = cp.zeros(ntiles + 1, cp.uint32)
-        base, cap, fill = (cp.empty(ntiles, cp.uint32) for _ in range(3))
-        start = cp.empty(ntiles + 1, cp.uint32)
+        # one zeroed allocation: the kept points (u64), the sampled counts by tile, the
+        # regions' bases and capacities, their fill counters (FILL_STRIDE apart), the offsets
+        sizes = (2, ntiles + 1, ntiles, ntiles, ntiles * FILL_STRIDE, ntiles + 1)
+        ws = cp.zeros(sum(sizes), cp.uint32)
+        ends = np.cumsum(sizes)
+        counter, counts, base, cap, fill, start = (ws[e - k:e] for e, k in zip(ends, sizes))
+        counter = counter.view(cp.uint64)
         m = min(n, CHUNK)
         capacity = m + m // BUFFER_EXTRA + ntiles * regions.pad
         sorted_codes = cp.empty(capacity, cp.uint16)  # a code within its tile (tile_shift <= 16)
         wsorted = cp.empty(capacity if weighted else 1, w.dtype)
         k = 16 // max(x.dtype.itemsize, y.dtype.itemsize)  # points per 16-byte load
-        batch = SCATTER_THREADS * SCATTER_GROUPS * k
-        scatter_smem = (batch * 4 + (batch * w.dtype.itemsize if weighted else 0)
-                        + SCATTER_TILE_WORDS * ntiles * 4)
-        scatter = kern("scatter_codes")
-        scatter_grid = sms * resident(scatter, SCATTER_THREADS, scatter_smem, SCATTER_BLOCKS_PER_SM)
+        point_bytes = 4 + (w.dtype.itemsize if weighted else 0)  # a code (and its weight) staged
+        if scatter == "warp":  # a batch per warp: its points staged, then its codes sorted, in shared memory
+            threads, batch = WARP_SCATTER_THREADS, 32 * WARP_SCATTER_GROUPS * k
+            scatter_smem = WARP_SCATTER_THREADS * WARP_SCATTER_GROUPS * k * (x.dtype.itemsize + y.dtype.itemsize
+                                                                             + point_bytes)
+            want = WARP_SCATTER_BLOCKS_PER_SM
+        else:
+            threads = SCATTER_THREADS
+            batch = SCATTER_THREADS * SCATTER_GROUPS * k
+            scatter_smem = batch * point_bytes + SCATTER_TILE_WORDS * ntiles * 4
+            want = SCATTER_BLOCKS_PER_SM
+        per_block = batch * (threads // 32 if scatter == "warp" else 1)  # points a block takes per round
+        scatter_kern = kern("scatter")
+        scatter_grid = sms * resident(scatter_kern, threads, scatter_smem, want)
         acc_smem = (1 << shift) * cell_bytes
+    else:
+        counter = cp.zeros(1, cp.uint64)  # dropped points
     for s in range(0, n, CHUNK):
         xs, ys = x[s:s + CHUNK], y[s:s + CHUNK]
         ws = w[s:s + CHUNK] if weighted else w
@@ -318,8 +404,8 @@ def _run(strategy, tx, ty, acc, name, x, y, w, codes, ax, ay, cats, ctx, ncell, 
                    (counts, np.uint32(ntiles), np.uint32(nsample), np.uint32(m), np.uint32(capacity),
                     np.float64(regions.slack), np.float64(regions.sigmas), np.uint32(regions.pad), base, cap,
                     fill))
-            g = max(1, min(scatter_grid, -(-m // batch)))
-            launch(scatter, g, SCATTER_THREADS,
+            g = max(1, min(scatter_grid, -(-m // per_block)))
+            launch(scatter_kern, g, threads,
                    (xs, ys, ws, np.uint64(m), *ax, *ay, *cs, np.uint32(shift), np.uint32(ntiles), base, cap, fill,
                     sorted_codes, wsorted, *ctx, out, counter), scatter_smem)
             launch(kern("fill_offsets"), 1, PLAN_THREADS, (counts, fill, cap, np.uint32(ntiles), start))
