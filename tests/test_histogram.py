@@ -512,3 +512,18 @@ def test_numpy_only_inputs_give_numpy_results():
         hotbin.histogram2d(d, d, [])
     with pytest.raises(TypeError, match="a:"):  # object values stay refused (DESIGN §4)
         hotbin.histogram(np.array([decimal.Decimal(1)]))
+
+
+@pytest.mark.parametrize("dt, bins, rng_", [(np.uint16, 65536, (0, 65536)), (np.float64, 256, (0.0, 1.0)),
+                                            (np.float32, 100, (-1, 1))])
+def test_cached_rule_edges_are_read_only_and_own_their_data(dt, bins, rng_):
+    """The rule of n bins over a given range is built once and shared: its edges are read-only,
+    and own their data, so that arrays.shared_copy finds their device copy by identity (a
+    view of 512 KiB was uploaded to the GPU on every call); callers get copies."""
+    from hotbin.binning import histogram_rule
+
+    r = histogram_rule(np.zeros(3, dt), bins, rng_)
+    assert r is histogram_rule(np.zeros(5, dt), bins, rng_)
+    assert not r.edges.flags.writeable and r.edges.flags.owndata
+    h, e = hotbin.histogram(np.zeros(3, dt), bins, rng_)
+    assert e.flags.writeable and np.array_equal(e, np.histogram(np.zeros(3, dt), bins, rng_)[1])

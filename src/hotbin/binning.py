@@ -125,7 +125,9 @@ def _uniform_rule(dt, n, klo, lo, khi, hi) -> BinRule:
     ``klo``/``khi`` are the bounds' :func:`_bound_key`. The shared edges are
     read-only; callers hand out copies.
     """
-    edges = np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi))
+    # a read-only array owning its data: arrays.shared_copy finds its device copy by identity
+    # (65536 bins: 512 KiB, above the size it finds by contents, were uploaded every call)
+    edges = np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi)).copy()
     edges.flags.writeable = False
     rule = _rule(edges, edges.dtype, True)
     exact = None if lo == hi else _exact_ends(dt, lo, hi, rule.cmp)
