@@ -38,18 +38,19 @@ def sorted_slots(points, trash, shift):
 
 
 @njit
-def _add_blocks(cs, ws, n, how, center, h, cy, tv):
+def _add_blocks(cs, ws, n, how, center, h, cy, tv, tv_read):
     """The n points of cells cs, values ws added a block at a time (:func:`add_block`)."""
     for b in range(0, n, BLOCK):
         m = min(n, b + BLOCK) - b
         seg = cs[b:b + m]
         hot, same = _hot(seg, m)
-        add_block(seg, m, ws[b:b + m], how, center, h, hot, same, cy, tv)
+        add_block(seg, m, ws[b:b + m], how, center, h, hot, same, cy, tv, tv_read)
 
 
 @njit
-def _sorted_add(kc, kw, n, sc, sw, starts, shift, how, center, h, cy, tv):
-    """The n points of cells kc, values kw added band by band (:func:`part_banded`)."""
+def _sorted_add(kc, kw, kw_read, n, sc, sw, sw_read, starts, shift, how, center, h, cy, tv, tv_read):
+    """The n points of cells kc, values kw added band by band (:func:`part_banded`; the adds
+    read the values through the read-only views ``kw_read``, ``sw_read``)."""
     starts[:] = 0
     for k in range(n):
         starts[(kc[k] >> shift) + 1] += 1
@@ -57,7 +58,7 @@ def _sorted_add(kc, kw, n, sc, sw, starts, shift, how, center, h, cy, tv):
     for i in range(starts.size):  # error messages (~4 s of part_banded's first compile)
         most = max(most, starts[i])
     if most * SPREAD > n:  # crowded: added in their order
-        _add_blocks(kc, kw, n, how, center, h, cy, tv)
+        _add_blocks(kc, kw_read, n, how, center, h, cy, tv, tv_read)
         return
     for i in range(starts.size - 1):  # band i from starts[i], BAND_PAD slots after band i - 1
         starts[i + 1] += starts[i] + BAND_PAD
@@ -71,13 +72,13 @@ def _sorted_add(kc, kw, n, sc, sw, starts, shift, how, center, h, cy, tv):
     a = 0
     for band in range(starts.size - 1):  # starts[band]: where the band ends now
         e = starts[band]
-        _add_blocks(sc[a:e], sw[a:e], e - a, how, center, h, cy, tv)
+        _add_blocks(sc[a:e], sw_read[a:e], e - a, how, center, h, cy, tv, tv_read)
         a = e + BAND_PAD
 
 
 @njit(nogil=True, cache=True)
-def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, cx, cy, kc, kw, sc, sw,
-                shift):
+def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, cx, cy, kc, kw, kw_read, sc,
+                sw, sw_read, tv, tv_read, shift):
     """part_values for a 2-D grid of values too large for the caches (MEAN, MIN, MAX). The
     points are binned a block at a time as part_values does (a block's hot cell folded at
     once, :func:`set_aside`); the other points' cells and values are set aside in ``kc``,
@@ -91,14 +92,13 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, c
     :func:`part_values`' to rounding: see the module's note)."""
     nx, ny, ncell, trash = _grid(rx, ry, True, ncat)
     starts = np.empty((trash >> shift) + 2, np.int64)
-    tv = np.empty(BLOCK, np.float64)
     dropped = 0
     one = np.int64(-1)  # cells with categories are not tested (ncat > 0)
     j = np.int64(0)  # points set aside
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
         if j + m > kc.size:
-            _sorted_add(kc, kw, j, sc, sw, starts, shift, how, center, h, cy, tv)
+            _sorted_add(kc, kw, kw_read, j, sc, sw, sw_read, starts, shift, how, center, h, cy, tv, tv_read)
             j = np.int64(0)
         ws = w[b:b + m]
         if _in_cell(x, y, True, rx, ry, b, m, one, ny):
@@ -116,5 +116,5 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, c
                 kc[j + k] = cx[k]
                 kw[j + k] = ws[k]
             j += m
-    _sorted_add(kc, kw, j, sc, sw, starts, shift, how, center, h, cy, tv)
+    _sorted_add(kc, kw, kw_read, j, sc, sw, sw_read, starts, shift, how, center, h, cy, tv, tv_read)
     return dropped

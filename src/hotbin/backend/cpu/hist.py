@@ -22,6 +22,7 @@ from .rule import codes, rule_args
 from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, part_banded, sorted_slots
 from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values,
                       part_count, part_count_by, part_count1, part_fixed, part_sum, part_values)
+from .values import read_only_twin
 
 __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
 
@@ -80,7 +81,7 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
                            cx, cy)
         else:
             d = part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
-                            cx, cy)
+                            cx, cy, *read_only_twin(BLOCK, w.dtype))
         drops[p] += d
 
     each(n, parts, piece)
@@ -98,9 +99,9 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shi
         slots = sorted_slots(size, out.shape[1] // 2 - 1, shift)  # the trash cell: the last
         drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
                                 np.empty(BLOCK, cdt), np.empty(BLOCK, cdt),
-                                np.empty(size, np.int32), np.empty(size, w.dtype),
-                                np.empty(slots, np.int32), np.empty(slots, w.dtype),
-                                shift)
+                                np.empty(size, np.int32), *read_only_twin(size, w.dtype),
+                                np.empty(slots, np.int32), *read_only_twin(slots, w.dtype),
+                                *read_only_twin(BLOCK, w.dtype), shift)
 
     each(n, parts, piece)
 

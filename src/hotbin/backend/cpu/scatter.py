@@ -362,12 +362,12 @@ def part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, start, stop, h
 
 
 @njit(nogil=True, cache=True)
-def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, span, cx, cy):
-    """[value, n] per cell for MEAN, MIN, MAX (:func:`add_block`); ``span``: see :func:`_widen`."""
+def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, span, cx, cy, tv, tv_read):
+    """[value, n] per cell for MEAN, MIN, MAX (:func:`add_block`); ``span``: see :func:`_widen`;
+    ``tv``, ``tv_read``: BLOCK values of w's dtype and a read-only view (:func:`read_only_twin`)."""
     grid = _grid(rx, ry, two_d, ncat)
     dropped = 0
     nx, ny, ncell, trash = grid
-    tv = np.empty(BLOCK, np.float64)
     one = np.int64(-1)  # cells with categories are not tested (ncat > 0)
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
@@ -380,5 +380,5 @@ def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, 
             _widen(span, cx, m)
             hot, same = _hot(cx, m)
             one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
-        add_block(cx, m, w[b:b + m], how, center, h, hot, same, cy, tv)
+        add_block(cx, m, w[b:b + m], how, center, h, hot, same, cy, tv, tv_read)
     return dropped
