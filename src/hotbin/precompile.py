@@ -14,10 +14,11 @@ the old wait.
 
 Calls run on one thread (the kernels do not depend on the thread count) on data just large
 enough to take the kernels' paths, not NumPy's small-input one: the banded scatter needs a
-1024^2 grid and BAND_MIN_POINTS points a thread. The two families of calls compile disjoint
-sets of cached kernels, so they run in two processes at once (numba rewrites a kernel's
-index whole: two processes adding to one index could lose an entry); a last pass over every
-call in this process then loads them all, and compiles whatever is still missing.
+1024^2 grid and BAND_MIN_POINTS points a thread. The two families of calls compile nearly
+disjoint sets of cached kernels (both reach the 1-D rule's ``codes``), so they run in two
+processes at once; numba rewrites a kernel's index whole, so an entry that both add at once
+can be lost, and a last pass over every call in this process loads them all and compiles
+whatever is still missing (0 kernels in the runs so far).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import time
 
 __all__ = ["FAMILIES", "work", "main"]
 
-#: families of calls that share no cached kernel: values heatmaps (part_values, part_banded,
+#: families of calls that share (nearly) no cached kernel: values heatmaps (part_values, part_banded,
 #: merge_values) and the rest
 FAMILIES = ("values", "other")
 
