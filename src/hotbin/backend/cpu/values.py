@@ -205,9 +205,10 @@ def _extreme_bits(cx, m, bits, how, hot, sign, low, inf, ftype):
         best = max(best, key if ok else small)
         cnt += ok
     best ^= flip
-    out = np.empty(1, bits.dtype)
-    out[0] = best ^ ((best >> sign) & low)
-    return np.float64(out.view(ftype)[0]), cnt
+    # the bits back to the float by a scalar view, not through a 1-element array: that was
+    # an allocation a block (20M points all in one cell, max, one thread, three alternations:
+    # median 19.7-20.6 -> 16.4-17.6 ms)
+    return np.float64(low.dtype.type(best ^ ((best >> sign) & low)).view(ftype)), cnt
 
 
 @njit(nogil=True, cache=True)
