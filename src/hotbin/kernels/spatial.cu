@@ -271,6 +271,15 @@ __global__ void __launch_bounds__(THREADS) direct_grid(
 // The points taken so far by tile t's region are fill[t * FILL_STRIDE]: one counter
 // per 128-byte line, so the scatters' atomics on different tiles meet in no line.
 #define FILL_STRIDE 32u
+// The scatters' parameters (scatter_codes and scatter_warps take the same launch): the points,
+// their rule, the tiles' regions (base, cap) and fill counters, the sorted codes and weights
+// out, the context, the result for runs that overflow a region, and the points kept.
+#define SCATTER_PARAMS(TX, TY, Acc) \
+        const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w, \
+        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), CATS_PARAMS, u32 shift, u32 ntiles, \
+        const u32* __restrict__ base, const u32* __restrict__ cap, u32* fill, \
+        u16* __restrict__ codes_out, typename Acc::Weight* __restrict__ w_out, \
+        CTX_PARAMS, typename Acc::Out* out, u64* kept
 
 // 1. counts[t] += sampled points of tile t (t < ntiles), counts[ntiles] += sampled
 //    points in no cell: nsample points, evenly strided over the n points.
@@ -329,11 +338,7 @@ __global__ void __launch_bounds__(THREADS) plan_tiles(u32* counts, u32 ntiles, u
 //    THREADS threads per block, GROUPS groups of K points per thread per batch.
 template <typename TX, typename TY, typename Acc, bool PREFETCH, int THREADS, int GROUPS>
 __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
-        const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
-        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), CATS_PARAMS, u32 shift, u32 ntiles,
-        const u32* __restrict__ base, const u32* __restrict__ cap, u32* fill,
-        u16* __restrict__ codes_out, typename Acc::Weight* __restrict__ w_out,
-        CTX_PARAMS, typename Acc::Out* out, u64* kept) {
+        SCATTER_PARAMS(TX, TY, Acc)) {
     typedef typename Acc::Weight W;
     constexpr int K = Group<TX, TY>::K;
     constexpr int ITEMS = GROUPS * K;
@@ -517,11 +522,7 @@ template <> __device__ __forceinline__ double no_cell<double>() { return __longl
 
 template <typename TX, typename TY, typename Acc, int THREADS, int GROUPS>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS) scatter_warps(
-        const TX* __restrict__ x, const TY* __restrict__ y, const typename Acc::Weight* __restrict__ w,
-        u64 n, AXIS_PARAMS(TX, x), AXIS_PARAMS(TY, y), CATS_PARAMS, u32 shift, u32 ntiles,
-        const u32* __restrict__ base, const u32* __restrict__ cap, u32* fill,
-        u16* __restrict__ codes_out, typename Acc::Weight* __restrict__ w_out,
-        CTX_PARAMS, typename Acc::Out* out, u64* kept) {
+        SCATTER_PARAMS(TX, TY, Acc)) {
     typedef typename Acc::Weight W;
     constexpr int K = Group<TX, TY>::K;
     constexpr int ITEMS = GROUPS * K;
