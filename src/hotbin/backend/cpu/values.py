@@ -184,13 +184,13 @@ def _extreme(cx, m, w, how, hot):
     zeros assumed away)."""
     if isinstance(w[0], np.float32):
         return _extreme_bits(cx, m, w.view(np.int32), how, hot, np.int32(31), np.int32(0x7FFFFFFF),
-                             np.int32(0x7F800000), np.float32)
+                             np.int32(0x7F800000), np.int32, np.float32)
     return _extreme_bits(cx, m, w.view(np.int64), how, hot, np.int64(63), np.int64(0x7FFFFFFFFFFFFFFF),
-                         np.int64(0x7FF0000000000000), np.float64)
+                         np.int64(0x7FF0000000000000), np.int64, np.float64)
 
 
 @njit(inline="always")
-def _extreme_bits(cx, m, bits, how, hot, sign, low, inf, ftype):
+def _extreme_bits(cx, m, bits, how, hot, sign, low, inf, itype, ftype):
     """_extreme of float values given by their bits (int32 for float32, int64 for float64):
     ``key = b ^ ((b >> sign) & low)`` orders them as the floats, NaN (``b & low > inf``)
     left out. MIN takes the MAX of ``~key`` (``~`` reverses the order): one loop for both."""
@@ -208,7 +208,7 @@ def _extreme_bits(cx, m, bits, how, hot, sign, low, inf, ftype):
     # the bits back to the float by a scalar view, not through a 1-element array: that was
     # an allocation a block (20M points all in one cell, max, one thread, three alternations:
     # median 19.7-20.6 -> 16.4-17.6 ms)
-    return np.float64(low.dtype.type(best ^ ((best >> sign) & low)).view(ftype)), cnt
+    return np.float64(itype(best ^ ((best >> sign) & low)).view(ftype)), cnt
 
 
 @njit(nogil=True, cache=True)
