@@ -161,3 +161,37 @@ def test_wheel_carries_this_machines_kernels(wheel, tmp_path):
                        env=_env(PYTHONPATH=str(tmp_path)), cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "[]", r.stdout
+
+
+# A values heatmap in a new interpreter: prints the kernels it compiled.
+VALUES_CALL = """
+import numpy as np
+from numba.core import event
+compiled = event.RecordingListener()
+event.register("numba:compile", compiled)
+import hotbin
+x = np.random.default_rng(2).random(40_000)
+hotbin.heatmap(x, x[::-1], x, agg="mean", width=64, height=64)
+print(sorted({ev.data["dispatcher"].py_func.__qualname__ for _, ev in compiled.buffer[1::2]}))
+"""
+
+
+def test_cached_kernels_follow_edits_of_the_kernels_they_call(tmp_path):
+    """A cached kernel holds the code of the kernels it calls from other modules
+    (scatter.part_values inlines values.add_block), so an edit of values.py, or an upgrade in
+    place that leaves cache files behind, must recompile part_values too: hotbin stamps its
+    kernels with the whole package (_jit.package_stamp), not numba's one file."""
+    pkg = tmp_path / "hotbin"
+    shutil.copytree(SRC / "hotbin", pkg, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+
+    def run():
+        r = subprocess.run([sys.executable, "-c", VALUES_CALL], capture_output=True, text=True, timeout=600,
+                           env=_env(PYTHONPATH=str(tmp_path)), cwd=tmp_path)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout.strip()
+
+    assert "part_values" in run()  # compiled and cached
+    assert run() == "[]"  # loaded
+    with open(pkg / "backend" / "cpu" / "values.py", "a") as f:
+        f.write("\n# an edit of a callee's module\n")
+    assert "part_values" in run()  # its file is unchanged, yet it compiles again
