@@ -14,7 +14,6 @@ import pytest
 
 from hotbin import binning
 from hotbin.backend.cuda import rule as crule
-from hotbin.backend.cuda import spatial as cs
 from hotbin.binning import histogram_rule
 
 
@@ -31,8 +30,8 @@ def _round_guess(x, cap):
 def _axis_cells(rule, v, shortcut=True):
     """spatial.cu ``Axis::find`` in mode 3 on the host's arguments: the cell, or -1."""
     kdt, edges, g = crule.axis_args(rule, v.dtype)
-    assert cs.axis_mode(g.mode, rule.nbins) == cs.MODE_NEAREST
-    table = cs.axis_table(edges)
+    assert crule.axis_mode(g.mode, rule.nbins) == crule.MODE_NEAREST
+    table = crule.edge_table(edges)
     tau = g.eps if shortcut else type(g.eps)(0.5)
     G = type(g.lo)
     vk = v.astype(kdt)
@@ -87,7 +86,7 @@ def test_nearest_edge_axis_gives_the_cell(dt, shortcut):
     checked = 0
     for rule in _rules(rng, dt):
         kdt, edges, g = crule.axis_args(rule, dt)
-        if cs.axis_mode(g.mode, rule.nbins) != cs.MODE_NEAREST:
+        if crule.axis_mode(g.mode, rule.nbins) != crule.MODE_NEAREST:
             continue
         v = _values(rule, rng, dt)
         np.testing.assert_array_equal(_axis_cells(rule, v, shortcut), rule.index(v),
@@ -100,24 +99,24 @@ def test_axis_table_layout():
     """e[0] .. e[nb - 1], the closed end's successor, the closed end (rule.kernel_edges' layout)."""
     rule = binning.cell_rule(4, 0.0, 1.0, "w")  # open at 1: the closed end is the float below 1
     kdt, edges, _ = crule.axis_args(rule, np.float32)
-    t = cs.axis_table(edges)
+    t = crule.edge_table(edges)
     assert t.dtype == np.float32 and t.size == rule.nbins + 2
     np.testing.assert_array_equal(t[:4], edges[:4])
     assert t[5] == edges[-1] and t[4] == np.nextafter(edges[-1], np.float32(np.inf))
     assert t[4] == np.float32(1.0)  # the open end itself: 1.0 is out, its predecessor in
     ints = histogram_rule(np.zeros(1, np.int64), np.array([0, 2, 4, 8]))
     kdt, edges, _ = crule.axis_args(ints, np.int64)
-    assert cs.axis_table(edges)[-2] == edges[-1]
+    assert crule.edge_table(edges)[-2] == edges[-1]
 
 
 def test_axis_mode():
     """Trusted guesses (mode 2) take the nearest-edge rule below rule.SHORTCUT_BINS bins; search
     (0) and guess-then-walk (1) stay."""
-    assert cs.axis_mode(2, 1024) == cs.MODE_NEAREST
-    assert cs.axis_mode(2, crule.SHORTCUT_BINS) == 2
-    assert cs.axis_mode(1, 1024) == 1 and cs.axis_mode(0, 1024) == 0
+    assert crule.axis_mode(2, 1024) == crule.MODE_NEAREST
+    assert crule.axis_mode(2, crule.SHORTCUT_BINS) == 2
+    assert crule.axis_mode(1, 1024) == 1 and crule.axis_mode(0, 1024) == 0
     for dt in (np.float32, np.float64):
         g = crule.axis_args(binning.cell_rule(1024, 0.0, 1.0, "w"), dt)[2]
-        assert cs.axis_mode(g.mode, 1024) == cs.MODE_NEAREST
+        assert crule.axis_mode(g.mode, 1024) == crule.MODE_NEAREST
     ex = binning.histogram2d_rules(np.zeros(1), np.zeros(1), bins=[np.array([0.0, 0.5, 2.0]), np.array([0.0, 1.0])])[0]
-    assert cs.axis_mode(crule.axis_args(ex, np.float64)[2].mode, ex.nbins) == 0
+    assert crule.axis_mode(crule.axis_args(ex, np.float64)[2].mode, ex.nbins) == 0

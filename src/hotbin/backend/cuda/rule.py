@@ -16,7 +16,8 @@ from ...binning import BinRule
 from .runtime import CTYPE, device_table
 
 __all__ = ["BIN_RULE", "BIN_RAW", "BIN_RAW_FULL", "BIN_SEARCH", "BIN_NEAREST", "BIN_NEAREST_ALL",
-           "binner", "count_binner", "hist1d_guess", "kernel_edges",
+           "binner", "count_binner", "hist1d_guess", "kernel_edges", "edge_table", "axis_mode",
+           "MODE_TRUSTED", "MODE_NEAREST",
            "rule_args", "raw_args", "edge_bytes", "value_table", "shift_rule", "axis_args"]
 
 #: how hist1d.cu makes a value a slot (its enum)
@@ -109,10 +110,27 @@ def kernel_edges(rule: BinRule) -> np.ndarray:
     the nearest-edge rule (their guess is walked, :func:`hist1d_guess`): their successor
     entry is the closed end itself.
     """
-    k = rule.kernel_cmp
+    return edge_table(rule.kernel_cmp)
+
+
+def edge_table(k: np.ndarray) -> np.ndarray:
+    """:func:`kernel_edges`' table of the comparison edges ``k`` (``nbins + 1``): also the
+    2-D kernels', whose axes' edges may be rounded for float32 values (:func:`axis_args`)."""
     last = k[-1:]
     above = np.nextafter(last, last.dtype.type(np.inf)) if k.dtype.kind == "f" else last
     return np.concatenate([k[:-1], above, last])
+
+
+#: spatial.cu Axis modes: a guess trusted off the edges (:func:`axis_args`' mode 2); the
+#: nearest-edge rule
+MODE_TRUSTED, MODE_NEAREST = 2, 3
+
+
+def axis_mode(mode: int, nbins: int) -> int:
+    """spatial.cu Axis mode for :func:`axis_args`' guess ``mode``: a trusted guess (less than
+    half a bin off) takes the nearest-edge rule, up to SHORTCUT_BINS bins (the float32 guess's
+    rounding trick holds below 2**22)."""
+    return MODE_NEAREST if mode == MODE_TRUSTED and nbins < SHORTCUT_BINS else mode
 
 
 def edge_bytes(rule: BinRule | None, stage_max: int) -> int:

@@ -58,7 +58,7 @@ import numpy as np
 
 from ... import fixedpoint, reductions
 from ...binning import BinRule
-from .rule import SHORTCUT_BINS, axis_args
+from .rule import MODE_NEAREST, axis_args, axis_mode, edge_table
 from .runtime import aligned, cupy, device_info, device_table, flat, kernel, launch, resident
 from .tuning import Tuning, current, spatial_plan, table
 
@@ -98,8 +98,6 @@ WARP_SCATTER_BLOCKS_PER_SM = 4
 #: the scatters' fill counters lie this many words apart (spatial.cu FILL_STRIDE: one per
 #: 128-byte line)
 FILL_STRIDE = 32
-#: spatial.cu Axis modes: guess and trust it off the edges (kernel_rule mode 2); the nearest-edge rule
-MODE_TRUSTED, MODE_NEAREST = 2, 3
 
 
 class Acc(NamedTuple):
@@ -175,24 +173,6 @@ def ci_name_expressions() -> dict[str, list[str]]:
     return {"spatial.cu": list(out)}
 
 
-def axis_table(edges: np.ndarray) -> np.ndarray:
-    """spatial.cu's edge table of an axis whose kernel edges are ``edges`` (``nbins + 1``, in
-    the comparison dtype): hist_common.cuh's layout (:func:`rule.kernel_edges`), ``e[0] ..
-    e[nbins - 1]``, the least value above the closed end, the closed end. The nearest-edge
-    rule (mode 3) compares a value whose guess is nearest to edge ``nbins`` with the middle
-    entry, so the closed end stays in the last cell and values above go out."""
-    last = edges[-1:]
-    above = np.nextafter(last, last.dtype.type(np.inf)) if edges.dtype.kind == "f" else last
-    return np.concatenate([edges[:-1], above, last])
-
-
-def axis_mode(mode: int, nbins: int) -> int:
-    """spatial.cu Axis mode for kernel_rule's guess ``mode``: a trusted guess (less than half a
-    bin off) takes the nearest-edge rule, up to rule.SHORTCUT_BINS bins (the float32 guess's
-    rounding trick holds below 2**22)."""
-    return MODE_NEAREST if mode == MODE_TRUSTED and nbins < SHORTCUT_BINS else mode
-
-
 #: (device, value dtype, comparison edges, last edge, uniform, shortcut) -> (ctype, kdt, args):
 #: heatmaps make new rules each call, so this keys on their contents. Cleared when full.
 _AXES: dict = {}
@@ -207,7 +187,7 @@ def _axis(v, rule: BinRule, shortcut: bool = True):
     hit = _AXES.get(key)
     if hit is None:
         kdt, edges, g = axis_args(rule, v.dtype)
-        e = device_table(dev, np.ascontiguousarray(axis_table(edges)).tobytes(), edges.dtype.str)  # uploaded once
+        e = device_table(dev, np.ascontiguousarray(edge_table(edges)).tobytes(), edges.dtype.str)  # uploaded once
         mode = axis_mode(g.mode, rule.nbins)
         eps = g.eps if shortcut or mode != MODE_NEAREST else type(g.eps)(0.5)  # 1/2: no value trusted
         args = (e, kdt.type(edges[0]), kdt.type(edges[-1]), g.lo, g.scale, eps, np.uint32(rule.nbins),
@@ -218,21 +198,18 @@ def _axis(v, rule: BinRule, shortcut: bool = True):
     return hit[0], aligned(v, hit[1]), hit[2]
 
 
-def _values(w):
-    """Weights of the values accumulators as the kernels read them: float32 (float16 widened
-    exactly) or float64 (every other dtype, converted as NumPy converts it)."""
-    if w.dtype in (np.float16, np.float32):
-        return aligned(flat(w), np.float32)
-    return aligned(w, np.float64)
-
-
 def _weights(weights, acc: Acc):
-    """``(ctype, data)`` of the weights as the accumulator reads them (a dummy for counts)."""
+    """``(ctype, data)`` of the weights as the accumulator reads them (a dummy for counts); the
+    values accumulators read float32 (float16 widened exactly) or float64 (every other dtype,
+    converted as NumPy converts it)."""
     cp = cupy()
     if acc.weights is None:
         return "double", cp.empty(1, np.float64)
-    weights = cp.asarray(weights)
-    w = _values(weights) if acc.weights == "values" else aligned(weights, acc.weights)
+    w = cp.asarray(weights)
+    if acc.weights != "values":
+        w = aligned(w, acc.weights)
+    else:
+        w = aligned(flat(w), np.float32) if w.dtype in (np.float16, np.float32) else aligned(w, np.float64)
     return _KTYPE[w.dtype], w
 
 
