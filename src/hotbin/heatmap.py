@@ -21,7 +21,7 @@ from . import frames, png, validate
 from .arrays import as_float64
 from .aggregate import aggregate, check_agg, merge_heatmaps
 from .binning import cell_rule, positive_int
-from .project import WKT, projected
+from .project import projected
 from .plan import executor, portable
 from .ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
 
@@ -218,29 +218,9 @@ class Heatmap:
         (CF grid mapping), which rioxarray reads to write GeoTIFF. Needs xarray
         (``pip install xarray``).
         """
-        try:
-            import xarray as xr
-        except ModuleNotFoundError:
-            raise ModuleNotFoundError("Heatmap.to_xarray needs xarray: pip install xarray") from None
-        from .arrays import to_host
+        from .project import to_xarray
 
-        xe, ye = self.x_edges, self.y_edges
-        dims = (self.y_name, self.x_name)
-        coords = {self.y_name: (ye[:-1] + ye[1:]) / 2, self.x_name: (xe[:-1] + xe[1:]) / 2,
-                  "counts": (dims, np.asarray(to_host(self.counts)))}
-        if self.categories is not None:
-            dims = ("category",) + dims
-            coords["category"] = list(self.categories)
-        attrs = {"x_range": self.x_range, "y_range": self.y_range, "x_closed": int(self.x_closed),
-                 "y_closed": int(self.y_closed), "dropped": self.dropped, "skipped": self.skipped,
-                 "agg": self.agg}
-        if self.crs is not None:
-            attrs["crs"] = self.crs
-            attrs["grid_mapping"] = "spatial_ref"
-            coords["spatial_ref"] = ((), 0, {"crs_wkt": WKT.get(self.crs, self.crs),
-                                             "spatial_ref": WKT.get(self.crs, self.crs)})
-        return xr.DataArray(np.asarray(to_host(self.values)), dims=dims, name=self.agg,
-                            coords=coords, attrs=attrs)
+        return to_xarray(self)
 
 
 class _Values:

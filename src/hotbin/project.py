@@ -5,7 +5,7 @@
 world of XYZ tiles). Works on NumPy, CuPy and dask arrays alike: elementwise,
 float64, no copy beyond the result. ``tile_bounds(z, x, y)`` is the extent of
 XYZ tile ``x, y`` at zoom ``z`` (``y`` counted from the north, as Leaflet,
-MapLibre and QGIS do).
+MapLibre and QGIS do). ``to_xarray(hm)`` is a heatmap as a DataArray with its CRS.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 from .ranges import given_range
 
 __all__ = ["RADIUS", "MAX_LAT", "CRS", "WKT", "WORLD", "mercator", "inverse", "tile_bounds",
-           "PROJECTIONS", "projected"]
+           "PROJECTIONS", "projected", "to_xarray"]
 
 RADIUS = 6378137.0
 MAX_LAT = 85.05112877980659
@@ -96,3 +96,31 @@ def projected(project, x, y, x_range, y_range):
     if y_range is not None:
         y_range = tuple(float(v) for v in mercator(0.0, np.asarray(given_range(y_range, "y_range")))[1])
     return x, y, x_range, y_range, CRS
+
+
+def to_xarray(hm):
+    """:meth:`hotbin.Heatmap.to_xarray`: the heatmap as an ``xarray.DataArray``, with its CRS
+    as a CF grid mapping when projected."""
+    try:
+        import xarray as xr
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("Heatmap.to_xarray needs xarray: pip install xarray") from None
+    from .arrays import to_host
+
+    xe, ye = hm.x_edges, hm.y_edges
+    dims = (hm.y_name, hm.x_name)
+    coords = {hm.y_name: (ye[:-1] + ye[1:]) / 2, hm.x_name: (xe[:-1] + xe[1:]) / 2,
+              "counts": (dims, np.asarray(to_host(hm.counts)))}
+    if hm.categories is not None:
+        dims = ("category",) + dims
+        coords["category"] = list(hm.categories)
+    attrs = {"x_range": hm.x_range, "y_range": hm.y_range, "x_closed": int(hm.x_closed),
+             "y_closed": int(hm.y_closed), "dropped": hm.dropped, "skipped": hm.skipped,
+             "agg": hm.agg}
+    if hm.crs is not None:
+        attrs["crs"] = hm.crs
+        attrs["grid_mapping"] = "spatial_ref"
+        coords["spatial_ref"] = ((), 0, {"crs_wkt": WKT.get(hm.crs, hm.crs),
+                                         "spatial_ref": WKT.get(hm.crs, hm.crs)})
+    return xr.DataArray(np.asarray(to_host(hm.values)), dims=dims, name=hm.agg,
+                        coords=coords, attrs=attrs)
