@@ -90,6 +90,10 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     uint8 with NumPy's RuntimeWarning. Datetime values, object (``Decimal``)
     weights and long double values or ranges give :func:`numpy.histogram`'s result.
     """
+    if weights is None and axis is None and not density:  # a CuPy array's common call at once
+        found = _backends.device_counts(backend, a, bins, range)
+        if found is not None:
+            return found
     if axis is None and (numpy_only(a, weights, range, bins) or no_edges(bins)):
         return numpy_result(np.histogram, a, bins, range, density, weights)
     offload = "histogram" if axis is None and portable(weights, deterministic) else None
@@ -260,7 +264,7 @@ def bincount(x, weights=None, minlength=0, *, backend=None):
     str: NumPy's TypeError and message). Empty input gives ``minlength`` int64
     zeros, with or without weights, as NumPy.
     """
-    minlength = _minlength(minlength)
+    minlength = validate.minlength(minlength)
     ex = executor(backend, x, weights)
     xa = ex.array(x, "x")
     if not ex.lazy and xa.size == 0 and xa.dtype.kind == "f" and not hasattr(x, "dtype"):
@@ -285,18 +289,6 @@ def bincount(x, weights=None, minlength=0, *, backend=None):
     plan = Plan(lambda be, v, *ww: (be.bincount(v, length, *ww),), ((red, (length,)),))
     (out,) = ex.run(plan, xa, *([] if w is None else [w]))
     return ex.restore(out, x)
-
-
-def _minlength(minlength) -> int:
-    """``minlength`` as NumPy's bincount reads it: an integer, not negative (NumPy's messages)."""
-    if minlength is None:
-        raise TypeError("use 0 instead of None for minlength")
-    if isinstance(minlength, (bool, np.bool_)):
-        raise TypeError("an integer is required")
-    n = operator.index(minlength)  # TypeError: "'float' object cannot be interpreted as an integer"
-    if n < 0:
-        raise ValueError("'minlength' must not be negative")
-    return n
 
 
 def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, backend=None):

@@ -19,7 +19,7 @@ import numpy as np
 from .arrays import to_host
 from .binrule import MAX_SLACK, BinRule, first_true, int_at_least, exact_counts
 
-__all__ = ["BinRule", "MAX_SLACK", "exact_counts", "histogram_rule", "histogram2d_rules",
+__all__ = ["BinRule", "MAX_SLACK", "exact_counts", "histogram_rule", "plain_rule", "histogram2d_rules",
            "histogramdd_rules", "index_rule", "cell_rule", "check_data", "positive_int"]
 
 
@@ -54,10 +54,9 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
     supply a fast parallel reduction.
     """
     dt = a.dtype
-    if type(bins) is int and bins >= 1 and type(range) is tuple and len(range) == 2:
-        lo, hi = range  # the common call: n bins over a pair of Python numbers, checked without NumPy
-        if type(lo) in _PLAIN and type(hi) in _PLAIN and -_FLOAT_MAX <= lo <= hi <= _FLOAT_MAX:
-            return _uniform_rule(dt, bins, _plain_key(lo), lo, _plain_key(hi), hi)
+    rule = plain_rule(dt, bins, range)
+    if rule is not None:
+        return rule
     empty = np.empty(0, dt)
     if isinstance(bins, str):
         # NumPy's estimators need the data itself (and the weights check).
@@ -89,6 +88,17 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
         return _uniform_rule(*key)
     edges = np.histogram_bin_edges(empty, n, range)
     return _rule(edges, edges.dtype, True)
+
+
+def plain_rule(dt, bins, range) -> BinRule | None:
+    """The rule of the common call, ``bins`` an int over a pair of Python numbers in order
+    (checked without NumPy: they pass NumPy's checks), for data of dtype ``dt``, built once
+    (:func:`_uniform_rule`); None for any other ``bins`` and ``range``."""
+    if type(bins) is int and bins >= 1 and type(range) is tuple and len(range) == 2:
+        lo, hi = range
+        if type(lo) in _PLAIN and type(hi) in _PLAIN and -_FLOAT_MAX <= lo <= hi <= _FLOAT_MAX:
+            return _uniform_rule(dt, bins, _plain_key(lo), lo, _plain_key(hi), hi)
+    return None
 
 
 def _increasing(edges: np.ndarray) -> bool:

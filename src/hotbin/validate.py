@@ -6,13 +6,14 @@ inputs are checked by the same lines: ``ex.array`` adapts an input,
 """
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
 
 from .binning import check_data
 
-__all__ = ["check_data", "check_weights", "values", "points", "coordinates"]
+__all__ = ["check_data", "check_weights", "values", "points", "coordinates", "minlength"]
 
 
 def check_weights(ex, weights, x, kinds="biufc", message="weights should have the same shape as a."):
@@ -52,3 +53,15 @@ def points(ex, x, y, weights):
     """Coordinates and weights of a 2-D histogram, validated as NumPy's histogram2d does."""
     xa, ya = coordinates(ex, x, y, "x and y must have the same length.")
     return xa, ya, check_weights(ex, weights, xa)
+
+
+def minlength(n) -> int:
+    """bincount's ``minlength`` as NumPy reads it: an integer, not negative (NumPy's messages)."""
+    if n is None:
+        raise TypeError("use 0 instead of None for minlength")
+    if isinstance(n, (bool, np.bool_)):
+        raise TypeError("an integer is required")
+    n = operator.index(n)  # TypeError: "'float' object cannot be interpreted as an integer"
+    if n < 0:
+        raise ValueError("'minlength' must not be negative")
+    return n

@@ -59,6 +59,9 @@ that claims the inputs, except that large NumPy inputs of ``histogram`` and ``he
 go to the cuda backend where it is usable and measured faster (the thresholds are the
 cuda backend's tuning data), for results whose bits are the same there. Small inputs
 are decided without importing anything.
+
+The common call on a CuPy array (``histogram(x, n, (lo, hi))``) skips the front door's steps that
+change nothing for it: :func:`device_counts`.
 """
 from __future__ import annotations
 
@@ -71,10 +74,11 @@ import threading
 
 import numpy as np
 
-from ..arrays import on_gpu, to_host
+from ..arrays import on_gpu, shared_copy, to_host
+from ..binning import plain_rule
 
 __all__ = ["NAMES", "ENV", "load", "available", "select", "name_for", "offloaded", "gpu_usable", "call",
-           "on_gpu", "to_host"]
+           "device_counts", "on_gpu", "to_host"]
 
 NAMES = ("cpu", "cuda", "wgpu")
 ENV = "HOTBIN_BACKEND"
@@ -217,8 +221,9 @@ def _claimant(arrays) -> str:
             mod = _module(name)
         except ImportError:  # a broken optional install claims nothing
             continue
-        if any(mod.claims(a) for a in present):
-            return name
+        for a in present:  # a loop, not any(): every call on a device array asks (small calls)
+            if mod.claims(a):
+                return name
     return FALLBACK
 
 
@@ -262,3 +267,28 @@ def _host(v):
     if isinstance(v, tuple):
         return tuple(map(_host, v))
     return to_host(v) if hasattr(v, "dtype") and hasattr(v, "shape") else v
+
+
+def device_counts(backend, a, bins, range):
+    """``(hist, edges)`` of ``hotbin.histogram(a, bins, range)`` for the common call on a CuPy
+    array, or None: the general path (:mod:`hotbin.plan`) answers.
+
+    The common call: ``bins`` an int over a pair of Python numbers (:func:`hotbin.binning.plain_rule`,
+    built once), no weights, density or axis (the caller's test), integer or float values (bool
+    warns on the general path), and the backend :func:`name_for` picks already loaded and taking
+    device arrays as they are (``DEVICE == "cuda"``). The general path's other steps change
+    nothing for it (a CuPy array is no dask collection and no NumPy-only input, adapting and
+    restoring leave it as it is, no weights make no plan), and the host's time before the launch
+    is what a one-call histogram of a large array waits for (issue #17): the rule, then the
+    backend's ``histogram`` (cuda: one lookup and one launch, backend/cuda/quick.py), then the
+    edges' device copy. The same answer, bit for bit (tests/test_cuda_quick.py).
+    """
+    cp = sys.modules.get("cupy")
+    if cp is None or type(a) is not cp.ndarray or a.dtype.kind not in "iuf":
+        return None
+    be = _LOADED.get(backend or os.environ.get(ENV) or _claimant((a,)))
+    rule = plain_rule(a.dtype, bins, range)
+    if be is None or be.module.DEVICE != "cuda" or rule is None or rule.exact is not None:
+        return None
+    hist = be.module.histogram(a, rule)
+    return None if hist is NotImplemented else (hist, shared_copy(rule.edges, a))
