@@ -223,7 +223,8 @@ def hist_group(name, gen, n, bins, rng_, cub, cub_fn, level_t, anchors_n, sweep,
 
 def weighted_group(n, sweep, variants):
     """Weighted float32 sums, 256 bins over (0, 1), float32 weights (issue #17): float64 sums
-    and ``deterministic=True`` (fixed point: max |w| first, then the words). GB/s count the
+    and ``deterministic=True`` (fixed point at the scale of a sample's max |w|, confirmed by the
+    max |w| the sums saw; once more with a largest weight the sample misses, which sums twice). GB/s count the
     values and the weights. Checked: float64 sums against a float64 bincount on the device
     (close: atomics add in any order), fixed-point sums bitwise the same run to run and close to
     it (and bitwise the cpu backend's on a 2^22 prefix)."""
@@ -265,6 +266,16 @@ def weighted_group(n, sweep, variants):
         r = row("W f32 256", f"{dist} deterministic", nbytes, **t)
         r["host_us"] = {"ours": host_us(fixed), "api": host_us(api_det)}
         r["max_abs_ms"] = timeit(lambda: cb.max_abs(w))
+        if dist == "uniform":  # the scale's guess from a sample misses the largest weight: sums twice
+            wo = w.copy()
+            wo[1] = np.float32(1e3)
+            miss = lambda: hotbin.histogram(x, bins=256, range=(0.0, 1.0), weights=wo, deterministic=True)  # noqa: E731
+            ref_miss = reductions.fixed(fixedpoint.scale_for(1e3, n)).finalize(
+                cb.histogram(x, rule, wo, reductions.fixed(fixedpoint.scale_for(1e3, n))))
+            assert np.array_equal(miss()[0].get(), ref_miss), "deterministic, sample missed: wrong"
+            row("W f32 256", f"{dist} deterministic, largest |w| unsampled", nbytes,
+                ours_api=timeit(miss, reps=10))
+            del wo
         print(" " * 40 + f"max |w| alone: {r['max_abs_ms']:.3f} ms ({gbs(w.nbytes, r['max_abs_ms']):.0f} GB/s of w); "
               "host µs per call: " + "  ".join(f"{k}={v:.1f}" for k, v in r["host_us"].items()))
         if sweep:

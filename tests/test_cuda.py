@@ -397,6 +397,68 @@ def test_deterministic_words_equal_cpu(nbins, rng):
     np.testing.assert_array_equal(h1, h0)  # bitwise
 
 
+def test_fixed_combine_on_the_device_is_the_hosts(rng):
+    """fixedpoint.combine of device words: the host's bits at every scale (overflow to inf,
+    results in the subnormal range, negative and carried low words)."""
+    hi = rng.integers(-(1 << 62), 1 << 62, 4000) >> rng.integers(0, 62, 4000)
+    lo = rng.integers(0, 1 << 33, hi.size)
+    words = np.stack([hi, lo])
+    for s in (-1100, -994, -60, 0, 31, 32, 90, 1074, 1100, 1167, 1200):
+        want = fixedpoint.combine(words, s)
+        got = fixedpoint.combine(cp.asarray(words), s)
+        assert type(got) is cp.ndarray
+        np.testing.assert_array_equal(got.get().view(np.int64), want.view(np.int64), err_msg=f"scale {s}")
+
+
+@pytest.mark.parametrize("wdt", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_guessed_scale_equals_the_whole_datas(wdt, rng, monkeypatch):
+    """deterministic=True on large device weights guesses the scale from a sample
+    (max_abs_sample) and confirms it with the max |w| the sums kernel saw (hist_sum's seen):
+    right guesses, a largest weight the sample misses (the sums run again), a NaN it misses,
+    the checked partial itself (the words of the unchecked kernel and the max |w|), and when
+    the sample guesses."""
+    n = cb.sums.SAMPLE_FROM + 3
+    v = rng.random(n, dtype=np.float32)
+    w = (rng.random(n) * 100).astype(wdt)
+    runs = []
+    real = cb.sums.staged_sums
+    monkeypatch.setattr(cb.sums, "staged_sums", lambda *a, **k: runs.append(a[-1] if len(a) > 8 else None)
+                        or real(*a, **k))
+    for case in ("hit", "miss", "nan"):
+        ww = w.copy()
+        if case == "miss":
+            ww[1] = -1e6  # between the sampled weights 0 and n // SAMPLE
+        if case == "nan":
+            ww[1] = np.nan
+            with pytest.raises(ValueError, match="finite"):
+                hotbin.histogram(cp.asarray(v), 64, (0, 1), weights=cp.asarray(ww), deterministic=True)
+            continue
+        runs.clear()
+        ref, _ = hotbin.histogram(v, 64, (0, 1), weights=ww, deterministic=True, backend="cpu")
+        got, _ = hotbin.histogram(cp.asarray(v), 64, (0, 1), weights=cp.asarray(ww), deterministic=True)
+        assert type(got) is cp.ndarray
+        np.testing.assert_array_equal(got.get().view(np.int64), ref.view(np.int64), err_msg=case)
+        assert len(runs) == (1 if case == "hit" else 2), case
+    rule = histogram_rule(v, 64, (0, 1))
+    s = fixedpoint.scale_for(fixedpoint.max_abs(w), n)
+    part = cb.histogram(cp.asarray(v), rule, cp.asarray(w), reductions.checked(s))
+    words, seen = reductions.seen_of(part, 64)
+    plain = cb.histogram(cp.asarray(v), rule, cp.asarray(w), reductions.fixed(s))
+    np.testing.assert_array_equal(fixedpoint.fold(words.get()), fixedpoint.fold(plain.get()))
+    assert seen() == float(np.abs(w).max())
+    # the sample's guess: none for small arrays and zeros; a NaN fails; none where the top two
+    # sampled values extrapolate past the binade (10 and 9: a tail), else the sample's max
+    step = n // cb.sums.SAMPLE
+    t = cp.full(n, 0.5, wdt)
+    assert cb.sums.sample_max_abs(t[:1000]) is None and cb.sums.sample_max_abs(t * 0) is None
+    t[step] = np.nan
+    assert np.isnan(cb.sums.sample_max_abs(t))
+    t[0], t[step] = -10, 9
+    assert cb.sums.sample_max_abs(t) is None
+    t[step] = 9.99
+    assert cb.sums.sample_max_abs(t) == 10.0
+
+
 def test_bincount(rng):
     for dtype in (np.uint8, np.int16, np.int32, np.uint64, np.bool_):
         x = (rng.integers(0, 2 if dtype == np.bool_ else 120, 50000)).astype(dtype)

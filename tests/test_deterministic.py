@@ -166,3 +166,41 @@ def test_split_and_combine_over_the_whole_range(w):
     assert fixedpoint.combine(words, s)[0] == 3 * w
     f1, f2 = fixedpoint.factors(s)
     assert np.isfinite(f1) and np.isfinite(f2) and f1 * f2 != 0 or s - 32 < -1022
+
+
+@pytest.mark.parametrize("case", ["hit", "miss", "nan"])
+def test_guessed_scale_is_confirmed(case, rng, monkeypatch):
+    """plan.weighted with a backend that guesses the scale from a sample (the cuda backend's
+    sample_max_abs, here a stand-in on the cpu backend): a right guess, a sample that missed
+    the largest weight (the sums run again at the whole data's scale) and a NaN the sample
+    missed all give what the scale from the whole data gives, bit for bit, or its error."""
+    from hotbin.backend import load
+
+    x = rng.random(50_000)
+    w = rng.random(x.size)
+    if case == "miss":
+        w[1] = 1e6
+    if case == "nan":
+        w[1] = np.nan
+    runs = []
+    cpu = load("cpu").module
+    real = cpu.histogram
+
+    def counted(*args, **kw):
+        runs.append(args[3].check if len(args) > 3 else None)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(cpu, "histogram", counted)
+    if case == "nan":
+        monkeypatch.setattr(cpu, "sample_max_abs", lambda w: float(np.abs(w[::7]).max()), raising=False)
+        with pytest.raises(ValueError, match="finite"):
+            hotbin.histogram(x, 32, (0, 1), weights=w, deterministic=True, backend="cpu")
+        return
+    ref, _ = hotbin.histogram(x, 32, (0, 1), weights=w, deterministic=True, backend="cpu")
+    assert runs == [False]
+    monkeypatch.setattr(cpu, "sample_max_abs", lambda w: float(np.abs(w[::7]).max()), raising=False)
+    got, _ = hotbin.histogram(x, 32, (0, 1), weights=w, deterministic=True, backend="cpu")
+    assert got.tobytes() == ref.tobytes()
+    # a guess, confirmed by one pass over the weights (the cpu backend reports none), then
+    # (miss) the sums again at the scale of the whole data
+    assert runs == [False, True] + ([False] if case == "miss" else [])

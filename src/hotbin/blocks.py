@@ -54,11 +54,17 @@ class Executor:
 
     ``lazy``; ``array(a, name)`` and ``align(other, x, message)`` (inputs);
     ``check_bins(bins)``; ``rules(build, arrays)``; ``stats(w)`` (``max |w|``, n);
-    ``extents(arrays, finite)``; ``percentiles(arrays, q)``; ``run(plan, *arrays)``;
-    ``each(fn, x)`` (a blockwise map); ``compute(*results)``; ``restore(x, like)``.
+    ``scale_guess(w)``; ``extents(arrays, finite)``; ``percentiles(arrays, q)``;
+    ``run(plan, *arrays)``; ``each(fn, x)`` (a blockwise map); ``compute(*results)``;
+    ``restore(x, like)``.
     """
 
     lazy = False
+
+    def scale_guess(self, w) -> int | None:
+        """A guess of the fixed-point scale of ``w`` that the sums confirm, or None: the
+        scale comes from :meth:`stats` first (:func:`hotbin.plan.weighted`)."""
+        return None
 
     def finite_extents(self, arrays):
         """``(min, max)`` of the finite values of each array, or None (one pass for all)."""

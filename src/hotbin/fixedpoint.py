@@ -34,6 +34,8 @@ import math
 
 import numpy as np
 
+from .arrays import xp
+
 SPLIT = 32  #: bits of the low word
 _HEADROOM = 62  #: n * |hi| < 2**62 keeps every int64 sum (and the carry) in range
 #: how many weights one low-word accumulator may take before its carry is folded
@@ -80,11 +82,13 @@ def split(w: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
     return hi.astype(np.int64), lo.astype(np.int64)
 
 
-def fold(words: np.ndarray) -> np.ndarray:
-    """Normalize words ``[hi, lo, ...]`` (axis 0) so that ``0 <= lo < 2**32``; same value."""
-    words = np.asarray(words, np.int64)
+def fold(words):
+    """Normalize words ``[hi, lo, ...]`` (axis 0) so that ``0 <= lo < 2**32``; same value
+    (NumPy, or CuPy for device words)."""
+    x = xp(words)
+    words = x.asarray(words, np.int64)
     hi = words[0] + (words[1] >> SPLIT)
-    return np.stack([hi, words[1] & ((1 << SPLIT) - 1)])
+    return x.stack([hi, words[1] & ((1 << SPLIT) - 1)])
 
 
 def merge(partials: np.ndarray) -> np.ndarray:
@@ -99,16 +103,19 @@ def merge(partials: np.ndarray) -> np.ndarray:
     return fold(folded.sum(axis=0))
 
 
-def combine(words: np.ndarray, s: int) -> np.ndarray:
+def combine(words, s: int):
     """float64 value of words ``hi * 2**32 + lo`` times ``2**-s`` (a fixed function of them).
 
     ``fl(hi) * 2**32 + lo`` is rounded once, then scaled by ``2**-s`` (exact unless
     the value leaves the normal range: ``inf`` beyond it, subnormal below it), so
-    no scale, however extreme, makes an intermediate overflow.
+    no scale, however extreme, makes an intermediate overflow. Device words are
+    combined on the device, with the same roundings (IEEE 754 conversions, one add,
+    ``ldexp``), so the bits are the host's (tests/test_cuda.py).
     """
+    x = xp(words)
     hi, lo = fold(words)
     with np.errstate(over="ignore"):
-        return np.ldexp(np.ldexp(hi.astype(np.float64), SPLIT) + lo.astype(np.float64), -int(s))
+        return x.ldexp(x.ldexp(hi.astype(np.float64), SPLIT) + lo.astype(np.float64), -int(s))
 
 
 def square_shift(max_abs: float) -> int:

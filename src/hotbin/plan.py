@@ -31,7 +31,7 @@ from . import fixedpoint
 from .arrays import adapt, is_dask, restore, to_host
 from .blocks import Executor, Plan, block_extent
 from .ranges import percentile_range
-from .reductions import COUNT, SUM_I64, fits_int64, for_weights
+from .reductions import COUNT, SUM_I64, checked, fits_int64, for_weights, seen_of
 
 __all__ = ["Plan", "Local", "executor", "portable", "weighted"]
 
@@ -63,6 +63,13 @@ class Local(Executor):
     def stats(self, w) -> tuple[float, int]:
         """``(max |w|, number of weights)``."""
         return self.be.max_abs(w), int(w.size)
+
+    def scale_guess(self, w) -> int | None:
+        """The fixed-point scale of a sample of ``w`` where the backend samples (large device
+        weights), else None (:func:`weighted`)."""
+        sample = getattr(self.be.module, "sample_max_abs", None)
+        m = None if sample is None else sample(w)
+        return None if m is None else fixedpoint.scale_for(m, int(w.size))
 
     def run(self, plan: Plan, *arrays):
         parts = plan.block(self.be, *arrays)
@@ -127,7 +134,8 @@ def weighted(ex, count, arrays, w, shape, deterministic, extra=((), None)):
     The one runner of weighted counts for every front door: ``w`` None counts;
     integer weights sum exactly (int64, or an OverflowError naming the bin);
     float weights in float64, or in fixed point when ``deterministic`` (the scale
-    from the whole data's ``max |w|`` and count); complex weights are two real
+    from the whole data's ``max |w|`` and count: first, or for 1-D sums where the
+    backend samples, guessed and confirmed by the sums, :func:`_guessed`); complex weights are two real
     runs. ``extra`` is ``(outputs, fn)``: more ``(Reduction, shape)`` outputs whose
     partials ``fn(be, blocks)`` adds to each block (a heatmap's point counts).
     Returns the tuple of finished outputs, sums first.
@@ -138,24 +146,51 @@ def weighted(ex, count, arrays, w, shape, deterministic, extra=((), None)):
         re = weighted(ex, count, arrays, w.real, shape, deterministic, extra)
         im = weighted(ex, count, arrays, w.imag, shape, deterministic)
         return (re[0] + 1j * im[0],) + re[1:]
-    scale = None
-    if deterministic and w is not None and w.dtype.kind == "f":
-        scale = fixedpoint.scale_for(*ex.stats(w))
-    red = for_weights(w, scale)
     n = len(arrays)
 
-    def block(be, *blocks):
-        data, ww = blocks[:n], (blocks[n] if w is not None else None)
-        if ww is not None and tuple(ww.shape) != tuple(data[0].shape):  # dask partitions
-            raise ValueError("weights should have the same shape as a.")
-        if red is SUM_I64:
-            part = exact_int_sums(lambda p, r: count(be, data, p, r), be, ww)
-        else:
-            part = count(be, data, ww, red)
-        return (part,) + (tuple(extra[1](be, data)) if extra[0] else ())
+    def run(red):
+        def block(be, *blocks):
+            data, ww = blocks[:n], (blocks[n] if w is not None else None)
+            if ww is not None and tuple(ww.shape) != tuple(data[0].shape):  # dask partitions
+                raise ValueError("weights should have the same shape as a.")
+            if red is SUM_I64:
+                part = exact_int_sums(lambda p, r: count(be, data, p, r), be, ww)
+            else:
+                part = count(be, data, ww, red)
+            return (part,) + (tuple(extra[1](be, data)) if extra[0] else ())
 
-    plan = Plan(block, ((red, tuple(shape)),) + tuple(extra[0]))
-    return ex.run(plan, *arrays, *([] if w is None else [w]))
+        plan = Plan(block, ((red, tuple(shape)),) + tuple(extra[0]))
+        return ex.run(plan, *arrays, *([] if w is None else [w]))
+
+    scale = None
+    if deterministic and w is not None and w.dtype.kind == "f":
+        guess = ex.scale_guess(w) if len(shape) == 1 and not extra[0] else None
+        if guess is not None:
+            found, scale = _guessed(run(checked(guess)), guess, ex, w, shape[0])
+            if found is not None:
+                return found
+        else:
+            scale = fixedpoint.scale_for(*ex.stats(w))
+    return run(for_weights(w, scale))
+
+
+def _guessed(out, guess, ex, w, nbins):
+    """``(result, None)`` of a fixed-point run at the scale ``guess`` (:func:`checked`) when
+    the largest ``|w|`` makes it the scale, else ``(None, the scale)``.
+
+    The guess is the scale of a sample of the weights (large device weights); the sums'
+    own pass over the weights finds their largest ``|w|`` (a last column of the words), so
+    confirming costs no second pass. The words are combined on the device first, so the
+    read of that column waits for nothing more. A wrong guess (the sample missed the
+    largest binade) runs the sums again at the right scale: results are always those of
+    the scale from the whole data, bit for bit.
+    """
+    words, seen = seen_of(out[0], nbins)
+    result = fixedpoint.combine(words, guess)
+    # a path that did not report what it read (the cpu fallback) costs one more pass
+    m = ex.stats(w)[0] if seen is None else seen()
+    scale = fixedpoint.scale_for(m, int(w.size))
+    return ((result,), None) if scale == guess else (None, scale)
 
 
 _I64 = 1 << 63

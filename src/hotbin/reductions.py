@@ -42,8 +42,8 @@ import numpy as np
 from . import fixedpoint
 from .arrays import to_host, xp
 
-__all__ = ["Reduction", "COUNT", "SUM_F64", "SUM_I64", "MEAN", "MIN", "MAX", "fixed", "words",
-           "centered", "for_weights", "fits_int64"]
+__all__ = ["Reduction", "COUNT", "SUM_F64", "SUM_I64", "MEAN", "MIN", "MAX", "fixed", "words", "checked",
+           "with_seen", "seen_of", "centered", "for_weights", "fits_int64"]
 
 _I64 = 1 << 63
 
@@ -95,6 +95,9 @@ class Reduction:
     identity: tuple = ()  #: initial value of each lead row (empty: zeros)
     #: cell centers: accumulate (w - center[cell])**2 (acc "mean" and "fixed")
     center: object = field(default=None, compare=False, repr=False)
+    #: acc "fixed": ``scale`` is a guess (:func:`hotbin.plan.weighted`); a backend that reads
+    #: every weight in the pass that sums them may return :func:`with_seen`'s partial
+    check: bool = False
 
     @property
     def result_dtype(self) -> np.dtype:
@@ -137,6 +140,35 @@ def words(scale: int) -> Reduction:
     """Fixed-point sums of float weights at ``2**-scale`` kept as their integer words
     (:class:`hotbin.Histogram` merges them later)."""
     return Reduction("fixed", "fixed", np.dtype(np.int64), merge=_words, lead=(2,), scale=int(scale))
+
+
+def checked(scale: int) -> Reduction:
+    """:func:`words` at a guessed ``scale``, confirmed after the sums (:attr:`Reduction.check`)."""
+    return replace(words(scale), check=True)
+
+
+def with_seen(words, seen):
+    """A checked partial: the words ``(2, n)`` and a column ``n`` holding the bits of the largest
+    ``|w|`` read (``seen``: a 1-element uint32 array of float32 bits or uint64 of float64 bits)
+    in row 0 and their width in bytes in row 1."""
+    x = xp(words)
+    col = x.empty((2, 1), np.int64)
+    col[0] = seen.astype(np.int64)
+    col[1] = seen.dtype.itemsize
+    return x.concatenate([words, col], axis=1)
+
+
+def seen_of(part, nbins: int):
+    """``(words, max |w| as a callable)`` of a :func:`with_seen` partial (the call reads the
+    device), or ``(part, None)`` for words of ``nbins`` alone."""
+    if part.shape[-1] == nbins:
+        return part, None
+
+    def seen():
+        bits, width = (int(v) for v in np.asarray(to_host(part[:, nbins])))
+        return float(np.array(bits, np.uint32 if width == 4 else np.uint64).view(
+            np.float32 if width == 4 else np.float64))
+    return part[:, :nbins], seen
 
 
 def fixed(scale: int) -> Reduction:

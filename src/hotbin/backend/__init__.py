@@ -27,10 +27,14 @@ and the primitives, on arrays adapted by :func:`hotbin.arrays.adapt`:
     NumPy scalars of ``a.dtype``; NaN when ``a`` holds a NaN (as ``a.min()``).
 ``max_abs(w) -> float``
     ``max |w|`` (NaN when a weight is NaN).
+``sample_max_abs(w) -> float | None`` (optional)
+    ``max |w|`` of a sample when it likely is the whole ``w``'s binade: the
+    fixed-point scale is then guessed and confirmed by the sums (cuda).
 ``histogram(a, rule, weights=None, red=COUNT)``
     the partial of the reduction ``red`` (:mod:`hotbin.reductions`; the
     backend's accumulator is chosen by ``red.acc``) over the bins of the 1-D
-    :class:`hotbin.binning.BinRule`: shape ``red.lead + (nbins,)``.
+    :class:`hotbin.binning.BinRule`: shape ``red.lead + (nbins,)``; with
+    ``red.check`` it may add :func:`hotbin.reductions.with_seen`'s column.
 ``histogram_rows(a, rule)`` (capability ``"histogram_rows"``)
     ``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``.
 ``histogram2d(x, y, rx, ry, weights=None, red=COUNT, by=None) -> (grid, kept)``

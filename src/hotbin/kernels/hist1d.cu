@@ -345,6 +345,31 @@ hist_shift(const unsigned short* __restrict__ x, i64 n, unsigned flip, unsigned 
 // ---------------------------------------------------------------------------
 enum { ACC_F64 = 0, ACC_I64 = 1, ACC_FIXED = 2 };
 
+// The bits of |w| as an unsigned integer: they order NaN above infinity above every
+// finite value (max |w|, fixedpoint.scale_for); integer weights (ACC_I64) have none.
+template <class W> struct AbsBits { typedef unsigned type; static const unsigned mask = 0x7fffffffu; };
+template <> struct AbsBits<double> { typedef u64 type; static const u64 mask = 0x7fffffffffffffffull; };
+template <> struct AbsBits<long long> { typedef unsigned type; static const unsigned mask = 0u; };
+
+template <class W> __device__ __forceinline__ typename AbsBits<W>::type abs_bits(W v) {
+    typedef typename AbsBits<W>::type U;
+    return sizeof(W) == sizeof(U) ? *reinterpret_cast<const U*>(&v) & AbsBits<W>::mask : (U)0;
+}
+
+// out = max(out, m over the block): lanes folded by shuffles, warps in shared memory, one
+// atomic per block. Every thread of the block calls it (a barrier).
+template <class U> __device__ __forceinline__ void block_max(U m, U* out) {
+    __shared__ U warp_max[32];
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) m = max(m, (U)__shfl_xor_sync(0xffffffffu, m, d));
+    if ((threadIdx.x & 31u) == 0) warp_max[threadIdx.x >> 5] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (unsigned k = 1; k < blockDim.x / 32u; ++k) m = max(m, warp_max[k]);
+        if (m) atomicMax(out, m);
+    }
+}
+
 template <int ACC> struct AccOf { typedef double s_t; };
 template <> struct AccOf<ACC_I64> { typedef u64 s_t; };
 template <> struct AccOf<ACC_FIXED> { typedef u64 s_t; };
@@ -354,6 +379,7 @@ template <int ACC, class W> struct Run {
     typedef typename AccOf<ACC>::s_t S;
     S a, b;  // b: FIXED's low word
     double f1, f2;  // FIXED: the factor as two powers of two (fixedpoint.factors)
+    typename AbsBits<W>::type seen;  // FIXED: the largest bits of |w| of every weight added
     __device__ __forceinline__ void clear() { a = (S)0; b = (S)0; }
     __device__ __forceinline__ void add(W w) {
         if (ACC == ACC_FIXED) {
@@ -361,6 +387,7 @@ template <int ACC, class W> struct Run {
             fixed_split(Widen<double, W>::of(w), f1, f2, hi, lo);
             a += (u64)hi;
             b += (u64)lo;
+            seen = max(seen, abs_bits(w));
         } else if (ACC == ACC_F64) {
             a += (S)Widen<double, W>::of(w);
         } else {
@@ -419,12 +446,14 @@ struct SumOne {
 // W: the weights' type (float, double: F64 and FIXED; long long: I64).
 // out: nslots sums (F64: double, I64: int64 as u64), or FIXED: hi words [0, nslots)
 // then lo words [nslots, 2 nslots), each block's low words folded before the merge.
+// seen (FIXED, may be null): max |w| bits of every weight read, in or out of the bins, so a
+// scale guessed before the sums can be confirmed after them (sums.py, plan.weighted).
 template <class T, class CMP, int BINNER, int ACC, class W, bool GLOBAL>
 __global__ void __launch_bounds__(512, 3)
 hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
          const CMP* __restrict__ edges, unsigned nb, double glo, double gscale, double tau,
          int stage_edges, u64 base, unsigned nslots, double factor, double factor2, unsigned copies,
-         typename AccOf<ACC>::s_t* __restrict__ out) {
+         typename AccOf<ACC>::s_t* __restrict__ out, typename AbsBits<W>::type* __restrict__ seen) {
     typedef typename AccOf<ACC>::s_t S;
     typedef SumOne<T, CMP, BINNER, ACC, W, GLOBAL> F;
     unsigned per = GLOBAL ? 0u : (nslots + 1u) * copies;  // words of each plane
@@ -443,6 +472,7 @@ hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
     f.lo = acc_lo + (threadIdx.x & 31u & (copies - 1u));
     f.run.f1 = factor;
     f.run.f2 = factor2;
+    f.run.seen = 0;
     f.run.clear();
     __syncthreads();  // sums zeroed, edges staged
 
@@ -450,6 +480,7 @@ hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
     if (BINNER == BIN_NEAREST || BINNER == BIN_NEAREST_ALL) f.bin.r.e = sh_edges;
     for_each_pair<T, W, 2>(x, w, n, f);
     f.flush();
+    if (ACC == ACC_FIXED && seen) block_max(f.run.seen, seen);  // the same branch in every thread
     if (GLOBAL) return;
     __syncthreads();  // every private sum is in
     for (unsigned s = threadIdx.x; s < nslots; s += blockDim.x) {
@@ -474,17 +505,11 @@ hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
 // the largest bits of |w| as an unsigned integer, which orders NaN above infinity
 // above every finite value. out: one word, zeroed by the caller.
 // ---------------------------------------------------------------------------
-template <class W> struct AbsBits { typedef unsigned type; static const unsigned mask = 0x7fffffffu; };
-template <> struct AbsBits<double> { typedef u64 type; static const u64 mask = 0x7fffffffffffffffull; };
-
 template <class W>
 struct MaxAbs {
     typedef typename AbsBits<W>::type U;
     U m;
-    __device__ __forceinline__ void operator()(W v) {
-        U b = *reinterpret_cast<const U*>(&v) & AbsBits<W>::mask;
-        m = b > m ? b : m;
-    }
+    __device__ __forceinline__ void operator()(W v) { m = max(m, abs_bits(v)); }
     __device__ __forceinline__ void vector(const uint4& r) {
         const W* t = reinterpret_cast<const W*>(&r);
 #pragma unroll
@@ -495,23 +520,10 @@ struct MaxAbs {
 template <class W>
 __global__ void __launch_bounds__(512) max_abs_bits(const W* __restrict__ w, i64 n,
                                                      typename AbsBits<W>::type* __restrict__ out) {
-    typedef typename AbsBits<W>::type U;
-    __shared__ U warp_max[32];
     MaxAbs<W> f;
     f.m = 0;
     for_each_vec<W, 4>(w, n, f, blockIdx.x, gridDim.x, false);
-    U m = f.m;
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) {
-        U o = __shfl_xor_sync(0xffffffffu, m, d);
-        m = o > m ? o : m;
-    }
-    if ((threadIdx.x & 31u) == 0) warp_max[threadIdx.x >> 5] = m;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (unsigned k = 1; k < blockDim.x / 32u; ++k) m = warp_max[k] > m ? warp_max[k] : m;
-        if (m) atomicMax(out, m);
-    }
+    block_max(f.m, out);
 }
 
 // 8/16-bit integers: raw value counts -> bins through a value->bin table built

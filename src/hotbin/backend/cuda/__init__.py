@@ -176,7 +176,17 @@ def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
                 return hist1d.histogram_lut(a, kdt, rule, tune)
             return hist1d.staged_counts(a, kdt, rule, rule.nbins, tune)
         factor = fixedpoint.factors(red.scale) if red.acc == "fixed" else (0.0, 0.0)
-        return sums.staged_sums(a, weights, kdt, rule, rule.nbins, red.acc, tune, factor)
+        if not red.check:
+            return sums.staged_sums(a, weights, kdt, rule, rule.nbins, red.acc, tune, factor)
+        seen = sums.seen_word(np.float32 if weights.dtype.itemsize <= 4 else np.float64)
+        words = sums.staged_sums(a, weights, kdt, rule, rule.nbins, red.acc, tune, factor, seen)
+        return reductions.with_seen(words, seen)
+
+
+def sample_max_abs(w) -> float | None:
+    """max |w| of a sample of large float device weights, or None (:func:`sums.sample_max_abs`)."""
+    with device(w):
+        return sums.sample_max_abs(w)
 
 
 def histogram_rows(a, rule: BinRule):

@@ -8,6 +8,7 @@ here takes device arrays; :mod:`.stage` feeds them slab by slab.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -22,7 +23,8 @@ from .stage import add as add_parts
 from .stage import staged
 from .tuning import EDGE_STAGE_BYTES, THREADS_PER_SM, Policy, Tuning, grid, sum_policy
 
-__all__ = ["SUM_ACC", "sums", "staged_sums", "fold_words", "fold_sum", "max_abs"]
+__all__ = ["SUM_ACC", "sums", "staged_sums", "fold_words", "fold_sum", "max_abs", "sample_max_abs",
+           "seen_word", "seen_max"]
 
 
 class _Acc:
@@ -40,6 +42,8 @@ SUM_ACC = {"f64": _Acc(0, 1, 8, np.float64, "f"), "i64": _Acc(1, 1, 8, np.uint64
            "fixed": _Acc(2, 2, 12, np.uint64, "f")}
 #: hist_sum's 16-byte steps in flight per thread (hist1d.cu for_each_pair<..., 2>)
 SUM_UNROLL = 2
+#: a null pointer argument (CuPy passes None as 0xffffffff, cupy/cupy#9046)
+_NULL = np.uintp(0)
 
 
 class _SumPlan(NamedTuple):
@@ -81,10 +85,11 @@ def _sum_plan(dtype, wdtype, rule: BinRule | None, nslots: int, acc: str, dev: i
     return plan
 
 
-def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, factor=(0.0, 0.0)):
+def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, factor=(0.0, 0.0), seen=None):
     """Weighted sums of w by bin (rule) or value (rule None) into out (hist_sum), with the
     accumulator ``SUM_ACC[acc]``. ``factor``: the fixed-point factor as two powers of two
-    (:func:`hotbin.fixedpoint.factors`)."""
+    (:func:`hotbin.fixedpoint.factors`); ``seen`` (fixed point): one word that keeps the
+    largest bits of ``|w|`` read (:func:`seen_max`)."""
     n = x.size
     if n == 0 or nslots == 0:
         return
@@ -98,7 +103,8 @@ def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, f
     for s in range(0, n, step):
         xs, ws = (x, w) if n <= step else (x[s:s + step], w[s:s + step])
         launch(p.kern, g, p.block,
-               (xs, ws, np.int64(xs.size), *p.args, np.uint32(nslots), f1, f2, np.uint32(p.pol.copies), out),
+               (xs, ws, np.int64(xs.size), *p.args, np.uint32(nslots), f1, f2, np.uint32(p.pol.copies), out,
+                _NULL if seen is None else seen),
                p.smem)
         if acc == "fixed":
             fold_words(out, nslots)
@@ -128,15 +134,17 @@ def _weights(w, kind):
     return flat(w, np.dtype(np.int64))
 
 
-def staged_sums(a, w, kdt, rule: BinRule | None, nslots: int, acc: str, tune: Tuning, factor=(0.0, 0.0)):
+def staged_sums(a, w, kdt, rule: BinRule | None, nslots: int, acc: str, tune: Tuning, factor=(0.0, 0.0),
+                seen=None):
     """Sums of the weights ``w`` by bin or value (:func:`sums`), a slab at a time: float64
-    (acc "f64"), int64 ("i64") or fixed-point words ``(2, nslots)`` ("fixed")."""
+    (acc "f64"), int64 ("i64") or fixed-point words ``(2, nslots)`` ("fixed"; ``seen``: as
+    :func:`sums`, over every slab)."""
     cp = cupy()
     spec = SUM_ACC[acc]
 
     def run(x, ws):
         out = cp.zeros(spec.words * nslots, spec.out)
-        sums(flat(x, kdt), _weights(ws, spec.weights), rule, nslots, acc, out, tune, factor)
+        sums(flat(x, kdt), _weights(ws, spec.weights), rule, nslots, acc, out, tune, factor, seen)
         if spec.out != np.uint64:
             return out
         out = out.view(cp.int64)
@@ -149,21 +157,67 @@ def staged_sums(a, w, kdt, rule: BinRule | None, nslots: int, acc: str, tune: Tu
 MAX_ABS_POLICY = Policy("copies", block=512, blocks_per_sm=4, unroll=4)
 
 
+def _float_weights(w) -> bool:
+    """Whether ``w`` is a C-contiguous float32/float64 CuPy array on the current device."""
+    cp = cupy()
+    return type(w) is cp.ndarray and w.dtype in (np.float32, np.float64) and w.flags.c_contiguous \
+        and w.data.device_id == cp.cuda.runtime.getDevice()
+
+
+def seen_word(wdtype):
+    """A zeroed device word for the largest bits of ``|w|`` of float weights of ``wdtype``."""
+    return cupy().zeros(1, np.uint32 if np.dtype(wdtype).itemsize == 4 else np.uint64)
+
+
+def seen_max(word) -> float:
+    """The float whose bits :func:`seen_word` holds (a read from the device; converted on the
+    host, where a float32 subnormal keeps its value)."""
+    return float(word.get().view(np.float32 if word.dtype == np.uint32 else np.float64)[0])
+
+
 def max_abs(w) -> float | None:
     """``max |w|`` of a C-contiguous float32/float64 CuPy array on the current device in one
     pass (hist1d.cu max_abs_bits: the largest bits of ``|w|``), NaN when a weight is NaN, as
     :func:`hotbin.fixedpoint.max_abs`; None for any other array (the caller's reductions)."""
-    cp = cupy()
-    if type(w) is not cp.ndarray or w.dtype not in (np.float32, np.float64) or not w.flags.c_contiguous \
-            or w.data.device_id != cp.cuda.runtime.getDevice():
+    if not _float_weights(w):
         return None
     if w.size == 0:
         return 0.0
-    dev = w.data.device_id
     pol = MAX_ABS_POLICY
-    out = cp.zeros(1, np.uint32 if w.dtype == np.float32 else np.uint64)
+    out = seen_word(w.dtype)
     kern = kernel("hist1d.cu", f"max_abs_bits<{CTYPE[w.dtype]}>")
     fit = resident(kern, pol.block, 0, pol.blocks_per_sm)
-    g = grid(device_info(dev), pol, 0, w.size, VECTOR_BYTES // w.dtype.itemsize * pol.unroll, fit)
+    g = grid(device_info(w.data.device_id), pol, 0, w.size, VECTOR_BYTES // w.dtype.itemsize * pol.unroll, fit)
     launch(kern, g, pol.block, (w.reshape(-1), np.int64(w.size), out))
-    return float(out.get().view(w.dtype)[0])
+    return seen_max(out)
+
+
+#: weights :func:`sample_max_abs` reads (evenly spaced; their top two are found on the host, before
+#: the sums' launch, so few), and the fewest weights it samples: below that, max_abs's exact pass
+#: costs about what the sample does
+SAMPLE, SAMPLE_FROM = 1 << 12, 1 << 22
+
+
+def sample_max_abs(w) -> float | None:
+    """``max |w|`` of SAMPLE evenly spaced weights of a large float CuPy array when it likely
+    lies in the binade of the whole array's (a guess of the fixed-point scale that the sums
+    confirm, :func:`hotbin.plan.weighted`), else None: small or other arrays, a sample of
+    zeros (sparse weights), or a tail that the sample's two largest values extrapolate
+    past that binade.
+
+    Extrapolation: where a tail thins exponentially, the largest of ``n`` draws exceeds
+    the largest of ``k`` by about ``ln(n / k)`` times the gap between the top two of the
+    ``k``; twice that must stay below the binade's top (2^28 weights from 2^12: uniform in
+    [0, 1.75): ~1.7496 + 2 * 11 * 4e-4; an exponential's: ~8.3 + 2 * 11 * 1 > 16, so no
+    guess). A wrong guess costs a second run of the sums; no guess costs one pass over the
+    weights.
+    """
+    if not _float_weights(w) or w.size < SAMPLE_FROM:
+        return None
+    step = w.size // SAMPLE
+    top = np.partition(np.abs(w[: step * SAMPLE: step].get()), SAMPLE - 2)[-2:]
+    m1, m2 = float(top[1]), float(top[0])
+    if not m1 > 0:  # zeros, or a NaN (whose scale fails as the exact pass's would)
+        return None if m1 == 0 else m1
+    reach = m1 + 2.0 * (m1 - m2) * math.log(w.size / SAMPLE)
+    return m1 if math.frexp(reach)[1] == math.frexp(m1)[1] else None
