@@ -492,3 +492,30 @@ def test_read_only_and_integer_inputs_share_one_kernel():
     got = hotbin.heatmap(x, y, wi, agg="max", **kw)
     np.testing.assert_array_equal(got.values, hotbin.heatmap(x, y, wi.astype(np.float64), agg="max", **kw).values)
     assert len(scatter.part_values.signatures) == compiled
+
+
+@pytest.mark.parametrize("agg", ["count", "mean", "max"])
+def test_kept_partials_start_clean(agg, rng):
+    """The cpu backend keeps a call's per-thread partials for the next call of the same grid and
+    zeroes them where the first wrote (its spans): uniform points, then all in one cell, then
+    none in the grid, then a few at the far corners equal NumPy's every time."""
+    n = 300_000
+    kw = dict(width=64, height=48, x_range=(0, 1), y_range=(0, 1), backend="cpu")
+    for x, y in [(rng.random(n), rng.random(n)), (np.full(n, 0.5), np.full(n, 0.5)),
+                 (np.full(n, 7.0), np.full(n, 7.0)), (np.r_[np.zeros(n - 2), 0.9995, 0.999], np.r_[np.zeros(n - 2), 0.9995, 0.9995])]:
+        w = rng.normal(size=n)
+        h = hotbin.heatmap(x, y, None if agg == "count" else w, agg=agg, **kw)
+        ref = np.histogram2d(y, x, bins=(48, 64), range=((0, 1), (0, 1)))[0]
+        np.testing.assert_array_equal(h.counts, ref)
+        if agg != "count":
+            cell = (np.minimum((y * 48).astype(int), 47), np.minimum((x * 64).astype(int), 63))
+            inside = (x >= 0) & (x <= 1) & (y >= 0) & (y <= 1)
+            want = np.full((48, 64), np.nan if agg == "mean" else -np.inf)
+            if agg == "mean":
+                s = np.zeros((48, 64))
+                np.add.at(s, (cell[0][inside], cell[1][inside]), w[inside])
+                want = np.where(ref > 0, s / np.maximum(ref, 1), np.nan)
+            else:
+                np.maximum.at(want, (cell[0][inside], cell[1][inside]), w[inside])
+                want[ref == 0] = np.nan
+            np.testing.assert_allclose(h.values, want, rtol=1e-12, equal_nan=True)

@@ -7,6 +7,7 @@ their value table (:func:`hotbin.kernel_rule.value_table`).
 """
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -22,7 +23,7 @@ from .rule import codes, rule_args
 from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, part_banded, sorted_slots
 from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values,
                       part_count, part_count_by, part_count1, part_fixed, part_sum, part_values)
-from .values import read_only_twin
+from .values import read_only_twin, scratch
 
 __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
 
@@ -60,16 +61,46 @@ def _accumulator(red, weights) -> _Acc:
     return acc
 
 
-def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, spans, cdt):
+#: partials of counts and values kept between calls, {(shape, dtype): (array, [(start, stop), ...]
+#: of each row written)}: a row is zeroed where it was written, by its thread, before its next
+#: use. Fresh zeroed partials cost page faults on every call, in the thread that first writes
+#: its row (20M points at 1024^2 after another library freed memory, on a VM that returns
+#: freed memory to its host: up to 0.15 s of system time a call in the pool thread).
+_KEPT: dict = {}
+_KEPT_LOCK = threading.Lock()
+KEPT_MAX = 4
+
+
+def _partials(shape, dtype):
+    """``(zeroed partials of shape, ranges of each row to zero first)``: kept ones or new."""
+    with _KEPT_LOCK:
+        hit = _KEPT.pop((shape, np.dtype(dtype)), None)
+    return hit if hit is not None else (np.zeros(shape, dtype), [])
+
+
+def _keep(out, written):
+    """Keep ``out`` for a later call; ``written``: the ``(start, stop)`` slot ranges its rows hold."""
+    with _KEPT_LOCK:
+        if len(_KEPT) < KEPT_MAX:
+            _KEPT[(out.shape, out.dtype)] = (out, written)
+
+
+def _zero(row, ranges):
+    for a, b in ranges:
+        row[a:b] = 0
+
+
+def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, spans, cdt, dirty=()):
     """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points (spans[p]:
     the cells of the values partials that hold values); a kernel call per partial (the kernel
     of the accumulator ``how`` only: issue #18). Cells are computed into ``cdt``
-    (:func:`_cell_dtype`)."""
+    (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`_partials`)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
 
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
+        _zero(out[p], dirty)
         cx, cy = np.empty(BLOCK, cdt), np.empty(BLOCK, cdt)
         if how == COUNT:
             d = (part_count_by if ncat else part_count)(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p],
@@ -87,7 +118,7 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
     each(n, parts, piece)
 
 
-def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shift, rounds, cdt):
+def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shift, rounds, cdt, dirty=()):
     """_hist of 2-D values by :func:`.banded.part_banded` (``rounds`` points set aside and
     sorted at a time)."""
     parts, n = out.shape[0], x.size
@@ -95,12 +126,13 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shi
 
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
+        _zero(out[p], dirty)
         size = min(rounds, max(hi - lo, 1))
         slots = sorted_slots(size, out.shape[1] // 2 - 1, shift)  # the trash cell: the last
         drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
                                 np.empty(BLOCK, cdt), np.empty(BLOCK, cdt),
-                                np.empty(size, np.int32), *read_only_twin(size, w.dtype),
-                                np.empty(slots, np.int32), *read_only_twin(slots, w.dtype),
+                                scratch("kc", size, np.int32), *read_only_twin(size, w.dtype, "kw"),
+                                scratch("sc", slots, np.int32), *read_only_twin(slots, w.dtype, "sw"),
                                 *read_only_twin(BLOCK, w.dtype), shift)
 
     each(n, parts, piece)
@@ -168,7 +200,9 @@ def _run(arrays, rx, ry, weights, red, by=None):
     ncell = rx.nbins * (ry.nbins if two_d else 1) * (ncat + 1 if ncat else 1)
     pair = 2 if how in VALUES else 1  # the values accumulators interleave [value, n] per cell
     parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (1 if how == COUNT else 2))
-    out = np.zeros((parts, (ncell + 1) * pair), dt)
+    kept = how == COUNT or how in VALUES  # spans say where their rows were written
+    shape = (parts, (ncell + 1) * pair)
+    out, dirty = _partials(shape, dt) if kept else (np.zeros(shape, dt), [])
     out2 = np.zeros((parts, ncell + 1 if how == FIXED else 0), np.int64)
     drops = np.zeros(parts, np.int64)
     spans = np.empty((parts, 2), np.int64)  # [lowest, highest] cell holding values, per partial
@@ -197,9 +231,10 @@ def _run(arrays, rx, ry, weights, red, by=None):
         shift = _band_shift(how, two_d, ncell, dt.itemsize * pair, x.size // parts)
         if shift >= 0:
             _hist_banded(x, y, w, how, cat, ncat, center, r1, r2, out, drops, spans, shift, BAND_POINTS,
-                         cdt)
+                         cdt, dirty)
         else:
-            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops, spans, cdt)
+            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops, spans, cdt, dirty)
+        dirty = ()
         if how == COUNT:  # part_count counts the dropped points in the last slot
             part = _fold(out, _count_ranges(spans, ncell, ncat))
             drops[0] += part[ncell]
@@ -207,6 +242,8 @@ def _run(arrays, rx, ry, weights, red, by=None):
         elif how == FIXED:
             out += out2 >> fixedpoint.SPLIT
             out2 &= (1 << fixedpoint.SPLIT) - 1
+    if kept:  # rows written where the spans say
+        _keep(out, _count_ranges(spans, ncell, ncat) if how == COUNT else _value_ranges(spans, ncell, pair))
     if how == COUNT:
         res = total[:ncell]
     elif how == FIXED:
@@ -226,6 +263,13 @@ def _run(arrays, rx, ry, weights, red, by=None):
 
 #: counters per piece of the threaded fold of count partials (_fold)
 FOLD_PIECE = 1 << 18
+
+
+def _value_ranges(spans, ncell, pair):
+    """The slot range of values partials (``pair`` slots a cell) that any row's span covers,
+    the cell of points in none (the last) included."""
+    lo, hi = max(0, int(spans[:, 0].min())), min(ncell, int(spans[:, 1].max()))
+    return ([(lo * pair, (hi + 1) * pair)] if lo <= hi else []) + [(ncell * pair, (ncell + 1) * pair)]
 
 
 def _count_ranges(spans, ncell, ncat):

@@ -8,6 +8,7 @@ them): the points of a hot cell apart, in registers, the others with the plain l
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -58,13 +59,35 @@ def add_block(cx, m, w, how, center, h, hot, same, tc, tv, tv_read):
         _add_plain(tc, j, tv_read, how, center, h)
 
 
-def read_only_twin(size, dtype):
+#: this thread's work buffers, kept between calls (:func:`scratch`)
+_SCRATCH = threading.local()
+
+
+def scratch(name: str, size: int, dtype) -> np.ndarray:
+    """An uninitialized work buffer of ``size`` values of ``dtype``, the calling thread's own
+    ``name``d one, kept for its next call: a kernel's set-aside and sorted buffers are written
+    before they are read, and fresh ones cost page faults on every call, in the thread that
+    first writes them. On a VM whose freed memory goes back to the host those faults came to
+    0.1-0.2 s of system time a call in a pool thread (2 x 16 MB of banded buffers, 20M points
+    at 1024^2, after another library had freed memory: 41 ms calls took 140-290 ms)."""
+    kept = getattr(_SCRATCH, "bufs", None)
+    if kept is None:
+        kept = _SCRATCH.bufs = {}
+    dtype = np.dtype(dtype)
+    buf = kept.get((name, dtype))
+    if buf is None or buf.size < size:
+        buf = kept[(name, dtype)] = np.empty(size, dtype)
+    return buf[:size]
+
+
+def read_only_twin(size, dtype, name=None):
     """``(buffer, a read-only view of it)``: kernels write the buffer and read the view, so that
     the loops that read values see the one array type of the read-only inputs (numba types
     writable and read-only arrays apart and compiles each loop for both: the first values
     heatmaps of float64 points, one core, compiled in 6.7-7.1 s at 512^2, now 5.2-5.8 s, and
-    the banded 1024^2 kernels in 4.9-5.4 s, now 3.3 s)."""
-    buf = np.empty(size, dtype)
+    the banded 1024^2 kernels in 4.9-5.4 s, now 3.3 s). ``name``: the thread's kept
+    :func:`scratch` buffer of that name."""
+    buf = np.empty(size, dtype) if name is None else scratch(name, size, dtype)
     view = buf.view()
     view.flags.writeable = False
     return buf, view
