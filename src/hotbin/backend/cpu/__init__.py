@@ -13,6 +13,7 @@ The protocol surface of :mod:`hotbin.backend`; the work is in the modules:
 ``luma``       the fused luma histogram of RGB(A) images
 ``chunks``     contiguous native-endian pieces of any input, bounded memory
 ``parallel``   the thread pool that runs kernels, thread count, partials per job
+``kept``       work buffers and partials kept between calls (no page faults per call)
 ``small``      inputs up to ``small.SMALL`` elements through NumPy (no numba import)
 =============  ==================================================================
 """

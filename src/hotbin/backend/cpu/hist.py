@@ -7,7 +7,6 @@ their value table (:func:`hotbin.kernel_rule.value_table`).
 """
 from __future__ import annotations
 
-import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -23,7 +22,8 @@ from .rule import codes, rule_args
 from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, part_banded, sorted_slots
 from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUB_BYTES, SUBS, SUM, VALUES, merge_values,
                       part_count, part_count_by, part_count1, part_fixed, part_sum, part_values)
-from .values import read_only_twin, scratch
+from .kept import keep, partials, scratch, zero
+from .values import read_only_twin
 
 __all__ = ["histogram", "histogram2d", "histogram_rows", "bincount", "LUT_KINDS", "BLOCK"]
 
@@ -61,46 +61,17 @@ def _accumulator(red, weights) -> _Acc:
     return acc
 
 
-#: partials of counts and values kept between calls, {(shape, dtype): (array, [(start, stop), ...]
-#: of each row written)}: a row is zeroed where it was written, by its thread, before its next
-#: use. Fresh zeroed partials cost page faults on every call, in the thread that first writes
-#: its row (20M points at 1024^2 after another library freed memory, on a VM that returns
-#: freed memory to its host: up to 0.15 s of system time a call in the pool thread).
-_KEPT: dict = {}
-_KEPT_LOCK = threading.Lock()
-KEPT_MAX = 4
-
-
-def _partials(shape, dtype):
-    """``(zeroed partials of shape, ranges of each row to zero first)``: kept ones or new."""
-    with _KEPT_LOCK:
-        hit = _KEPT.pop((shape, np.dtype(dtype)), None)
-    return hit if hit is not None else (np.zeros(shape, dtype), [])
-
-
-def _keep(out, written):
-    """Keep ``out`` for a later call; ``written``: the ``(start, stop)`` slot ranges its rows hold."""
-    with _KEPT_LOCK:
-        if len(_KEPT) < KEPT_MAX:
-            _KEPT[(out.shape, out.dtype)] = (out, written)
-
-
-def _zero(row, ranges):
-    for a, b in ranges:
-        row[a:b] = 0
-
-
 def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, spans, cdt, dirty=()):
     """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points (spans[p]:
     the cells of the values partials that hold values); a kernel call per partial (the kernel
     of the accumulator ``how`` only: issue #18). Cells are computed into ``cdt``
-    (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`_partials`)."""
+    (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`.kept.partials`)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
 
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
-        _zero(out[p], dirty)
+        zero(out[p], dirty)
         cx, cy = np.empty(BLOCK, cdt), np.empty(BLOCK, cdt)
         if how == COUNT:
             d = (part_count_by if ncat else part_count)(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p],
@@ -126,7 +97,7 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shi
 
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
-        _zero(out[p], dirty)
+        zero(out[p], dirty)
         size = min(rounds, max(hi - lo, 1))
         slots = sorted_slots(size, out.shape[1] // 2 - 1, shift)  # the trash cell: the last
         drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
@@ -202,7 +173,7 @@ def _run(arrays, rx, ry, weights, red, by=None):
     parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (1 if how == COUNT else 2))
     kept = how == COUNT or how in VALUES  # spans say where their rows were written
     shape = (parts, (ncell + 1) * pair)
-    out, dirty = _partials(shape, dt) if kept else (np.zeros(shape, dt), [])
+    out, dirty = partials(shape, dt) if kept else (np.zeros(shape, dt), [])
     out2 = np.zeros((parts, ncell + 1 if how == FIXED else 0), np.int64)
     drops = np.zeros(parts, np.int64)
     spans = np.empty((parts, 2), np.int64)  # [lowest, highest] cell holding values, per partial
@@ -243,7 +214,7 @@ def _run(arrays, rx, ry, weights, red, by=None):
             out += out2 >> fixedpoint.SPLIT
             out2 &= (1 << fixedpoint.SPLIT) - 1
     if kept:  # rows written where the spans say
-        _keep(out, _count_ranges(spans, ncell, ncat) if how == COUNT else _value_ranges(spans, ncell, pair))
+        keep(out, _count_ranges(spans, ncell, ncat) if how == COUNT else _value_ranges(spans, ncell, pair))
     if how == COUNT:
         res = total[:ncell]
     elif how == FIXED:

@@ -8,11 +8,11 @@ them): the points of a hot cell apart, in registers, the others with the plain l
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
 from ..._jit import njit
+from .kept import scratch
 
 __all__ = ["MEAN", "MIN", "MAX", "VALUES", "add_block", "set_aside", "merge_values"]
 
@@ -57,27 +57,6 @@ def add_block(cx, m, w, how, center, h, hot, same, tc, tv, tv_read):
     j = set_aside(cx, m, w, how, center, h, hot, same, tc, tv)
     if j:
         _add_plain(tc, j, tv_read, how, center, h)
-
-
-#: this thread's work buffers, kept between calls (:func:`scratch`)
-_SCRATCH = threading.local()
-
-
-def scratch(name: str, size: int, dtype) -> np.ndarray:
-    """An uninitialized work buffer of ``size`` values of ``dtype``, the calling thread's own
-    ``name``d one, kept for its next call: a kernel's set-aside and sorted buffers are written
-    before they are read, and fresh ones cost page faults on every call, in the thread that
-    first writes them. On a VM whose freed memory goes back to the host those faults came to
-    0.1-0.2 s of system time a call in a pool thread (2 x 16 MB of banded buffers, 20M points
-    at 1024^2, after another library had freed memory: 41 ms calls took 140-290 ms)."""
-    kept = getattr(_SCRATCH, "bufs", None)
-    if kept is None:
-        kept = _SCRATCH.bufs = {}
-    dtype = np.dtype(dtype)
-    buf = kept.get((name, dtype))
-    if buf is None or buf.size < size:
-        buf = kept[(name, dtype)] = np.empty(size, dtype)
-    return buf[:size]
 
 
 def read_only_twin(size, dtype, name=None):
