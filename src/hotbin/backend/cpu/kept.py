@@ -29,7 +29,8 @@ KEPT_MAX, KEPT_BYTES = 4, 64 << 20
 
 def scratch(name: str, size: int, dtype) -> np.ndarray:
     """An uninitialized buffer of ``size`` values of ``dtype``: the calling thread's own
-    ``name``d one, kept (grown when too small) for its next call."""
+    ``name``d one, kept (grown when too small) for its next call, and freed with the thread
+    (the banded scatter's four hold up to ~50 MiB a thread: banded.BAND_POINTS points)."""
     bufs = getattr(_SCRATCH, "bufs", None)
     if bufs is None:
         bufs = _SCRATCH.bufs = {}
