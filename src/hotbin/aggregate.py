@@ -146,7 +146,7 @@ def _values(run, ex, w, acc, deterministic, center):
     if deterministic and acc is MEAN:
         fred = fixed(_fixed_scale(ex, w, center))
         s, _ = run(fred if center is None else centered(fred, center), True)
-        s = xp(nv).asarray(s)  # fixed point finishes on the host; the counts may be on a GPU
+        s = xp(nv).asarray(s)  # merged on the host (Dask); the counts may be on a GPU
     return s, nv, tal
 
 

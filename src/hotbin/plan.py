@@ -31,7 +31,7 @@ from . import fixedpoint
 from .arrays import adapt, is_dask, restore, to_host
 from .blocks import Executor, Plan, block_extent
 from .ranges import percentile_range
-from .reductions import COUNT, SUM_I64, checked, fits_int64, for_weights, seen_of
+from .reductions import COUNT, SUM_I64, checked, fits_int64, fixed, for_weights, seen_of
 
 __all__ = ["Plan", "Local", "executor", "portable", "weighted"]
 
@@ -186,7 +186,7 @@ def _guessed(out, guess, ex, w, nbins):
     the scale from the whole data, bit for bit.
     """
     words, seen = seen_of(out[0], nbins)
-    result = fixedpoint.combine(words, guess)
+    result = fixed(guess).finalize(words)
     # a path that did not report what it read (the cpu fallback) costs one more pass
     m = ex.stats(w)[0] if seen is None else seen()
     scale = fixedpoint.scale_for(m, int(w.size))

@@ -173,9 +173,8 @@ def seen_of(part, nbins: int):
 
 def fixed(scale: int) -> Reduction:
     """Fixed-point sums of float weights at ``2**-scale`` (:mod:`hotbin.fixedpoint`), finished
-    as float64."""
-    return replace(words(scale), finish=lambda w: fixedpoint.combine(np.asarray(to_host(w)), scale),
-                   out=np.dtype(np.float64))
+    as float64 where the words are (device words on the device: the host's bits)."""
+    return replace(words(scale), finish=lambda w: fixedpoint.combine(w, scale), out=np.dtype(np.float64))
 
 
 def for_weights(w, scale: int | None = None) -> Reduction:
