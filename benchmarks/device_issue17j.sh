@@ -2,8 +2,8 @@
 # One device call for issue #17 item 2, the host's work of one public call on a CuPy array:
 # gpu_host_call.py on the package before the change (BEFORE, a copy of it) and on this tree, in
 # turn, ROUNDS times (this tree also with quick.SPARE off), then groups of cuda tests, each
-# group's pytest arguments on a line of TESTS, until DEADLINE_S seconds of wall time (a group never
-# starts with less than 20 s left). Usage on the device machine, from the repository root:
+# group's pytest arguments on a line of TESTS, until DEADLINE_S seconds of wall time
+# (benchmarks/device_verify.sh; its logs in $OUT/tests/logs.tgz). Usage on the device machine, from the repository root:
 #   BEFORE=old17j/src bash benchmarks/device_issue17j.sh
 # (AFTER=src: the package measured and tested as "after"  ROUNDS=2  BENCH_S=150: each run's limit
 #  DEADLINE_S=420  TESTS=...)
@@ -28,16 +28,9 @@ for r in $(seq 1 "${ROUNDS:-2}"); do
   [ -n "${BEFORE:-}" ] && bench "before$r" "$BEFORE" "${pb[@]}"
   bench "after$r" "${AFTER:-src}" --spare both "${pa[@]}"
 done
-i=0
-while IFS= read -r line; do
-  [ -n "$line" ] || continue
-  i=$((i + 1)); l=$(left)
-  if [ "$l" -lt 20 ]; then echo "not run (no time left): $line"; continue; fi
-  eval "PYTHONPATH=$PWD/${AFTER:-src} timeout $l python3 -m pytest -q -p no:cacheprovider $line" > "/tmp/r/pytest-$i.log" 2>&1
-  echo "[$(( $(date +%s) - t0 )) s] exit $? $line: $(tail -1 "/tmp/r/pytest-$i.log")"
-  grep -E "^FAILED|^ERROR" "/tmp/r/pytest-$i.log" | head -8
-done <<< "${TESTS:-tests/test_cuda_quick.py}"
-cat /tmp/r/pytest-*.log > "$OUT/pytest.log" 2>/dev/null
+# the tests: device_verify.sh's groups on the "after" package, in the time left
+SKIP_BENCH=1 SRC=${AFTER:-src} OUT=$OUT/tests DEADLINE_S=$(left) TESTS=${TESTS:-tests/test_cuda_quick.py} \
+  bash benchmarks/device_verify.sh | grep -v "^NVIDIA"
 tar czf "$OUT/data.tgz" -C /tmp/r . 2>/dev/null
 echo "=== rows (pre-launch / host us; GB/s: API one call, API queued, primitive, kernel)"
 grep -E "^(f32|u8|u16) " "$OUT/bench.log" | sed 's/  */ /g'

@@ -4,11 +4,12 @@
 # of cuda tests in the order given, each group's pytest arguments on a line of TESTS, until
 # DEADLINE_S seconds of wall time (a group never starts with less than 15 s left; the results
 # say which ran). SUITE_GROUPS=G1,G2,G3,W first runs those gpu_suite.py groups (API rows, CUB
-# beside); LUMA=1 keeps gpu_spatial's luma rows. Usage on the device machine, from the repository root:
+# beside); LUMA=1 keeps gpu_spatial's luma rows; SRC=dir: the package tested (default src).
+# Usage on the device machine, from the repository root:
 #   TESTS=$'tests/test_a.py\ntests/test_b.py -k "x or y"' DEADLINE_S=300 bash benchmarks/device_verify.sh
 set -u
 OUT=${OUT:-device-out}; mkdir -p "$OUT"
-export PYTHONPATH=$PWD/src:$PWD/benchmarks PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
+export PYTHONPATH=$PWD/${SRC:-src}:$PWD/benchmarks PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
 t0=$(date +%s)
 left() { echo $(( ${DEADLINE_S:-300} - ($(date +%s) - t0) )); }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
@@ -32,6 +33,6 @@ while IFS= read -r line; do
   echo "[$(( $(date +%s) - t0 )) s] exit $? $line: $(tail -1 "$OUT/pytest-$i.log")"
   grep -E "^FAILED|^ERROR" "$OUT/pytest-$i.log" | head -5
 done <<< "${TESTS:-tests/test_cuda.py}"
-echo "=== heatmap API"; grep -E "^device read|^hot|G points|luma|GB/s" "$OUT/gpu_spatial.log" | head -30
+[ -f "$OUT/gpu_spatial.log" ] && { echo "=== heatmap API"; grep -E "^device read|^hot|G points|luma|GB/s" "$OUT/gpu_spatial.log" | head -30; }
 [ -n "${SUITE_GROUPS:-}" ] && { echo "=== gpu_suite"; grep -E "^(G[0-9]|W f32|floor|read)" "$OUT/gpu_suite.log"; }
 (cd "$OUT" && tar czf logs.tgz --exclude logs.tgz . 2>/dev/null; find . -type f ! -name logs.tgz ! -name '*.md' -delete)
