@@ -55,10 +55,12 @@ echo "memcheck exit ${PIPESTATUS[0]} ($(( $(date +%s) - t0 )) s): $(grep -E 'ERR
 timeout "${TEST_S:-200}" python3 -m pytest -q -p no:cacheprovider tests/test_deterministic.py \
   tests/test_cuda.py -k "guessed or combine or deterministic or max_abs or weight or sums or bincount" \
   > "$OUT/pytest-1.log" 2>&1
-echo "[$(( $(date +%s) - t0 )) s] pytest 1 exit $?: $(tail -1 "$OUT/pytest-1.log")"
+rc=$?
+echo "[$(( $(date +%s) - t0 )) s] pytest 1 exit $rc: $(tail -1 "$OUT/pytest-1.log")"
 timeout "${TEST2_S:-150}" python3 -m pytest -q -p no:cacheprovider tests/test_cuda_limits.py tests/test_cuda_offload.py \
   tests/test_cuda_agg.py tests/test_cuda_quick.py -k "determin or weight or fixed or quick" > "$OUT/pytest-2.log" 2>&1
-echo "[$(( $(date +%s) - t0 )) s] pytest 2 exit $?: $(tail -1 "$OUT/pytest-2.log")"
+rc=$?
+echo "[$(( $(date +%s) - t0 )) s] pytest 2 exit $rc: $(tail -1 "$OUT/pytest-2.log")"
 grep -hE "^FAILED|^ERROR" "$OUT"/pytest-*.log | head -10
 echo "=== W group (new)"; grep -E "^W f32" "$OUT/gpu_suite.log"
 echo "=== W group (before)"; grep -E "^W f32" "$OUT/gpu_suite_before.log" 2>/dev/null

@@ -17,12 +17,14 @@ if [ -n "${SUITE_GROUPS:-}" ]; then
   nvcc -O3 -arch=sm_90 -shared -Xcompiler -fPIC benchmarks/cub_anchor.cu -o /tmp/libcub_anchor.so > "$OUT/build.log" 2>&1
   timeout "${SUITE_S:-200}" python3 benchmarks/gpu_suite.py --cub /tmp/libcub_anchor.so --only "$SUITE_GROUPS" \
     --no-anchors --out "$OUT/gpu_suite.md" > "$OUT/gpu_suite.log" 2>&1
-  echo "[$(( $(date +%s) - t0 )) s] gpu_suite $SUITE_GROUPS exit $?"
+  rc=$?
+  echo "[$(( $(date +%s) - t0 )) s] gpu_suite $SUITE_GROUPS exit $rc"
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then
   timeout "${BENCH_S:-80}" python3 benchmarks/gpu_spatial.py --api-only $([ -n "${LUMA:-}" ] || echo --skip-luma) --skip-weights \
     --out "$OUT" > "$OUT/gpu_spatial.log" 2>&1
-  echo "[$(( $(date +%s) - t0 )) s] gpu_spatial --api-only exit $?"
+  rc=$?
+  echo "[$(( $(date +%s) - t0 )) s] gpu_spatial --api-only exit $rc"
 fi
 i=0
 while IFS= read -r line; do
@@ -30,7 +32,8 @@ while IFS= read -r line; do
   i=$((i + 1)); l=$(left)
   if [ "$l" -lt 15 ]; then echo "not run (no time left): $line"; continue; fi
   eval "timeout $l python3 -m pytest -q -p no:cacheprovider $line" > "$OUT/pytest-$i.log" 2>&1
-  echo "[$(( $(date +%s) - t0 )) s] exit $? $line: $(tail -1 "$OUT/pytest-$i.log")"
+  rc=$?
+  echo "[$(( $(date +%s) - t0 )) s] exit $rc $line: $(tail -1 "$OUT/pytest-$i.log")"
   grep -E "^FAILED|^ERROR" "$OUT/pytest-$i.log" | head -5
 done <<< "${TESTS:-tests/test_cuda.py}"
 [ -f "$OUT/gpu_spatial.log" ] && { echo "=== heatmap API"; grep -E "^device read|^hot|G points|luma|GB/s" "$OUT/gpu_spatial.log" | head -30; }
