@@ -188,9 +188,9 @@ def steps():
         "os.environ.get('HOTBIN_BACKEND')": lambda: os.environ.get("HOTBIN_BACKEND"),
         "backend._claimant((x,))": lambda: registry._claimant((x,)),
     }
-    dc = getattr(registry, "device_counts", None)  # not in the tree before the change
+    dc = getattr(registry, "device_histogram", None)  # not in the tree before the change
     if dc is not None:
-        found["backend.device_counts(None, x, 256, (0, 1))"] = lambda: dc(None, x, 256, (0.0, 1.0))
+        found["backend.device_histogram(None, x, 256, (0, 1))"] = lambda: dc(None, x, 256, (0.0, 1.0))
     res = {}
     for name, fn in found.items():
         res[name] = per_call(fn)

@@ -410,35 +410,43 @@ def test_fixed_combine_on_the_device_is_the_hosts(rng):
         np.testing.assert_array_equal(got.get().view(np.int64), want.view(np.int64), err_msg=f"scale {s}")
 
 
+@pytest.mark.parametrize("path", ["front", "general"])
 @pytest.mark.parametrize("wdt", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
-def test_guessed_scale_equals_the_whole_datas(wdt, rng, monkeypatch):
-    """deterministic=True on large device weights guesses the scale from a sample
-    (max_abs_sample) and confirms it with the max |w| the sums kernel saw (hist_sum's seen):
-    right guesses, a largest weight the sample misses (the sums run again), a NaN it misses,
-    the checked partial itself (the words of the unchecked kernel and the max |w|), and when
-    the sample guesses."""
+def test_guessed_scale_equals_the_whole_datas(wdt, path, rng, monkeypatch):
+    """deterministic=True on large device weights guesses the scale from a sample (hist1d.cu
+    sample_scale) and confirms it with the max |w| the sums kernel saw (hist_sum's seen), on
+    the public call's front door (range given: backend.device_histogram, the guess used on the
+    device) and on the general path (range from the data: plan.weighted, the guess read back):
+    right guesses, a largest weight the sample misses (the sums run again), a tail the sample
+    cannot bound (no guess), a NaN it misses, the checked partial itself (the words of the
+    unchecked kernel and the max |w|), and when the sample guesses."""
     n = cb.sums.SAMPLE_FROM + 3
     v = rng.random(n, dtype=np.float32)
     w = (rng.random(n) * 100).astype(wdt)
+    rng_ = (0, 1) if path == "front" else None
     runs = []
-    real = cb.sums.staged_sums
-    monkeypatch.setattr(cb.sums, "staged_sums", lambda *a, **k: runs.append(a[-1] if len(a) > 8 else None)
-                        or real(*a, **k))
-    for case in ("hit", "miss", "nan"):
+    real = cb.sums.sums
+    monkeypatch.setattr(cb.sums, "sums", lambda *a, **k: runs.append(1) or real(*a, **k))
+    # sums launches: front door hit 1, miss 2 (the guessed run, then the exact one), no guess 2
+    # (a pass that only finds max |w|, then the exact one); general path 1 / 2 / 1 (max_abs first)
+    want = {"hit": 1, "miss": 2, "tail": 2 if path == "front" else 1}
+    for case in ("hit", "miss", "tail", "nan"):
         ww = w.copy()
         if case == "miss":
             ww[1] = -1e6  # between the sampled weights 0 and n // SAMPLE
+        if case == "tail":
+            ww[0], ww[n // cb.sums.SAMPLE] = 1e3, -900  # the top two extrapolate past 1e3's binade
         if case == "nan":
             ww[1] = np.nan
             with pytest.raises(ValueError, match="finite"):
-                hotbin.histogram(cp.asarray(v), 64, (0, 1), weights=cp.asarray(ww), deterministic=True)
+                hotbin.histogram(cp.asarray(v), 64, rng_, weights=cp.asarray(ww), deterministic=True)
             continue
         runs.clear()
-        ref, _ = hotbin.histogram(v, 64, (0, 1), weights=ww, deterministic=True, backend="cpu")
-        got, _ = hotbin.histogram(cp.asarray(v), 64, (0, 1), weights=cp.asarray(ww), deterministic=True)
+        ref, _ = hotbin.histogram(v, 64, rng_, weights=ww, deterministic=True, backend="cpu")
+        got, _ = hotbin.histogram(cp.asarray(v), 64, rng_, weights=cp.asarray(ww), deterministic=True)
         assert type(got) is cp.ndarray
         np.testing.assert_array_equal(got.get().view(np.int64), ref.view(np.int64), err_msg=case)
-        assert len(runs) == (1 if case == "hit" else 2), case
+        assert len(runs) == want[case], case
     rule = histogram_rule(v, 64, (0, 1))
     s = fixedpoint.scale_for(fixedpoint.max_abs(w), n)
     part = cb.histogram(cp.asarray(v), rule, cp.asarray(w), reductions.checked(s))
@@ -457,6 +465,29 @@ def test_guessed_scale_equals_the_whole_datas(wdt, rng, monkeypatch):
     assert cb.sums.sample_max_abs(t) is None
     t[step] = 9.99
     assert cb.sums.sample_max_abs(t) == 10.0
+
+
+@pytest.mark.parametrize("wdt", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_front_door_deterministic_extremes(wdt, rng):
+    """The front door's deterministic sums (device guess, fixed_finish's float64) equal the cpu
+    backend's bit for bit at extreme scales: subnormal, tiny, huge weights, mixed signs, with
+    values of several dtypes; a zero sample (no guess) too. And the front door is taken."""
+    from hotbin import backend as registry
+
+    n = cb.sums.SAMPLE_FROM + 5
+    mags = (1e-40, 1e-30, 1.0, 1e30) if wdt == np.float32 else (5e-320, 1e-300, 1.0, 1e300)
+    for mag in mags + (0.0,):
+        w = (rng.standard_normal(n) * mag).astype(wdt)
+        if mag == 0.0:
+            w[7] = 3.5  # a sample of zeros: no guess, one pass for max |w|
+        for vdt in (np.float32, np.float64, np.uint8, np.int32):
+            v = (rng.random(n) * (300 if np.dtype(vdt).kind == "f" else 255.9)).astype(vdt)
+            ref, _ = hotbin.histogram(v, 37, (0, 256), weights=w, deterministic=True, backend="cpu")
+            dv, dw = cp.asarray(v), cp.asarray(w)
+            found = registry.device_histogram(None, dv, 37, (0, 256), dw)
+            assert found is not None, (mag, vdt)
+            np.testing.assert_array_equal(found[0].get().view(np.int64), ref.view(np.int64),
+                                          err_msg=f"{mag} {np.dtype(vdt).name}")
 
 
 def test_bincount(rng):

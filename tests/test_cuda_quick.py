@@ -1,5 +1,5 @@
 """The common count planned once (backend/cuda/quick.py) against the cpu backend, bit for bit,
-the public call's path for it (backend.device_counts), the results zeroed in advance, and the
+the public call's path for it (backend.device_histogram), the results zeroed in advance, and the
 device copies of cached edges (arrays.shared_copy) that the public call returns.
 
 Skips cleanly without CuPy or without a CUDA device.
@@ -129,25 +129,25 @@ def test_quick_shift_counts(dtype, bins, r, shape, rng):
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint16, np.int16, np.int32, np.int64, np.uint64,
                                    np.float16, np.float32, np.float64], ids=lambda d: np.dtype(d).name)
-def test_device_counts_equal_numpy(dtype, rng):
-    """The common call on a CuPy array at once (backend.device_counts, which the public call takes
+def test_device_histogram_equal_numpy(dtype, rng):
+    """The common call on a CuPy array at once (backend.device_histogram, which the public call takes
     first): NumPy's counts and edges, value for value and dtype for dtype, each a new array."""
     v = _values(dtype, rng)
     a = cp.asarray(v)
     rules = [(7, (-3, 3)), (256, (0, 256)), (100, (0.5, 99.5)), (3, (0, 1)), (4, (2, 2)), (5, (-0.0, 0.0))]
     for bins, r in rules + ([(4096, (0, 65536))] if dtype != np.float16 else []):
-        found = backends.device_counts(None, a, bins, r)
+        found = backends.device_histogram(None, a, bins, r)
         assert found is not None, f"{bins} over {r}: not taken"
         ref_h, ref_e = np.histogram(v, bins, r)
         for h, e in (found, hotbin.histogram(a, bins, r), hotbin.histogram(a[::1], bins, r, backend="cuda")):
             assert isinstance(h, cp.ndarray) and h.dtype == cp.int64 and e.dtype == ref_e.dtype
             np.testing.assert_array_equal(h.get(), ref_h, err_msg=f"{bins} over {r}")
             np.testing.assert_array_equal(e.get(), ref_e, err_msg=f"{bins} over {r}")
-        h2, _ = backends.device_counts("cuda", a[::2], bins, r)  # strided: the general cuda path
+        h2, _ = backends.device_histogram("cuda", a[::2], bins, r)  # strided: the general cuda path
         np.testing.assert_array_equal(h2.get(), np.histogram(v[::2], bins, r)[0])
 
 
-def test_device_counts_leave_the_rest_to_the_general_path(rng, monkeypatch):
+def test_device_histogram_leave_the_rest_to_the_general_path(rng, monkeypatch):
     """Other inputs, bins and ranges, other backends, and int64 ranges that NumPy tests exactly
     answer None: the general path answers them (bool with NumPy's warning)."""
     v = rng.integers(0, 100, 1000)
@@ -158,11 +158,11 @@ def test_device_counts_leave_the_rest_to_the_general_path(rng, monkeypatch):
             (a, True, (0, 100), None), (a, 0, (0, 100), None), (a, 10, (0, 2 ** 62), None),
             (a.astype(cp.complex64), 10, (0, 100), None)]
     for x, bins, r, be in none:
-        assert backends.device_counts(be, x, bins, r) is None, (bins, r, be)
+        assert backends.device_histogram(be, x, bins, r) is None, (bins, r, be)
     monkeypatch.setenv(backends.ENV, "cpu")
-    assert backends.device_counts(None, a, 10, (0, 100)) is None
+    assert backends.device_histogram(None, a, 10, (0, 100)) is None
     monkeypatch.delenv(backends.ENV)
-    assert backends.device_counts(None, a, 10, (0, 100)) is not None
+    assert backends.device_histogram(None, a, 10, (0, 100)) is not None
     with pytest.warns(RuntimeWarning, match="Converting input from bool"):
         h, _ = hotbin.histogram(a > 50, 2, (0, 2))
     np.testing.assert_array_equal(h.get(), np.histogram((v > 50).astype(np.uint8), 2, (0, 2))[0])

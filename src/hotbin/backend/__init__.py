@@ -30,6 +30,10 @@ and the primitives, on arrays adapted by :func:`hotbin.arrays.adapt`:
 ``sample_max_abs(w) -> float | None`` (optional)
     ``max |w|`` of a sample when it likely is the whole ``w``'s binade: the
     fixed-point scale is then guessed and confirmed by the sums (cuda).
+``deterministic_sums(a, rule, w) -> array | None`` (optional, device backends)
+    the float64 fixed-point sums of ``histogram(a, rule, w, fixed(scale))``
+    finished, at the scale of the whole ``w``'s max ``|w|``, where the backend
+    can guess and confirm that scale without waiting (:func:`device_histogram`).
 ``histogram(a, rule, weights=None, red=COUNT)``
     the partial of the reduction ``red`` (:mod:`hotbin.reductions`; the
     backend's accumulator is chosen by ``red.acc``) over the bins of the 1-D
@@ -64,8 +68,9 @@ go to the cuda backend where it is usable and measured faster (the thresholds ar
 cuda backend's tuning data), for results whose bits are the same there. Small inputs
 are decided without importing anything.
 
-The common call on a CuPy array (``histogram(x, n, (lo, hi))``) skips the front door's steps that
-change nothing for it: :func:`device_counts`.
+The common calls on a CuPy array (``histogram(x, n, (lo, hi))``, also with CuPy ``weights=`` and
+``deterministic=True``) skip the front door's steps that change nothing for them:
+:func:`device_histogram`.
 """
 from __future__ import annotations
 
@@ -82,7 +87,7 @@ from ..arrays import on_gpu, shared_copy, to_host
 from ..binning import plain_rule
 
 __all__ = ["NAMES", "ENV", "load", "available", "select", "name_for", "offloaded", "gpu_usable", "call",
-           "device_counts", "on_gpu", "to_host"]
+           "device_histogram", "on_gpu", "to_host"]
 
 NAMES = ("cpu", "cuda", "wgpu")
 ENV = "HOTBIN_BACKEND"
@@ -273,26 +278,36 @@ def _host(v):
     return to_host(v) if hasattr(v, "dtype") and hasattr(v, "shape") else v
 
 
-def device_counts(backend, a, bins, range):
-    """``(hist, edges)`` of ``hotbin.histogram(a, bins, range)`` for the common call on a CuPy
-    array, or None: the general path (:mod:`hotbin.plan`) answers.
+def device_histogram(backend, a, bins, range, weights=None):
+    """``(hist, edges)`` of ``hotbin.histogram(a, bins, range[, weights=weights,
+    deterministic=True])`` for the common calls on CuPy arrays, or None: the general path
+    (:mod:`hotbin.plan`) answers.
 
-    The common call: ``bins`` an int over a pair of Python numbers (:func:`hotbin.binning.plain_rule`,
-    built once), no weights, density or axis (the caller's test), integer or float values (bool
+    The common calls: ``bins`` an int over a pair of Python numbers (:func:`hotbin.binning.plain_rule`,
+    built once), no density or axis (the caller's test), integer or float values (bool
     warns on the general path), and the backend :func:`name_for` picks already loaded and taking
-    device arrays as they are (``DEVICE == "cuda"``). The general path's other steps change
-    nothing for it (a CuPy array is no dask collection and no NumPy-only input, adapting and
-    restoring leave it as it is, no weights make no plan), and the host's time before the launch
-    is what a one-call histogram of a large array waits for (issue #17): the rule, then the
-    backend's ``histogram`` (cuda: one lookup and one launch, backend/cuda/quick.py), then the
-    edges' device copy. The same answer, bit for bit (tests/test_cuda_quick.py).
+    device arrays as they are (``DEVICE == "cuda"``); ``weights`` None (counts) or a CuPy array of
+    ``a``'s shape summed in fixed point (the caller's ``deterministic``; the backend's
+    ``deterministic_sums``, which answers None where it cannot guess the scale). The general
+    path's other steps change nothing for them (a CuPy array is no dask collection and no
+    NumPy-only input, adapting and restoring leave it as it is, no weights make no plan), and
+    the host's time before the launch is what a one-call histogram of a large array waits for
+    (issue #17): the rule, then the backend's ``histogram`` (cuda: one lookup and one launch,
+    backend/cuda/quick.py) or ``deterministic_sums``, then the edges' device copy. The same
+    answer, bit for bit (tests/test_cuda_quick.py, tests/test_deterministic.py).
     """
     cp = sys.modules.get("cupy")
     if cp is None or type(a) is not cp.ndarray or a.dtype.kind not in "iuf":
+        return None
+    if weights is not None and (type(weights) is not cp.ndarray or weights.shape != a.shape):
         return None
     be = _LOADED.get(backend or os.environ.get(ENV) or _claimant((a,)))
     rule = plain_rule(a.dtype, bins, range)
     if be is None or be.module.DEVICE != "cuda" or rule is None or rule.exact is not None:
         return None
-    hist = be.module.histogram(a, rule)
-    return None if hist is NotImplemented else (hist, shared_copy(rule.edges, a))
+    if weights is None:
+        hist = be.module.histogram(a, rule)
+    else:
+        fixed = getattr(be.module, "deterministic_sums", None)
+        hist = None if fixed is None else fixed(a, rule, weights)
+    return None if hist is None or hist is NotImplemented else (hist, shared_copy(rule.edges, a))

@@ -330,12 +330,14 @@ hist_shift(const unsigned short* __restrict__ x, i64 n, unsigned flip, unsigned 
 // s * C + c, c = lane & (C - 1): lanes of one warp that hit one slot hit C
 // different words (a 64-bit add in shared memory is a compare-and-swap loop on
 // sm_90, so lanes on one word retry), and with C >= 16 each half-warp's 8-byte
-// words sit in 16 different bank pairs. FIXED: the hi words so, then the low
-// words as 32-bit words at the same indices (a native atomic add, where a second
-// 64-bit compare-and-swap loop bounded the kernel by the shared-memory pipe): the
-// thread whose add carries out of a low word adds that 2^32 to its hi word, in
-// the same add as its hi part. GLOBAL: no private sums, 64-bit atomics straight
-// into the result (slots beyond shared memory).
+// words sit in 16 different bank pairs. FIXED: three planes of 32-bit words at
+// the same indices, each a native atomic add (no compare-and-swap loop): the hi
+// words' low halves, their high halves, the low words. The thread whose add
+// carries out of a low word adds that 2^32 to the hi word's low half, in the same
+// add as its own part, and the thread whose add carries out of that half adds
+// 2^32 to the high half; the hi words are whole again mod 2^64 (exact: they fit).
+// GLOBAL: no private sums, 64-bit atomics straight into the result (slots beyond
+// shared memory).
 //
 // Runs: each thread adds consecutive pairs of one slot in registers and adds the
 // run's sum to the shared word when the slot changes (a constant column costs one
@@ -368,6 +370,113 @@ template <class U> __device__ __forceinline__ void block_max(U m, U* out) {
         for (unsigned k = 1; k < blockDim.x / 32u; ++k) m = max(m, warp_max[k]);
         if (m) atomicMax(out, m);
     }
+}
+
+// The words of a fixed-point scale guessed on the device (sample_scale, read by hist_sum and
+// fixed_finish; hotbin/backend/cuda/sums.py GUESS_*): the factors (float64 bits), the scale
+// s, the state, the sample's max |w| (float64 bits) and the sums' max |w| (AbsBits, `seen`).
+enum { GUESS_F1 = 0, GUESS_F2 = 1, GUESS_SCALE = 2, GUESS_STATE = 3, GUESS_MAX = 4, GUESS_SEEN = 5 };
+// no guess (a sample of zeros, or a tail the sample cannot bound), a guess, NaN or inf sampled
+enum { GUESS_NONE = 0, GUESS_MADE = 1, GUESS_NAN = 2 };
+
+// ---------------------------------------------------------------------------
+// max |w| of float weights in one pass (the fixed-point scale, fixedpoint.scale_for):
+// the largest bits of |w| as an unsigned integer, which orders NaN above infinity
+// above every finite value. out: one word, zeroed by the caller.
+// ---------------------------------------------------------------------------
+template <class W>
+struct MaxAbs {
+    typedef typename AbsBits<W>::type U;
+    U m;
+    __device__ __forceinline__ void operator()(W v) { m = max(m, abs_bits(v)); }
+    __device__ __forceinline__ void vector(const uint4& r) {
+        const W* t = reinterpret_cast<const W*>(&r);
+#pragma unroll
+        for (int k = 0; k < (int)(16 / sizeof(W)); ++k) (*this)(t[k]);
+    }
+};
+
+template <class W>
+__device__ __forceinline__ void max_abs_walk(const W* __restrict__ w, i64 n, typename AbsBits<W>::type* out) {
+    MaxAbs<W> f;
+    f.m = 0;
+    for_each_vec<W, 4>(w, n, f, blockIdx.x, gridDim.x, false);
+    block_max(f.m, out);
+}
+
+template <class W>
+__global__ void __launch_bounds__(512) max_abs_bits(const W* __restrict__ w, i64 n,
+                                                     typename AbsBits<W>::type* __restrict__ out) {
+    max_abs_walk(w, n, out);
+}
+
+// A fixed-point scale guessed from max |w| of `sample` evenly spaced weights w[k * step],
+// when that max likely lies in the binade of the whole array's: fixedpoint.scale_for and
+// fixedpoint.factors of it, written to `guess` (GUESS_* words) for hist_sum to use and the
+// host to confirm with the max |w| the sums saw. Extrapolation: where a tail thins
+// exponentially, the largest of n draws exceeds the largest of k by about ln(n / k) times the
+// gap between the top two of the k; reach = m1 + 2 (m1 - m2) ln(n / k) must stay in m1's
+// binade (2^28 weights uniform in [0, 1.75) from 2^12: ~1.7496 + 2 * 11 * 4e-4; an
+// exponential's: ~8.3 + 2 * 11 * 1 > 16, no guess). One block of THREADS threads.
+template <class U> __device__ __forceinline__ void top_two(U& a1, U& a2, U b1, U b2) {
+    U hi = max(a1, b1), mid = max(min(a1, b1), max(a2, b2));
+    a1 = hi;
+    a2 = mid;
+}
+
+template <class W, int THREADS>
+__global__ void __launch_bounds__(THREADS) sample_scale(const W* __restrict__ w, i64 step, int sample,
+                                                         double log_ratio, int n_bits, u64* __restrict__ guess) {
+    typedef typename AbsBits<W>::type U;
+    __shared__ U tops[THREADS / 32][2];
+    U a1 = 0, a2 = 0;
+    for (int k = threadIdx.x; k < sample; k += THREADS) top_two(a1, a2, abs_bits(w[(i64)k * step]), (U)0);
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1)
+        top_two(a1, a2, (U)__shfl_xor_sync(0xffffffffu, a1, d), (U)__shfl_xor_sync(0xffffffffu, a2, d));
+    if ((threadIdx.x & 31u) == 0) {
+        tops[threadIdx.x >> 5][0] = a1;
+        tops[threadIdx.x >> 5][1] = a2;
+    }
+    __syncthreads();
+    if (threadIdx.x) return;
+    for (int k = 1; k < THREADS / 32; ++k) top_two(a1, a2, tops[k][0], tops[k][1]);
+    W v1 = *reinterpret_cast<const W*>(&a1), v2 = *reinterpret_cast<const W*>(&a2);
+    double m1 = (double)v1, m2 = (double)v2, f1 = 0.0, f2 = 0.0;
+    long long s = 0;
+    u64 state = GUESS_NONE;
+    if (!isfinite(m1)) {
+        state = GUESS_NAN;
+    } else if (m1 > 0.0) {
+        double reach = __dadd_rn(m1, __dmul_rn(__dmul_rn(2.0, __dsub_rn(m1, m2)), log_ratio));
+        int e1, e2;
+        frexp(m1, &e1);
+        frexp(reach, &e2);
+        if (e1 == e2) {  // fixedpoint.scale_for and fixedpoint.factors
+            state = GUESS_MADE;
+            s = 62 - n_bits - e1 + 32;
+            int k = (int)s - 32, a = k > 1023 ? 1023 : (k < -1022 ? k + 64 : k);
+            f1 = ldexp(1.0, a);
+            f2 = ldexp(1.0, k - a);
+        }
+    }
+    guess[GUESS_F1] = (u64)__double_as_longlong(f1);
+    guess[GUESS_F2] = (u64)__double_as_longlong(f2);
+    guess[GUESS_SCALE] = (u64)s;
+    guess[GUESS_STATE] = state;
+    guess[GUESS_MAX] = (u64)__double_as_longlong(m1);
+}
+
+// Fixed-point words (hi [0, nslots), lo [nslots, 2 nslots), low words not yet folded) as
+// float64 at the scale guess[GUESS_SCALE]: fixedpoint.combine with the same roundings
+// (fold, IEEE conversions, one add, ldexp).
+__global__ void fixed_finish(const long long* __restrict__ words, unsigned nslots, const u64* __restrict__ guess,
+                             double* __restrict__ out) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nslots) return;
+    int s = (int)(long long)guess[GUESS_SCALE];
+    long long lo = words[nslots + i], hi = words[i] + (lo >> 32);
+    out[i] = ldexp(__dadd_rn(ldexp(__ll2double_rn(hi), 32), __ll2double_rn(lo & 0xffffffffll)), -s);
 }
 
 template <int ACC> struct AccOf { typedef double s_t; };
@@ -407,18 +516,21 @@ struct SumOne {
     unsigned nslots, cur;  // cur: the run's slot (nslots: the spare, or none yet)
     S* acc;                // this thread's copy: the word of slot s at acc[s * copies]
     unsigned* lo;          // FIXED: this thread's copy of the low words, lo[s * copies]
-    unsigned copies;
+    unsigned* mid;         // FIXED: the hi words' low halves, mid[s * copies]; high halves at mid[per + ...]
+    unsigned copies, per;
 
     __device__ __forceinline__ void flush() {
         if (cur >= nslots) return;  // values in no bin (and the start)
         if (GLOBAL) {
             atomicAdd(acc + cur, run.a);
             if (ACC == ACC_FIXED) atomicAdd(acc + nslots + cur, run.b);
-        } else if (ACC == ACC_FIXED) {
-            u64 b = (u64)run.b;
-            unsigned l = (unsigned)b;
-            unsigned old = atomicAdd(lo + cur * copies, l);
-            atomicAdd((u64*)acc + cur * copies, (u64)run.a + (b >> 32) + (u64)(old + l < old));  // + the carry
+        } else if (ACC == ACC_FIXED) {  // three native 32-bit adds, each carrying into the next
+            u64 b = (u64)run.b, h = (u64)run.a + (b >> 32);
+            unsigned i = cur * copies, l = (unsigned)b, hl = (unsigned)h;
+            unsigned old = atomicAdd(lo + i, l);
+            unsigned m = hl + (unsigned)(old + l < old);  // + the low word's carry
+            unsigned oldm = atomicAdd(mid + i, m);
+            atomicAdd(mid + per + i, (unsigned)(h >> 32) + (unsigned)(m < hl) + (unsigned)(oldm + m < oldm));
         } else {
             atomicAdd(acc + cur * copies, run.a);
         }
@@ -448,14 +560,25 @@ struct SumOne {
 // then lo words [nslots, 2 nslots), each block's low words folded before the merge.
 // seen (FIXED, may be null): max |w| bits of every weight read, in or out of the bins, so a
 // scale guessed before the sums can be confirmed after them (sums.py, plan.weighted).
+// guess (FIXED, may be null): a scale guessed on the device (sample_scale's words): its
+// factors replace factor and factor2; with no guess made the pass only finds max |w| (seen).
 template <class T, class CMP, int BINNER, int ACC, class W, bool GLOBAL>
 __global__ void __launch_bounds__(512, 3)
 hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
          const CMP* __restrict__ edges, unsigned nb, double glo, double gscale, double tau,
          int stage_edges, u64 base, unsigned nslots, double factor, double factor2, unsigned copies,
-         typename AccOf<ACC>::s_t* __restrict__ out, typename AbsBits<W>::type* __restrict__ seen) {
+         typename AccOf<ACC>::s_t* __restrict__ out, typename AbsBits<W>::type* __restrict__ seen,
+         const u64* __restrict__ guess) {
     typedef typename AccOf<ACC>::s_t S;
     typedef SumOne<T, CMP, BINNER, ACC, W, GLOBAL> F;
+    if (ACC == ACC_FIXED && guess) {  // the same in every thread: no barrier diverges
+        if (guess[GUESS_STATE] != GUESS_MADE) {
+            max_abs_walk(w, n, seen);
+            return;
+        }
+        factor = __longlong_as_double((long long)guess[GUESS_F1]);
+        factor2 = __longlong_as_double((long long)guess[GUESS_F2]);
+    }
     unsigned per = GLOBAL ? 0u : (nslots + 1u) * copies;  // words of each plane
     unsigned bytes = per * (ACC == ACC_FIXED ? 12u : 8u);
     S* acc = reinterpret_cast<S*>(smem);
@@ -470,6 +593,8 @@ hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
     f.copies = copies;
     f.acc = GLOBAL ? out : acc + (threadIdx.x & 31u & (copies - 1u));
     f.lo = acc_lo + (threadIdx.x & 31u & (copies - 1u));
+    f.mid = reinterpret_cast<unsigned*>(smem) + (threadIdx.x & 31u & (copies - 1u));
+    f.per = per;
     f.run.f1 = factor;
     f.run.f2 = factor2;
     f.run.seen = 0;
@@ -487,8 +612,13 @@ hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
         S a = (S)0, b = (S)0;
         for (unsigned k = 0; k < copies; ++k) {
             unsigned c = (k + s) & (copies - 1u);  // consecutive slots start in other banks
-            a += acc[s * copies + c];
-            if (ACC == ACC_FIXED) b += (S)acc_lo[s * copies + c];
+            if constexpr (ACC == ACC_FIXED) {  // the hi word from its halves (mod 2^64: exact)
+                const unsigned* m = reinterpret_cast<const unsigned*>(smem) + s * copies + c;
+                a += (S)m[0] + ((S)m[per] << 32);
+                b += (S)acc_lo[s * copies + c];
+            } else {
+                a += acc[s * copies + c];
+            }
         }
         if (ACC == ACC_FIXED) {
             u64 hi = (u64)a + ((u64)b >> 32), lo = (u64)b & 0xffffffffull;
@@ -498,32 +628,6 @@ hist_sum(const T* __restrict__ x, const W* __restrict__ w, i64 n,
             atomicAdd(out + s, a);
         }
     }
-}
-
-// ---------------------------------------------------------------------------
-// max |w| of float weights in one pass (the fixed-point scale, fixedpoint.scale_for):
-// the largest bits of |w| as an unsigned integer, which orders NaN above infinity
-// above every finite value. out: one word, zeroed by the caller.
-// ---------------------------------------------------------------------------
-template <class W>
-struct MaxAbs {
-    typedef typename AbsBits<W>::type U;
-    U m;
-    __device__ __forceinline__ void operator()(W v) { m = max(m, abs_bits(v)); }
-    __device__ __forceinline__ void vector(const uint4& r) {
-        const W* t = reinterpret_cast<const W*>(&r);
-#pragma unroll
-        for (int k = 0; k < (int)(16 / sizeof(W)); ++k) (*this)(t[k]);
-    }
-};
-
-template <class W>
-__global__ void __launch_bounds__(512) max_abs_bits(const W* __restrict__ w, i64 n,
-                                                     typename AbsBits<W>::type* __restrict__ out) {
-    MaxAbs<W> f;
-    f.m = 0;
-    for_each_vec<W, 4>(w, n, f, blockIdx.x, gridDim.x, false);
-    block_max(f.m, out);
 }
 
 // 8/16-bit integers: raw value counts -> bins through a value->bin table built

@@ -183,6 +183,16 @@ def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
         return reductions.with_seen(words, seen)
 
 
+def deterministic_sums(a, rule: BinRule, w):
+    """float64 fixed-point sums (``deterministic=True``) of large float CuPy weights ``w`` by the bins
+    of ``rule`` over the C-contiguous CuPy array ``a`` of a kernel dtype, the scale guessed on the
+    device and confirmed (:func:`sums.guessed_fixed`), or None: the general path answers."""
+    if kernel_dtype(a.dtype) != a.dtype or not (a.flags.c_contiguous and w.flags.c_contiguous):
+        return None
+    with device(a, w), out_of_memory():
+        return sums.guessed_fixed(a.reshape(-1), w, rule, current())
+
+
 def sample_max_abs(w) -> float | None:
     """max |w| of a sample of large float device weights, or None (:func:`sums.sample_max_abs`)."""
     with device(w):

@@ -328,5 +328,6 @@ def ci_name_expressions() -> dict[str, list[str]]:
     for half in ("true", "false"):
         for full in ("true", "false"):
             h += [f"hist_shift<{half}, {full}, {u}>" for u in (2, 4, 8)]
-    h += [f"max_abs_bits<{f}>", f"max_abs_bits<{d}>", "fold_lut"]
+    h += [f"max_abs_bits<{f}>", f"max_abs_bits<{d}>", "fold_lut", "fixed_finish"]
+    h += [f"sample_scale<{t}, 1024>" for t in (f, d)]  # sums.SAMPLE_THREADS
     return {"hist1d.cu": h}

@@ -85,11 +85,14 @@ def _sum_plan(dtype, wdtype, rule: BinRule | None, nslots: int, acc: str, dev: i
     return plan
 
 
-def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, factor=(0.0, 0.0), seen=None):
+def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, factor=(0.0, 0.0), seen=None,
+         guess=None):
     """Weighted sums of w by bin (rule) or value (rule None) into out (hist_sum), with the
     accumulator ``SUM_ACC[acc]``. ``factor``: the fixed-point factor as two powers of two
     (:func:`hotbin.fixedpoint.factors`); ``seen`` (fixed point): one word that keeps the
-    largest bits of ``|w|`` read (:func:`seen_max`)."""
+    largest bits of ``|w|`` read (:func:`seen_max`); ``guess`` (fixed point, at most
+    LO_CHUNK weights): :func:`sample_guess`'s words, whose factors replace ``factor``, the
+    low words left unfolded (:func:`guessed_fixed`)."""
     n = x.size
     if n == 0 or nslots == 0:
         return
@@ -104,9 +107,9 @@ def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, f
         xs, ws = (x, w) if n <= step else (x[s:s + step], w[s:s + step])
         launch(p.kern, g, p.block,
                (xs, ws, np.int64(xs.size), *p.args, np.uint32(nslots), f1, f2, np.uint32(p.pol.copies), out,
-                _NULL if seen is None else seen),
+                _NULL if seen is None else seen, _NULL if guess is None else guess),
                p.smem)
-        if acc == "fixed":
+        if acc == "fixed" and guess is None:
             fold_words(out, nslots)
 
 
@@ -192,32 +195,83 @@ def max_abs(w) -> float | None:
     return seen_max(out)
 
 
-#: weights :func:`sample_max_abs` reads (evenly spaced; their top two are found on the host, before
-#: the sums' launch, so few), and the fewest weights it samples: below that, max_abs's exact pass
-#: costs about what the sample does
-SAMPLE, SAMPLE_FROM = 1 << 12, 1 << 22
+#: weights a guess of the fixed-point scale samples (evenly spaced; hist1d.cu sample_scale, one
+#: block of SAMPLE_THREADS), and the fewest weights worth a guess: below that, max_abs's exact
+#: pass costs about what the sample does
+SAMPLE, SAMPLE_FROM, SAMPLE_THREADS = 1 << 12, 1 << 22, 1024
+#: the words of a guess (hist1d.cu GUESS_*): factors, scale, state, the sample's max |w|, the
+#: sums' max |w| bits; states
+GUESS_F1, GUESS_F2, GUESS_SCALE, GUESS_STATE, GUESS_MAX, GUESS_SEEN, GUESS_WORDS = range(7)
+GUESS_NONE, GUESS_MADE, GUESS_NAN = range(3)
+
+
+def sample_guess(w, extra: int = 0):
+    """A device array of GUESS_WORDS + ``extra`` zeroed uint64 words whose first words
+    hist1d.cu's sample_scale fills with a guess of the fixed-point scale of the large float
+    CuPy weights ``w`` (queued: nothing is read back), or None for small or other arrays."""
+    if not _float_weights(w) or w.size < SAMPLE_FROM:
+        return None
+    cp = cupy()
+    buf = cp.zeros(GUESS_WORDS + extra, cp.uint64)
+    n = int(w.size)
+    launch(kernel("hist1d.cu", f"sample_scale<{CTYPE[w.dtype]}, {SAMPLE_THREADS}>"), 1, SAMPLE_THREADS,
+           (w.reshape(-1), np.int64(n // SAMPLE), np.int32(SAMPLE), np.float64(math.log(n / SAMPLE)),
+            np.int32(n.bit_length()), buf))
+    return buf
+
+
+def _float_of(bits: int, itemsize: int) -> float:
+    """The float32 (``itemsize`` 4) or float64 (8) whose bits are ``bits``."""
+    return float(np.array([bits], f"u{itemsize}").view(f"f{itemsize}")[0])
 
 
 def sample_max_abs(w) -> float | None:
     """``max |w|`` of SAMPLE evenly spaced weights of a large float CuPy array when it likely
     lies in the binade of the whole array's (a guess of the fixed-point scale that the sums
-    confirm, :func:`hotbin.plan.weighted`), else None: small or other arrays, a sample of
-    zeros (sparse weights), or a tail that the sample's two largest values extrapolate
-    past that binade.
-
-    Extrapolation: where a tail thins exponentially, the largest of ``n`` draws exceeds
-    the largest of ``k`` by about ``ln(n / k)`` times the gap between the top two of the
-    ``k``; twice that must stay below the binade's top (2^28 weights from 2^12: uniform in
-    [0, 1.75): ~1.7496 + 2 * 11 * 4e-4; an exponential's: ~8.3 + 2 * 11 * 1 > 16, so no
-    guess). A wrong guess costs a second run of the sums; no guess costs one pass over the
-    weights.
-    """
-    if not _float_weights(w) or w.size < SAMPLE_FROM:
+    confirm, :func:`hotbin.plan.weighted`), NaN or inf when the sample holds one (its scale
+    fails as the exact pass's would), else None: small or other arrays, a sample of zeros
+    (sparse weights), or a tail that the sample's two largest values extrapolate past that
+    binade (hist1d.cu sample_scale). A wrong guess costs a second run of the sums; no guess
+    costs one pass over the weights."""
+    buf = sample_guess(w)
+    if buf is None:
         return None
-    step = w.size // SAMPLE
-    top = np.partition(np.abs(w[: step * SAMPLE: step].get()), SAMPLE - 2)[-2:]
-    m1, m2 = float(top[1]), float(top[0])
-    if not m1 > 0:  # zeros, or a NaN (whose scale fails as the exact pass's would)
-        return None if m1 == 0 else m1
-    reach = m1 + 2.0 * (m1 - m2) * math.log(w.size / SAMPLE)
-    return m1 if math.frexp(reach)[1] == math.frexp(m1)[1] else None
+    state, m = (int(v) for v in buf[GUESS_STATE:GUESS_MAX + 1].get())
+    return None if state == GUESS_NONE else _float_of(m, 8)
+
+
+def guessed_fixed(x, w, rule: BinRule, tune: Tuning):
+    """float64 fixed-point sums of the large float CuPy weights ``w`` by the bins of ``rule`` over
+    the contiguous kernel-dtype values ``x``, at the scale of the whole data's max |w|
+    (:func:`hotbin.fixedpoint.scale_for`), or None where :func:`sample_guess` makes none.
+
+    Nothing waits before the sums: the scale is guessed on the device (sample_scale), the sums
+    take its factors and note the max |w| they read, fixed_finish turns the words into float64
+    at the guessed scale, and one read of four words confirms the guess. A wrong guess, or none
+    (the sums then only find max |w|), sums again at the scale of that max |w|: results are always
+    those of the exact scale, bit for bit (:func:`hotbin.plan.weighted`'s, the cpu backend's).
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite weights (:func:`hotbin.fixedpoint.scale_for`).
+    """
+    n, nb = int(x.size), rule.nbins
+    if n > fixedpoint.LO_CHUNK or n != w.size:
+        return None
+    buf = sample_guess(w, 2 * nb)
+    if buf is None:
+        return None
+    cp = cupy()
+    words = buf[GUESS_WORDS:]
+    seen = buf[GUESS_SEEN:GUESS_SEEN + 1]
+    sums(x, w.reshape(-1), rule, nb, "fixed", words, tune,
+         seen=seen if w.dtype.itemsize == 8 else seen.view(cp.uint32)[:1], guess=buf)
+    out = cp.empty(nb, np.float64)
+    launch(kernel("hist1d.cu", "fixed_finish"), -(-nb // 256), 256, (words, np.uint32(nb), buf, out))
+    s, state, _, bits = buf[GUESS_SCALE:GUESS_SEEN + 1].get().view(np.int64).tolist()
+    scale = fixedpoint.scale_for(_float_of(bits, w.dtype.itemsize), n)
+    if state == GUESS_MADE and scale == s:
+        return out
+    words = staged_sums(x, w, x.dtype, rule, nb, "fixed", tune, fixedpoint.factors(scale))
+    return fixedpoint.combine(words, scale)
