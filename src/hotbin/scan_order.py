@@ -4,7 +4,7 @@ Float scans are bitwise equal on every backend because they all add in this
 order: each lane (a 1-D slice along the axis) is cut into blocks of
 :data:`SCAN_BLOCK` values; block ``b``'s sum ``S_b`` adds its values left to
 right from -0.0; the block offsets are ``O_0 = -0.0`` and ``O_{b+1} = O_b + S_b``
-(added in order on the host, :func:`block_offsets`); a value ``i`` of block
+(added in order: :func:`block_offsets` on the host, scan.cu's lane_chain on the GPU); a value ``i`` of block
 ``b`` starting at ``lo`` gets ``(((O_b + x[lo]) + x[lo+1]) + ...) + x[i]``.
 Integer scans are exact (any order); bool, float16 and complex results come from
 :func:`scan_numpy` on the host in the same block order.
@@ -20,8 +20,9 @@ __all__ = ["SCAN_BLOCK", "scan_layout", "scan_kind", "scan_zero", "block_offsets
 #: backend: float results depend on neither the thread count nor the device; lanes up
 #: to this long equal NumPy's sequential scan. A GPU adds each block in one thread:
 #: benchmarks/scan_block_sweep.py, H200, 2^28 float32, hotbin.cumsum (2026-11-30, tiled
-#: lane kernels): 512 / 1024 / 2048 / 4096 -> 4.09 / 3.40 / 2.81 / 4.12 ms (kernels
-#: 1.62 / 2.01 / 2.04 / 3.68 ms; shorter blocks cost host chaining, longer ones threads)
+#: lane kernels, offsets chained on the host then): 512 / 1024 / 2048 / 4096 -> 4.09 / 3.40 /
+#: 2.81 / 4.12 ms (kernels 1.62 / 2.01 / 2.04 / 3.68 ms; shorter blocks cost chaining, longer
+#: ones threads). Chained on the device since 2026-12-02 (1.20-1.31 ms at 2048, not re-swept)
 SCAN_BLOCK = 1 << 11
 
 

@@ -2,7 +2,8 @@
 
 Integers: one-pass decoupled look-back scans (exact in any order). float32 and
 float64: the shared block order, one thread per lane block (``lane_sums`` /
-``lane_scan``), block offsets chained on the host: bitwise the cpu backend's.
+``lane_scan``), block offsets chained in order on the device (``lane_chain``, no
+host round trip): bitwise the cpu backend's.
 """
 from __future__ import annotations
 
@@ -21,8 +22,20 @@ SCAN_BLOCK = 256
 #: threads per block of the float scans' lane kernels (one thread per lane block); scan.cu
 #: sizes its tiles for LANE_THREADS / 32 warps, passed as a template argument
 LANE_THREADS = 128
+#: 16-byte vectors of each lane block per stage of the lane kernels' shared tiles (scan.cu
+#: LaneTile: a half-warp loads one block's 256 contiguous bytes per access). scan_block_sweep.py
+#: --tiles, H200, 2^28 float32 (2026-12-02): 128 threads x 16 vectors lane_sums / lane_scan
+#: 0.269 / 0.574 ms, x 8 vectors 0.324 / 0.680 ms, 64 threads x 16 0.273 / 0.586 ms
+LANE_VECS = 16
 #: most blocks of one lane launch (one thread per lane block: larger inputs stride)
 LANE_GRID = 1 << 16
+#: warps per block of lane_chain (one warp chains one lane's block offsets)
+CHAIN_WARPS = 4
+#: one lane (a flat scan, a host slab): chain its offsets in the first block of the scan
+#: kernel (lane_scan_chained) while the others start scanning, rather than in a launch of
+#: its own between the two passes. scan_block_sweep.py --api, H200, 2^28 (2026-12-02):
+#: float32 1.201 vs 1.785 ms, float64 2.056 vs 2.657 ms (benchmarks/results/scan-2026-12-02-h200.md)
+CHAIN_IN_SCAN = True
 
 
 def cumsum(a, axis, od, exclusive, tune: Tuning):
@@ -108,9 +121,11 @@ def _float_cumsum(a, axis, od, exclusive):
 
 
 def _lane_scan(x, carry=None, total=False):
-    """``(inclusive scan, the lanes' totals after it when total)`` of the lanes of the
-    contiguous float ``x`` ``(outer, m, inner)`` from ``carry`` (scan.cu lane_sums/lane_scan:
-    one thread per lane block; the offsets are chained on the host)."""
+    """``(inclusive scan, the lanes' totals after it (device, ``(outer, inner)``) or None)``
+    of the lanes of the contiguous float ``x`` ``(outer, m, inner)`` from ``carry`` (a device
+    or host value per lane, or one for all). scan.cu: lane_sums (one thread per lane block),
+    the block offsets chained in order on the device (lane_chain; for one lane, by the
+    first block of lane_scan_chained while the others scan), lane_scan. No host round trip."""
     cp = cupy()
     outer, m, inner = x.shape
     block = scan_order.SCAN_BLOCK  # read now: tests change it
@@ -118,22 +133,60 @@ def _lane_scan(x, carry=None, total=False):
     units = outer * nblk * inner
     ct = CTYPE[x.dtype]
     grid = max(1, min(-(-units // LANE_THREADS), LANE_GRID))
-    args = (np.int64(m), np.int64(inner), np.int64(nblk), np.int64(block), np.int64(units))
-    sums = np.full((outer, nblk, inner), -0.0, x.dtype)
-    if nblk > 1 or total:
-        d = cp.empty(units, x.dtype)
-        launch(lane_kernel("sums", ct), grid, LANE_THREADS, (x,) + args + (d,))
-        sums = d.get().reshape(sums.shape)
-    offsets, after = scan_order.block_offsets(sums, carry)
+    args = (x, np.int64(m), np.int64(inner), np.int64(nblk), np.int64(block), np.int64(units))
     out = cp.empty_like(x)
-    launch(lane_kernel("scan", ct), grid, LANE_THREADS,
-           (x,) + args + (cp.asarray(np.ascontiguousarray(offsets)), out))
+    if nblk == 1 and not total and carry is None:  # one block per lane, from -0.0
+        launch(lane_kernel("scan", ct), grid, LANE_THREADS, args + (cp.full(units, -0.0, x.dtype), out))
+        return out, None
+    sums = cp.empty(units, x.dtype)
+    launch(lane_kernel("sums", ct), grid, LANE_THREADS, args + (sums,))
+    start = _carry(carry, outer, inner, x.dtype)
+    if outer * inner == 1 and CHAIN_IN_SCAN:
+        offs, totals, state = cp.empty_like(sums), cp.empty(1, x.dtype), cp.zeros(2, cp.uint64)
+        launch(chained_kernel(ct), grid + 1, LANE_THREADS,
+               (x, np.int64(m), np.int64(nblk), np.int64(block), sums, sums if start is None else start,
+                np.int32(start is not None), offs, out, totals, state))
+        return out, totals.reshape(1, 1)
+    offs, after = _chain(sums, outer, nblk, inner, start)
+    launch(lane_kernel("scan", ct), grid, LANE_THREADS, args + (offs, out))
     return out, after
 
 
-def lane_kernel(which: str, ct: str):
-    """scan.cu's ``lane_sums`` / ``lane_scan`` over the C++ type ``ct``."""
-    return kernel("scan.cu", f"lane_{which}<{ct}, {LANE_THREADS // 32}>")
+def _carry(carry, outer, inner, dtype):
+    """The lanes' first offsets as a contiguous device array of ``outer * inner``, or None."""
+    if carry is None:
+        return None
+    cp = cupy()
+    return cp.ascontiguousarray(cp.broadcast_to(cp.asarray(carry, dtype), (outer, inner))).reshape(-1)
+
+
+def _chain(sums, outer, nblk, inner, start=None):
+    """``(block offsets, lane totals (outer, inner))`` of the block ``sums`` laid out as the
+    units ``(outer, nblk, inner)``, chained in order from ``start`` (one per lane, or None:
+    -0.0) by scan.cu's lane_chain."""
+    cp = cupy()
+    lanes = outer * inner
+    offs, totals = cp.empty_like(sums), cp.empty(lanes, sums.dtype)
+    launch(chain_kernel(CTYPE[sums.dtype]), -(-lanes // CHAIN_WARPS), CHAIN_WARPS * 32,
+           (sums, np.int64(nblk), np.int64(inner), np.int64(lanes), sums if start is None else start,
+            np.int32(start is not None), offs, totals))
+    return offs, totals.reshape(outer, inner)
+
+
+def lane_kernel(which: str, ct: str, threads: int = LANE_THREADS, vecs: int = LANE_VECS):
+    """scan.cu's ``lane_sums`` / ``lane_scan`` over the C++ type ``ct`` (``threads`` per block,
+    ``vecs`` 16-byte vectors per tile stage: benchmarks/scan_block_sweep.py sweeps them)."""
+    return kernel("scan.cu", f"lane_{which}<{ct}, {threads // 32}, {vecs}>")
+
+
+def chained_kernel(ct: str):
+    """scan.cu's ``lane_scan_chained`` over the C++ type ``ct``."""
+    return kernel("scan.cu", f"lane_scan_chained<{ct}, {LANE_THREADS // 32}, {LANE_VECS}>")
+
+
+def chain_kernel(ct: str):
+    """scan.cu's ``lane_chain`` over the C++ type ``ct``."""
+    return kernel("scan.cu", f"lane_chain<{ct}, {CHAIN_WARPS}>")
 
 
 def tile(kdt, nvec: int) -> int:
@@ -177,5 +230,8 @@ def ci_name_expressions() -> dict[str, list[str]]:
         for ex in ("false", "true"):
             for nvec in sorted({8, table({}).scan_nvec}):
                 out.append(f"scan_lookback<{t}, {a}, {SCAN_BLOCK}, {nvec}, {ex}>")
-    out += [f"lane_{k}<{t}, {LANE_THREADS // 32}>" for k in ("sums", "scan") for t in ("float", "double")]
+    for t in ("float", "double"):
+        out += [f"lane_{k}<{t}, {LANE_THREADS // 32}, {LANE_VECS}>" for k in ("sums", "scan")]
+        out.append(f"lane_chain<{t}, {CHAIN_WARPS}>")
+        out.append(f"lane_scan_chained<{t}, {LANE_THREADS // 32}, {LANE_VECS}>")
     return {"scan.cu": out}
