@@ -490,6 +490,28 @@ def test_front_door_deterministic_extremes(wdt, rng):
                                           err_msg=f"{mag} {np.dtype(vdt).name}")
 
 
+def test_front_door_deterministic_real_shaped(rng):
+    """The public deterministic call on data shaped like real data, bitwise the cpu backend's:
+    whole numbers on the edges of unit bins, a 16-bit image's levels (uint16 values), a
+    constant on an edge, values outside the range, and weights with one far outlier (the
+    sample misses it: the sums run again at its scale)."""
+    n = cb.sums.SAMPLE_FROM + 11
+    whole = rng.integers(0, 100, n).astype(np.float32)  # every value on a bin edge
+    image = rng.normal(3000, 800, n).clip(0, 65535).astype(np.uint16)
+    cases = [(whole, 100, (0, 100)), (image, 256, (0, 65536)), (image, 4096, (1000, 5000)),
+             (np.full(n, 0.5, np.float32), 64, (0, 1)), (whole * 3 - 50, 100, (0, 100))]
+    w = rng.exponential(1.0, n).astype(np.float32)
+    w_out = w.copy()
+    w_out[n // 3] = 1e9
+    for v, bins, rng_ in cases:
+        for ww in (w, w_out):
+            ref, _ = hotbin.histogram(v, bins, rng_, weights=ww, deterministic=True, backend="cpu")
+            got, edges = hotbin.histogram(cp.asarray(v), bins, rng_, weights=cp.asarray(ww), deterministic=True)
+            np.testing.assert_array_equal(got.get().view(np.int64), ref.view(np.int64),
+                                          err_msg=f"{v.dtype} {bins} {rng_} {ww.max()}")
+            np.testing.assert_array_equal(edges.get(), np.histogram_bin_edges(v, bins, rng_))
+
+
 def test_bincount(rng):
     for dtype in (np.uint8, np.int16, np.int32, np.uint64, np.bool_):
         x = (rng.integers(0, 2 if dtype == np.bool_ else 120, 50000)).astype(dtype)
