@@ -21,22 +21,10 @@ import time
 
 import numba
 import numpy as np
-from numba import njit, prange
 
+import floor_cpu
 import hotbin
 from hotbin.backend.cpu import parallel
-
-
-@njit(parallel=True, cache=True)
-def _read_all(a, parts):
-    step = (a.size + parts - 1) // parts
-    acc = np.zeros(parts)
-    for p in prange(parts):
-        s = 0.0
-        for j in range(p * step, min(a.size, (p + 1) * step)):
-            s += a[j]
-        acc[p] = s
-    return acc.sum()
 
 
 def timeit(fn, repeat):
@@ -51,8 +39,7 @@ def timeit(fn, repeat):
 
 def read_bandwidth(nbytes: int) -> float:
     a = np.random.default_rng(0).random(nbytes // 8)
-    t = timeit(lambda: _read_all(a, numba.get_num_threads()), 7)
-    return a.nbytes / t
+    return a.nbytes / floor_cpu.read_time([a])
 
 
 def one_thread(fn):

@@ -25,26 +25,13 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+import floor_cpu  # noqa: E402
 from heatmap_cpu import SIZE, _timed, machine, make_points  # noqa: E402
 
 import hotbin  # noqa: E402
 
 SHARES = (0.0, 0.9, 1.0)
 NCAT = 8
-
-
-def _read_time(arrays, rounds):
-    from numba import njit, prange
-
-    @njit(parallel=True, nogil=True)
-    def read3(a, b, c):
-        s = 0.0
-        for j in prange(a.size):
-            s += a[j] + b[j] + c[j]
-        return s
-
-    read3(*arrays)
-    return statistics.median(_timed(lambda: read3(*arrays)) for _ in range(max(rounds, 5)))
 
 
 def run_share(n, hot, rounds):
@@ -78,7 +65,7 @@ def run_share(n, hot, rounds):
             t_ours.append(_timed(ours))
             t_theirs.append(_timed(theirs))
         out[name] = (statistics.median(t_ours), statistics.median(t_theirs),
-                     _read_time(arrays, rounds), sum(v.nbytes for v in arrays))
+                     floor_cpu.read_time(arrays, rounds), sum(v.nbytes for v in arrays))
     return out
 
 

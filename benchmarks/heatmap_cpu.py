@@ -9,7 +9,7 @@ Every contender is warmed up, then the contenders run in interleaved rounds
 (so machine noise hits them alike) and medians are reported. Answers are
 checked against NumPy on the same cells: hotbin must match exactly; the anchors'
 differing cells are reported. The floor is the input bytes over the read
-bandwidth measured here by a parallel sum of the same arrays.
+bandwidth measured here on the same arrays (benchmarks/floor_cpu.py).
 
 Usage::
 
@@ -29,8 +29,8 @@ import time
 
 import numba
 import numpy as np
-from numba import njit, prange
 
+import floor_cpu
 import hotbin
 from hotbin.backend.cpu import parallel
 
@@ -52,17 +52,9 @@ def make_points(n, hot, seed=20261130):
 
 # --- the floor ---------------------------------------------------------------------
 
-@njit(parallel=True, nogil=True, cache=True)
-def _read(x, y):
-    s = 0.0
-    for j in prange(x.size):
-        s += x[j] + y[j]
-    return s
-
-
 def read_time(x, y, rounds):
-    _read(x, y)
-    return statistics.median(_timed(lambda: _read(x, y)) for _ in range(max(rounds, 5)))
+    """Median seconds to read x and y once on every thread (:mod:`floor_cpu`)."""
+    return floor_cpu.read_time([x, y], rounds)
 
 
 def _timed(f):

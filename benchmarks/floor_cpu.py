@@ -1,0 +1,57 @@
+"""The read floor of the CPU benchmarks: the time to read their input arrays once, on all threads.
+
+Each thread sums its share of each array's 32-bit words with wrapping integer adds over a
+slice, so the loop vectorizes and the figure is the memory's, not the adder's. The floor
+these benchmarks measured before 2026-12-02 was a float running sum: one dependent add (four
+cycles) per element, 12.6 GB/s against 33-36 GB/s read this way on the same 2-core AMD EPYC
+VM (20M float32 x, y and weights) — it put the floor 2-3x too high.
+
+    from floor_cpu import read_time
+    seconds = read_time([x, y, w])
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _read3(a, b, c, parts):
+    """A wrapping sum of the uint32 words of a, b and c, ``parts`` threads each reading its
+    share of each (slices: the loops vectorize)."""
+    acc = np.zeros(parts, np.uint32)
+    for p in prange(parts):
+        s = np.uint32(0)
+        for words in (a, b, c):
+            step = (words.size + parts - 1) // parts
+            part = words[p * step:(p + 1) * step]
+            for j in range(part.size):
+                s += part[j]
+        acc[p] = s
+    return acc.sum()
+
+
+def _words(a) -> np.ndarray:
+    """The C-contiguous array ``a`` as uint32 words (a tail under 4 bytes left out)."""
+    raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    return raw[:raw.size - raw.size % 4].view(np.uint32)
+
+
+def read_time(arrays, rounds: int = 7) -> float:
+    """Median seconds to read ``arrays`` (up to three) once on every numba thread."""
+    words = [_words(a) for a in arrays]
+    if not 1 <= len(words) <= 3:
+        raise ValueError("read_time reads one to three arrays")
+    words += [np.empty(0, np.uint32)] * (3 - len(words))
+    parts = numba.get_num_threads()
+    _read3(*words, parts)  # compile, fault the pages in
+    ts = []
+    for _ in range(max(rounds, 5)):
+        t = time.perf_counter()
+        _read3(*words, parts)
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
