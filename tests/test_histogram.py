@@ -92,6 +92,14 @@ def test_uint8_full_range(backend, rng):
     assert h[201] == const.size
 
 
+def test_bool_from_other_bytes(backend):
+    """A bool array viewed from bytes other than 0 and 1 (a 0/255 image mask) counts as
+    NumPy's conversion does: every non-zero byte is True, 1."""
+    mask = (np.arange(4096) % 3 == 0).astype(np.uint8) * np.uint8(255)
+    check(backend, mask.view(np.bool_), 4, (0, 4))
+    check(backend, mask.view(np.bool_), 256, (0, 256))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_values_on_edges_and_neighbours(backend, dtype):
     edges = np.histogram_bin_edges(np.empty(0, dtype), 7, (-1.3, 2.9))

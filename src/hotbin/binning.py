@@ -24,9 +24,11 @@ __all__ = ["BinRule", "MAX_SLACK", "exact_counts", "histogram_rule", "plain_rule
 
 
 def check_data(a: np.ndarray, name: str = "a") -> np.ndarray:
-    """Reject dtypes no histogram can take; bool becomes uint8 (as NumPy does)."""
+    """Reject dtypes no histogram can take; bool becomes uint8 as NumPy converts it (a copy,
+    not a view: a bool array viewed from other bytes, a 0/255 image mask say, holds bytes
+    other than 0 and 1 that NumPy reads as 1)."""
     if a.dtype == np.bool_:
-        return a.view(np.uint8)
+        return a.astype(np.uint8)
     if a.dtype.kind not in "iuf":
         raise TypeError(f"{name}: cannot histogram data of dtype {a.dtype}; "
                         "expected bool, integer or real floating-point values")
