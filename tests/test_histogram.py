@@ -92,6 +92,22 @@ def test_uint8_full_range(backend, rng):
     assert h[201] == const.size
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.bool_])
+def test_8bit_counted_by_pairs(dtype, rng, monkeypatch):
+    """The cpu backend counts 8-bit values two bytes at a time (hist._byte_pairs): every byte
+    once, whatever the size's parity, the start's alignment or the stride (a lone byte at
+    either end is counted apart)."""
+    from hotbin.backend.cpu import hist
+    monkeypatch.setattr(hist, "PAIRS_FROM", 8)
+    a = rng.integers(0, 256, 4099, dtype=np.uint8).view(dtype) if dtype != np.bool_ else rng.random(4099) < 0.3
+    lo, hi = (-128, 128) if dtype == np.int8 else (0, 256)
+    for x in (a, a[1:], a[1:-1], a[2:], a[::3], a[:9], a[:1]):
+        for bins, r in ((256, (lo, hi)), (7, (lo + 3.5, hi - 40))):
+            check("cpu", x, bins, r)
+    hot = np.full(5001, 201, np.uint8).view(dtype)[1:]  # bool: a mask of 201s, all True
+    check("cpu", hot, 256, (lo, hi))
+
+
 def test_bool_from_other_bytes(backend):
     """A bool array viewed from bytes other than 0 and 1 (a 0/255 image mask) counts as
     NumPy's conversion does: every non-zero byte is True, 1."""
