@@ -272,7 +272,7 @@ def weighted_group(n, sweep, variants):
             miss = lambda: hotbin.histogram(x, bins=256, range=(0.0, 1.0), weights=wo, deterministic=True)  # noqa: E731
             ref_miss = reductions.fixed(fixedpoint.scale_for(1e3, n)).finalize(
                 cb.histogram(x, rule, wo, reductions.fixed(fixedpoint.scale_for(1e3, n))))
-            assert np.array_equal(miss()[0].get(), ref_miss), "deterministic, sample missed: wrong"
+            assert cp.array_equal(miss()[0], cp.asarray(ref_miss)), "deterministic, sample missed: wrong"
             row("W f32 256", f"{dist} deterministic, largest |w| unsampled", nbytes,
                 ours_api=timeit(miss, reps=10))
             del wo
