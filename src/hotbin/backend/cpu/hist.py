@@ -314,14 +314,14 @@ def _histogram_lut(a, kd, rule):
     return fold_values(_raw_counts(a, kd, u, nvals, nsub), value_table(rule, kd), rule.nbins)
 
 
-def _raw_counts(a, kd, u, nvals, nsub, start=None):
+def _raw_counts(a, kd, u, nvals, nsub, view=None):
     """int64 counts of the ``nvals`` raw values of ``a`` (:func:`_count_values`, ``nsub``
-    interleaved copies, each PAD bytes longer); ``start(c)``: the part of each chunk ``c``
-    (as ``u``) to count, the rest the caller's."""
+    interleaved copies, each PAD bytes longer); ``view(c)``: what of each chunk ``c`` (as
+    ``u``) to count, in its own dtype (the caller counts the rest)."""
     part = np.zeros((nparts(a.size, nvals * 4 * nsub), nsub, nvals + PAD // 4), np.uint32)
     total = np.zeros(nvals, np.int64)
     for (c,) in chunks([a], [kd]):
-        v = c.view(u) if start is None else start(c.view(u))
+        v = c.view(u) if view is None else view(c.view(u))
         part[:] = 0
         _count_values(v.size, v, part)
         total += part.sum(axis=(0, 1), dtype=np.int64)[:nvals]
