@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import statistics
 import time
 
@@ -72,18 +71,6 @@ def anchors_1d(a, bins, rng_):
     except ImportError:
         pass
     return out
-
-
-def cpu_model() -> str:
-    """The CPU's model name (/proc/cpuinfo on Linux), else what platform knows."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv=None):
@@ -144,7 +131,7 @@ def main(argv=None):
         row(work, f"hotbin cpu ({threads} threads)", ours, x.nbytes)
         row(work, "numpy.cumsum", timeit(lambda: np.cumsum(x), repeat), x.nbytes, ours)
 
-    head = (f"CPU suite, {datetime.date.today()}, {cpu_model()}, "
+    head = (f"CPU suite, {datetime.date.today()}, {floor_cpu.cpu_model()}, "
             f"{os.cpu_count()} cores, hotbin threads {threads}, numpy {np.__version__}, "
             f"numba {numba.__version__}; measured parallel read bandwidth {bw / 1e9:.1f} GB/s")
     lines = [head, "", "`ratio`: the implementation's time over hotbin's (all threads); for the "

@@ -1,4 +1,5 @@
-"""The read floor of the CPU benchmarks: the time to read their input arrays once, on all threads.
+"""The CPU the benchmarks ran on (:func:`cpu_model`) and their read floor (:func:`read_time`):
+the time to read their input arrays once, on all threads.
 
 Each thread sums its share of each array's 32-bit words with wrapping integer adds over a
 slice, so the loop vectorizes and the figure is the memory's, not the adder's. The floor
@@ -6,11 +7,13 @@ these benchmarks measured before 2026-12-02 was a float running sum: one depende
 cycles) per element, 12.6 GB/s against 33-36 GB/s read this way on the same 2-core AMD EPYC
 VM (20M float32 x, y and weights) — it put the floor 2-3x too high.
 
-    from floor_cpu import read_time
+    from floor_cpu import cpu_model, read_time
     seconds = read_time([x, y, w])
 """
 from __future__ import annotations
 
+import os
+import platform
 import statistics
 import time
 
@@ -55,3 +58,33 @@ def read_time(arrays, rounds: int = 7) -> float:
         _read3(*words, parts)
         ts.append(time.perf_counter() - t)
     return statistics.median(ts)
+
+
+def cpu_model() -> str:
+    """The CPU's model name, with what a VM's generic name ("AMD EPYC") leaves out: family,
+    model and stepping, the widest vector unit and L2 per core (/proc/cpuinfo and sysfs on
+    Linux; elsewhere what :mod:`platform` knows)."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or platform.machine()
+    name = info.get("model name", platform.processor() or platform.machine())
+    flags = set(info.get("flags", "").split())
+    simd = next((f for f in ("avx512f", "avx2", "sse4_2", "asimd") if f in flags), "")
+    parts = [f"family {info['cpu family']} model {info['model']} stepping {info.get('stepping', '?')}"
+             if "cpu family" in info else "", simd.replace("avx512f", "avx512")]
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as f:
+            parts.append(f"L2 {f.read().strip()} a core")
+    except OSError:
+        pass
+    extra = ", ".join(p for p in parts if p)
+    return f"{name} ({extra})" if extra else name
+
+
+if __name__ == "__main__":
+    print(cpu_model(), f"{os.cpu_count()} CPUs")

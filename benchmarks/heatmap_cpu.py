@@ -24,7 +24,6 @@ import datetime
 import os
 import platform
 import statistics
-import subprocess
 import time
 
 import numba
@@ -122,13 +121,7 @@ def run_share(n, hot, rounds):
 
 
 def machine():
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                cpu = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    cpu = floor_cpu.cpu_model()
     versions = [f"numpy {np.__version__}", f"numba {numba.__version__}", f"hotbin {hotbin.__version__}"]
     for mod in ("datashader", "pandas", "fast_histogram"):
         try:

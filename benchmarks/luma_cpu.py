@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import statistics
 import time
 
@@ -25,6 +24,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+import floor_cpu
 import hotbin
 from hotbin import luma
 from hotbin.backend import cpu
@@ -150,7 +150,7 @@ def main():
     lines = [
         f"# Luma histogram on the CPU ({datetime.date.today().isoformat()})",
         "",
-        f"- machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"- machine: {floor_cpu.cpu_model()}, {os.cpu_count()} cores, "
         f"{numba.get_num_threads()} numba threads; numpy {np.__version__}, numba {numba.__version__}",
         f"- load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
         "(other jobs share this machine: read the best-of column)",

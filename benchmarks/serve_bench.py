@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from cpu_suite import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
+from floor_cpu import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 import hotbin
 from hotbin import png
 from hotbin.project import tile_bounds

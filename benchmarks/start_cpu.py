@@ -92,7 +92,7 @@ def main(argv=None):
     p.add_argument("--out", help="write the markdown table here")
     args = p.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from cpu_suite import cpu_model
+    from floor_cpu import cpu_model
 
     lines = [f"Start-up, {datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, "
              f"Python {sys.version.split()[0]}", "",
