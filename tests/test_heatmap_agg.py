@@ -77,6 +77,26 @@ def test_every_agg_matches_numpy_cell_by_cell(agg):
         assert hm.skipped == inside - counts.sum() > 0  # the NaN weights in a cell
 
 
+@pytest.mark.parametrize("share", [0.15, 0.3, 0.5])
+@pytest.mark.parametrize("agg", ["count", "sum", "mean", "min", "max", "std"])
+def test_a_share_in_one_cell_matches_numpy(agg, share):
+    """A share of the points in one cell, in random order among uniform ones: too few repeats
+    in a row for the first test of a hot cell (the cpu kernels then count that cell's points
+    and keep it in registers), every aggregation still NumPy's cell by cell."""
+    rng = np.random.default_rng(int(share * 100))
+    n = 8192
+    x, y, w = rng.uniform(0, 1, n), rng.uniform(0, 1, n), rng.normal(10, 3, n)
+    hot = rng.random(n) < share
+    x[hot], y[hot] = 0.51, 0.26
+    w[rng.random(n) < 0.02] = np.nan
+    x[:5] = 2.0  # outside
+    ww = None if agg == "count" else w
+    hm = hotbin.heatmap(x, y, ww, agg=agg, width=32, height=32, x_range=(0, 1), y_range=(0, 1))
+    want, counts = oracle(hm, x, y, ww)
+    np.testing.assert_allclose(hm.values, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+    np.testing.assert_array_equal(hm.counts if agg == "count" else hm.value_counts, counts)
+
+
 @pytest.mark.parametrize("agg", ["count", "mean", "max", "var"])
 def test_by_categories_matches_numpy(agg):
     x, y, w = points(seed=2)

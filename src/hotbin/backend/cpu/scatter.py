@@ -29,6 +29,13 @@ SUB_BYTES = 32 << 10
 #: a block whose points repeat the previous point's cell at least 1/HOT_SHARE of the time keeps
 #: that cell in registers (20M points at 1024^2 on 2 cores, 90 % in one cell: mean 197 -> 162 ms)
 HOT_SHARE = 4
+#: fewer repeats, from 1/FEW_REPEATS of the points on, are checked for one cell behind them: the
+#: first repeated cell is kept in registers when it holds 1/HOT_PART of the block. A share s of
+#: the points in one cell, in random order, repeats about s^2 of the time: HOT_SHARE alone missed
+#: hot cells under ~50 %, and max / mean at 1024^2 then ran 2.2x / 1.9x slower with 30-50 % in
+#: one cell than with none (their adds chained through one cell; benchmarks/heatmap_skew_cpu.py)
+FEW_REPEATS = 64
+HOT_PART = 8
 #: counts by category: the hot cell's categories go to HOT_COPIES interleaved local copies
 #: (each counter is then added to a few times per BLOCK, not in a chain), for up to HOT_CATS
 #: categories (the copies are summed after each block)
@@ -154,11 +161,19 @@ def _hot(cx, m):
     same = 0
     for k in range(1, m):  # vectorized
         same += cx[k] == cx[k - 1]
+    if same * FEW_REPEATS < m:
+        return np.int64(-1), same
+    cand = cx[0]
+    for k in range(1, m):
+        if cx[k] == cx[k - 1]:
+            cand = cx[k]
+            break
     if same * HOT_SHARE >= m:
-        for k in range(1, m):
-            if cx[k] == cx[k - 1]:
-                return np.int64(cx[k]), same
-    return np.int64(-1), same
+        return np.int64(cand), same
+    n = 0
+    for k in range(m):  # vectorized
+        n += cx[k] == cand
+    return (np.int64(cand) if n * HOT_PART >= m else np.int64(-1)), same
 
 
 @njit
