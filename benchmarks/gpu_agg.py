@@ -1,6 +1,6 @@
 """GPU heatmap aggregations (issue #16): mean, max and counts by category, hot cells included.
 
-    PYTHONPATH=src python3 benchmarks/gpu_agg.py [--out DIR] [--points LOG2]
+    PYTHONPATH=src python3 benchmarks/gpu_agg.py [--out DIR] [--points LOG2] [--shares 0,0.9,1]
 
 2^28 float32 points into 1024 x 1024 cells with float32 weights, 0 / 90 / 100 % of the
 points in one hot cell (the rest uniform; positions jittered, never constant data):
@@ -131,6 +131,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--points", type=int, default=28, help="log2 of the points")
+    ap.add_argument("--shares", default="0,0.9,1", help="shares of the points in the hot cell (0 first: "
+                    "the ratios' reference)")
     args = ap.parse_args()
     n = 1 << args.points
     rx = binning.cell_rule(SIDE, 0.0, 1.0, "width")
@@ -142,7 +144,7 @@ def main():
                "points": n, "cells": f"{SIDE}x{SIDE}", "cases": {}}
     bw = None
     rows = []
-    for hot in (0.0, 0.9, 1.0):
+    for hot in (float(v) for v in args.shares.split(",")):
         x, y, w, codes = data(n, hot)
         if bw is None:
             bw = results["read_GBps"] = read_bandwidth(x, y)
