@@ -155,9 +155,9 @@ def _count_codes(cs, m, ncat, local):
 
 @njit(inline="always")
 def _hot(cx, m):
-    """(a cell that the points of cx[:m] often repeat, -1 for none; how many points repeat
-    the previous point's cell). The hot cell's points go to registers, as a chain of adds
-    through memory is slow."""
+    """(a cell that the points of cx[:m] often repeat, or that holds 1/HOT_PART of them when
+    they repeat a little, -1 for none; how many points repeat the previous point's cell).
+    The hot cell's points go to registers, as a chain of adds through memory is slow."""
     same = 0
     for k in range(1, m):  # vectorized
         same += cx[k] == cx[k - 1]
