@@ -1,6 +1,6 @@
 """Issue #18: 8-bit histograms a byte at a time against a pair of bytes at a time (cpu backend).
 
-The tuning behind ``hotbin.backend.cpu.hist.PAIRS_FROM``: 200M uint8 values into 256 bins
+The tuning behind ``hotbin.backend.cpu.count1d.PAIRS_FROM``: 200M uint8 values into 256 bins
 (uniform / narrow / constant), both ways in alternation in one process, all threads; medians
 of the rounds, every answer checked against NumPy.
 
@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import hotbin
-from hotbin.backend.cpu import hist
+from hotbin.backend.cpu import count1d
 
 
 def main(argv=None):
@@ -27,14 +27,14 @@ def main(argv=None):
     data = {"uniform": rng.integers(0, 256, args.n, dtype=np.uint8),
             "narrow": rng.integers(100, 161, args.n).astype(np.uint8),
             "constant": np.full(args.n, 201, np.uint8)}
-    ways = {"a byte at a time": 1 << 62, "by pairs": hist.PAIRS_FROM}
+    ways = {"a byte at a time": 1 << 62, "by pairs": count1d.PAIRS_FROM}
     try:
         for name, a in data.items():
             want = np.bincount(a, minlength=256)
             times = {way: [] for way in ways}
             for _ in range(args.rounds + 1):  # the first round warms up
                 for way, start in ways.items():
-                    hist.PAIRS_FROM = start
+                    count1d.PAIRS_FROM = start
                     t = time.perf_counter()
                     got = hotbin.histogram(a, 256, (0, 256), backend="cpu")[0]
                     times[way].append(time.perf_counter() - t)
@@ -42,7 +42,7 @@ def main(argv=None):
             print(f"{name:9} " + "  ".join(f"{way} {1e3 * statistics.median(t[1:]):6.1f} ms"
                                            for way, t in times.items()), flush=True)
     finally:
-        hist.PAIRS_FROM = ways["by pairs"]
+        count1d.PAIRS_FROM = ways["by pairs"]
 
 
 if __name__ == "__main__":

@@ -94,11 +94,11 @@ def test_uint8_full_range(backend, rng):
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.bool_])
 def test_8bit_counted_by_pairs(dtype, rng, monkeypatch):
-    """The cpu backend counts 8-bit values two bytes at a time (hist._byte_pairs): every byte
+    """The cpu backend counts 8-bit values two bytes at a time (count1d._byte_pairs): every byte
     once, whatever the size's parity, the start's alignment or the stride (a lone byte at
     either end is counted apart)."""
-    from hotbin.backend.cpu import hist
-    monkeypatch.setattr(hist, "PAIRS_FROM", 8)
+    from hotbin.backend.cpu import count1d
+    monkeypatch.setattr(count1d, "PAIRS_FROM", 8)
     a = rng.integers(0, 256, 4099, dtype=np.uint8).view(dtype) if dtype != np.bool_ else rng.random(4099) < 0.3
     lo, hi = (-128, 128) if dtype == np.int8 else (0, 256)
     for x in (a, a[1:], a[1:-1], a[2:], a[::3], a[:9], a[:1]):

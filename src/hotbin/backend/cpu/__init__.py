@@ -89,7 +89,7 @@ def histogram_rows(a, rule):
 def bincount(x, length, weights=None):
     if x.size <= small.SMALL:
         return small.bincount(x, length, weights)
-    from .hist import bincount as kernel
+    from .count1d import bincount as kernel
     return kernel(x, length, weights)
 
 
