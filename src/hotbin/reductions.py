@@ -43,7 +43,7 @@ from . import fixedpoint
 from .arrays import to_host, xp
 
 __all__ = ["Reduction", "COUNT", "SUM_F64", "SUM_I64", "MEAN", "MIN", "MAX", "fixed", "words", "checked",
-           "with_seen", "seen_of", "centered", "for_weights", "fits_int64"]
+           "with_seen", "seen_of", "float_of", "centered", "for_weights", "fits_int64"]
 
 _I64 = 1 << 63
 
@@ -166,9 +166,13 @@ def seen_of(part, nbins: int):
 
     def seen():
         bits, width = (int(v) for v in np.asarray(to_host(part[:, nbins])))
-        return float(np.array(bits, np.uint32 if width == 4 else np.uint64).view(
-            np.float32 if width == 4 else np.float64))
+        return float_of(bits, width)
     return part[:, :nbins], seen
+
+
+def float_of(bits: int, itemsize: int) -> float:
+    """The float32 (``itemsize`` 4) or float64 (8) whose bits are ``bits``, as a float."""
+    return float(np.array(bits, f"u{itemsize}").view(f"f{itemsize}"))
 
 
 def fixed(scale: int) -> Reduction:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import fixedpoint
 from ...binning import BinRule
+from ...reductions import float_of
 from .hist1d import _U32_SHARE, PLANS_MAX, VECTOR_BYTES, _rule_kernel_args
 from .rule import edge_bytes
 from .runtime import CTYPE, cupy, device_info, flat, kernel, launch, resident
@@ -220,11 +221,6 @@ def sample_guess(w, extra: int = 0):
     return buf
 
 
-def _float_of(bits: int, itemsize: int) -> float:
-    """The float32 (``itemsize`` 4) or float64 (8) whose bits are ``bits``."""
-    return float(np.array([bits], f"u{itemsize}").view(f"f{itemsize}")[0])
-
-
 def sample_max_abs(w) -> float | None:
     """``max |w|`` of SAMPLE evenly spaced weights of a large float CuPy array when it likely
     lies in the binade of the whole array's (a guess of the fixed-point scale that the sums
@@ -237,7 +233,7 @@ def sample_max_abs(w) -> float | None:
     if buf is None:
         return None
     state, m = (int(v) for v in buf[GUESS_STATE:GUESS_MAX + 1].get())
-    return None if state == GUESS_NONE else _float_of(m, 8)
+    return None if state == GUESS_NONE else float_of(m, 8)
 
 
 def guessed_fixed(x, w, rule: BinRule, tune: Tuning):
@@ -270,7 +266,7 @@ def guessed_fixed(x, w, rule: BinRule, tune: Tuning):
     out = cp.empty(nb, np.float64)
     launch(kernel("hist1d.cu", "fixed_finish"), -(-nb // 256), 256, (words, np.uint32(nb), buf, out))
     s, state, _, bits = buf[GUESS_SCALE:GUESS_SEEN + 1].get().view(np.int64).tolist()
-    scale = fixedpoint.scale_for(_float_of(bits, w.dtype.itemsize), n)
+    scale = fixedpoint.scale_for(float_of(bits, w.dtype.itemsize), n)
     if state == GUESS_MADE and scale == s:
         return out
     words = staged_sums(x, w, x.dtype, rule, nb, "fixed", tune, fixedpoint.factors(scale))
