@@ -24,8 +24,9 @@ reports the best, to justify the table in ``hotbin/backend/wgpu/tuning.py``.
 
 ``--heatmap`` times instead the heatmap aggregations of issue #16 on the device:
 ``histogram2d`` of float32 points on a grid of cells (default 1024 x 1024) with 0 / 90 /
-100 % of the points in one cell: counts, counts by 8 categories (int8 codes), max of float32
-weights. Each is first checked bit for bit against the cpu backend; M points/s are of the
+100 % (``--shares``) of the points in one cell: counts, counts by 8 categories (int8 codes), max and
+mean of float32 weights. Each is first checked against the cpu backend (bit for bit; the mean's
+fixed-point sums to rounding); M points/s are of the
 call on NumPy input (upload and read-back of the cells included), median of reps.
 """
 from __future__ import annotations
@@ -134,17 +135,19 @@ def cuda_runner():
     return cb.devices()[0], run
 
 
-def heatmap_rows(g, log2n, cells, reps):
-    """M points/s of counts, counts by 8 categories and max per cell, at 0/90/100 % hot."""
+def heatmap_rows(g, log2n, cells, reps, shares=(0.0, 0.9, 1.0)):
+    """M points/s of counts, counts by 8 categories, max and mean per cell, with ``shares`` of the
+    points in one cell."""
     rng = np.random.default_rng(16)
     n = 1 << log2n
     x0, y0 = rng.random(n, np.float32), rng.random(n, np.float32)
     w = rng.normal(size=n).astype(np.float32)
     codes = rng.integers(0, 8, n).astype(np.int8)
     cases = {"count": {}, "by8": {"by": (codes, 8)},
-             "max": {"weights": w, "red": reductions.MAX}}
+             "max": {"weights": w, "red": reductions.MAX},
+             "mean": {"weights": w, "red": reductions.MEAN}}
     rows = []
-    for hot in (0.0, 0.9, 1.0):
+    for hot in shares:
         x, y = x0.copy(), y0.copy()
         h = rng.random(n) < hot
         x[h], y[h] = 0.31, 0.77
@@ -153,7 +156,11 @@ def heatmap_rows(g, log2n, cells, reps):
             got = W.histogram2d(x, y, rx, ry, **kw)
             want = C.histogram2d(x, y, rx, ry, **kw)
             assert got is not NotImplemented and got[1] == want[1], name
-            assert np.array_equal(got[0].view(np.int64), want[0].view(np.int64)), name
+            if name == "mean":  # fixed-point sums against float64 running sums: to rounding
+                assert np.array_equal(got[0][1], want[0][1]) and np.allclose(
+                    got[0][0], want[0][0], rtol=1e-9, atol=1e-9 * np.abs(w).max()), name
+            else:
+                assert np.array_equal(got[0].view(np.int64), want[0].view(np.int64)), name
             ts = []
             for _ in range(reps):
                 t0 = time.perf_counter()
@@ -169,12 +176,14 @@ def heatmap_rows(g, log2n, cells, reps):
 def heatmap_main(args, g, date):
     cells = (args.cells, args.cells)
     log2n = args.log2n or (22 if g.kind == "cpu" else 26)
-    rows = heatmap_rows(g, log2n, cells, max(3, args.reps // 3))
+    shares = [float(s) for s in args.shares.split(",")]
+    rows = heatmap_rows(g, log2n, cells, max(3, args.reps // 3), shares)
     lines = [f"# wgpu_suite --heatmap: {g.name}", "",
              f"{date}; 2**{log2n} float32 points, {cells[0]} x {cells[1]} cells, "
              f"workgroups={g.workgroups}; M points/s of the call on NumPy input", "",
-             "| agg | 0 % hot | 90 % hot | 100 % hot |", "|---|---|---|---|"]
-    for name in ("count", "by8", "max"):
+             "| agg | " + " | ".join(f"{s:.0%} hot" for s in shares) + " |",
+             "|---|" + "---|" * len(shares)]
+    for name in ("count", "by8", "max", "mean"):
         lines.append(f"| {name} | " + " | ".join(
             f"{r['Mpts_per_s']:.4g}" for r in rows if r["agg"] == name) + " |")
     text = "\n".join(lines)
@@ -198,6 +207,8 @@ def main():
     ap.add_argument("--log2n", type=int, default=None,
                     help="--heatmap: 2**N points (default 26; 22 on CPU adapters)")
     ap.add_argument("--cells", type=int, default=1024, help="--heatmap: cells along each axis")
+    ap.add_argument("--shares", default="0,0.9,1",
+                    help="--heatmap: shares of the points in one cell, comma-separated")
     args = ap.parse_args()
     INNER = args.inner
     g = D.gpu()

@@ -5,7 +5,7 @@ Kernels live in ``hotbin/kernels/*.wgsl``, are specialized with WGSL ``override`
 constants and compiled once per device (:mod:`.device`). Modules: :mod:`.device` (adapter,
 pipelines, buffers), :mod:`.tuning` (launch sizes), :mod:`.keys` (a rule as u32 key
 thresholds), :mod:`.hist` (1-D and 2-D counting, categories), :mod:`.extreme` (per-cell
-min and max), :mod:`.scan`, :mod:`.luma`.
+min and max), :mod:`.fixed` (fixed-point sums), :mod:`.scan`, :mod:`.luma`.
 
 What runs on the device, and what is exact
 ------------------------------------------
@@ -16,6 +16,10 @@ What runs on the device, and what is exact
   :mod:`hotbin.reductions`, with or without categories) of weights that are all float32
   values: float32, float16, bool, 8/16-bit integers, and float64 or 32/64-bit integers
   once a host pass has checked it (:mod:`.extreme`). Exact: order keys under u32 atomics.
+* sums of such weights in fixed point (:mod:`.fixed`): ``histogram`` and ``histogram2d``
+  with the accumulators ``fixed`` (``deterministic=True``: the words, bitwise the cpu
+  backend's), ``f64`` (weighted histograms) and ``mean`` (heatmap mean, sum, and the first
+  pass of std / var), the last two as the words' float64 value.
 * ``bincount`` without weights (int64/uint64 input narrowed to 32 bits: the caller has
   checked ``0 <= x < length``).
 * ``cumsum`` of integers (64-bit two's-complement sums: exact, wrapping as NumPy) and
@@ -24,11 +28,10 @@ What runs on the device, and what is exact
 
 Every other input is answered ``NotImplemented`` and the registry runs the cpu backend's
 primitive on it: float64 and 64-bit integer data (WGSL has no f64, and the data could not
-be compared exactly in 32 bits), every other reduction (float64 or int64 sums, the
-fixed-point words, which need 64-bit integer arithmetic per weight; the values
-accumulator ``mean`` and every centred one, which sum in float64), min and max of weights
-that are not all float32 values, results larger than one storage binding, float scans
-whose blocks do not fit one, images of 2**31 pixels.
+be compared exactly in 32 bits), integer sums (``i64``), the centred accumulators of std /
+var's second pass (``(w - center)**2`` is float64 arithmetic), weights that are not all
+float32 values (and infinite ones for sums), results larger than one storage binding,
+float scans whose blocks do not fit one, images of 2**31 pixels.
 ``minmax`` and ``max_abs`` are NumPy reductions on the host (the data are there already).
 
 Counts are exact and 64-bit: workgroups count in u32 and add their totals into 64-bit
@@ -44,7 +47,7 @@ import numpy as np
 
 from ... import fixedpoint, reductions, scan_order
 from ...binning import BinRule, index_rule
-from . import device, extreme, hist, keys, scan
+from . import device, extreme, fixed, hist, keys, scan
 from .device import ENV_ADAPTER, INSTALL
 from .luma import luma_histogram
 
@@ -56,7 +59,7 @@ NAME = "wgpu"
 DEVICE = "host"
 CAPABILITIES = frozenset({"luma"})
 #: the accumulators histogram2d runs on the device
-_DEVICE_2D = ("count", "min", "max")
+_DEVICE_2D = ("count", "min", "max") + fixed.ACCS
 
 
 def claims(a) -> bool:
@@ -94,27 +97,36 @@ def max_abs(w) -> float:
 
 
 def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
-    """int64 counts on the device; NotImplemented for other reductions, 64-bit data and
-    rules the kernels cannot hold."""
-    if red.acc != "count" or not keys.rule_ok(rule) or not device.gpu().fits(rule.nbins):
+    """int64 counts, or fixed-point sums (:mod:`.fixed`), on the device; NotImplemented for
+    other reductions, 64-bit data and rules the kernels cannot hold."""
+    words = 1 if red.acc == "count" else 2  # 64-bit words a bin: a count; two sums
+    if (red.acc not in ("count",) + fixed.ACCS or not keys.rule_ok(rule)
+            or not device.gpu().fits(words * rule.nbins)):
         return NotImplemented
-    return hist.counts(device.native(a).reshape(-1), rule)
+    a = device.native(a).reshape(-1)
+    if red.acc != "count":
+        return fixed.sums1d(a, rule, weights, red)
+    return hist.counts(a, rule)
 
 
 def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT, by=None):
-    """``(partial, kept)`` on the device: int64 counts (:mod:`.hist`), or the ``[min, n]`` /
-    ``[max, n]`` partials of float32-exact weights (:mod:`.extreme`), with categories
-    ``by=(codes, ncat)`` or without. NotImplemented for the other accumulators (``mean``,
-    ``fixed``, sums: float64 arithmetic), 64-bit coordinates and rules the kernels cannot hold."""
+    """``(partial, kept)`` on the device: int64 counts (:mod:`.hist`), the ``[min, n]`` /
+    ``[max, n]`` partials of float32-exact weights (:mod:`.extreme`), or their fixed-point
+    sums (:mod:`.fixed`), with categories ``by=(codes, ncat)`` or without. NotImplemented
+    for the other accumulators, centred ones, 64-bit coordinates and rules the kernels
+    cannot hold."""
     g = device.gpu()
     ncell = rx.nbins * ry.nbins * (1 if by is None else int(by[1]) + 1)
+    words = 2 if red.acc in fixed.ACCS else 1  # 64-bit words a cell: sums take two
     if (red.acc not in _DEVICE_2D or red.center is not None
             or not (keys.rule_ok(rx) and keys.rule_ok(ry))
-            or not (g.fits(ncell + 1) and g.fits(rx.nbins + ry.nbins))):
+            or not (g.fits(words * ncell + 1) and g.fits(rx.nbins + ry.nbins))):
         return NotImplemented
     x, y = device.native(x).reshape(-1), device.native(y).reshape(-1)
     if red.acc == "count":
         return hist.counts2d(x, y, rx, ry, by)
+    if red.acc in fixed.ACCS:
+        return fixed.sums2d(x, y, rx, ry, weights, red, by)
     return extreme.extremes2d(x, y, rx, ry, weights, red, by)
 
 

@@ -27,6 +27,7 @@ LOAD_BYTES = 16
 #: bindings of each kernel file: 0 uniform params, 4 and 7 outputs, the others read-only
 #: storage (1 thresholds, 2 and 3 data, 5 category codes, 6 weights)
 BINDINGS = {"hist": (0, 1, 2, 3, 4, 5), "extreme": (0, 1, 2, 3, 4, 5, 6, 7),
+            "fixed": (0, 1, 2, 3, 4, 5, 6, 7),
             "hist_u8": (0, 2, 4), "luma": (0, 2, 4), "scan": (0, 2, 3, 4),
             "scan_lanes": (0, 2, 3, 4)}
 #: the bindings kernels write
@@ -34,6 +35,7 @@ OUTPUTS = (4, 7)
 #: files prepended to a kernel's own source (shared WGSL functions); "out" is the
 #: 64-bit counter file of this device (out_atomic64 or out_split)
 PRELUDE = {"hist": ("rule", "cell", "out"), "extreme": ("rule", "cell", "out"),
+           "fixed": ("rule", "cell", "out"),
            "hist_u8": ("out",), "luma": ("out",)}
 
 _FEATURES = ("shader-int64", "shader-int64-atomic-all-ops")

@@ -180,10 +180,11 @@ def cells(dims, data, kinds, axes, ncell, ny, cats=None) -> np.ndarray:
 
 
 def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, outputs,
-           weights=None, encoder=None):
+           weights=None, encoder=None, scale=0):
     """Dispatch ``entry`` of kernels/<name>.wgsl (cell.wgsl prepended) over the points,
     chunk by chunk (each input at most one binding): coordinates ``data`` (bindings 2, 3),
-    category codes ``cats`` (5), ``weights`` (6) into the ``outputs`` ({binding: buffer}).
+    category codes ``cats`` (5), ``weights`` (6) into the ``outputs`` ({binding: buffer});
+    ``scale``: fixed.wgsl's fixed-point exponent (Params' first spare word, an i32).
 
     The first chunk is recorded into ``encoder`` (commands already in it run first), every
     chunk but the last is submitted (its inputs are overwritten by the next upload); the
@@ -195,7 +196,8 @@ def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, out
     offs = np.cumsum([0] + [t.size for t in ths])
     th = g.with_data(np.concatenate(ths).astype(np.uint32))
     ncat = 0 if cats is None else cats[3]
-    head = np.array([0, ny, ncell, ncat, ncell // (ncat + 1), 0, 0, 0], np.uint32)
+    head = np.array([0, ny, ncell, ncat, ncell // (ncat + 1), np.int32(scale).view(np.uint32), 0, 0],
+                    np.uint32)
     recs = b"".join(axis_bytes(a[1], int(o)) for a, o in zip(axes, offs))
     if dims == 1:
         recs += recs  # Params has both rx and ry
