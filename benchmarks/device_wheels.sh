@@ -4,6 +4,9 @@
 #   python3 -m pip download --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
 #     -d .whl-dask dask-cuda      # then drop numpy, bokeh, pillow, contourpy, xyzservices, narwhals
+# wgpu on the NVIDIA Vulkan ICD also needs .gl/ (unpacked by the caller with dpkg -x): the loader
+# libvulkan1 and libglvnd's libglvnd0 libglx0 libgl1 libegl1 (`apt-get download` them) -- the ICD,
+# libGLX_nvidia.so.0, is loaded through libglvnd; with the loader alone no adapter is found.
 site=$(mktemp -d)
 wheels=()
 for w in .whl-dask/*.whl .whl/*.whl; do
