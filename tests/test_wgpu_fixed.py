@@ -219,3 +219,17 @@ def test_histogram_weights_front_door(rng):
             np.testing.assert_allclose(got, want, rtol=1e-11)
         np.testing.assert_allclose(got, np.histogram(x, 40, (-3, 3), weights=w.astype(np.float64))[0],
                                    rtol=1e-9)
+
+
+def test_dask_chunks_deterministic(rng):
+    """deterministic=True over Dask chunks on the device: the same bits as one cpu call (the
+    words merge exactly whatever the chunking)."""
+    da = pytest.importorskip("dask.array")
+    n = 100_000
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    w = rng.normal(size=n).astype(np.float32)
+    kw = dict(agg="mean", width=30, height=20, x_range=(0, 1), y_range=(0, 1), deterministic=True)
+    want = hotbin.heatmap(x, y, w, backend="cpu", **kw)
+    for chunks in (30_000, 7_777):
+        got = hotbin.heatmap(*(da.from_array(a, chunks=chunks) for a in (x, y, w)), backend="wgpu", **kw)
+        np.testing.assert_array_equal(np.asarray(got.values), want.values)
