@@ -26,22 +26,14 @@ if not W.available():
 
 pytestmark = pytest.mark.wgpu
 
+from wgpu_counters import counters  # noqa: E402,F401  (autouse)
+
 RANGE = [(0.0, 1.0), (0.0, 1.0)]
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261202)
-
-
-@pytest.fixture(autouse=True, params=["split", "atomic64"])
-def counters(request, monkeypatch):
-    """Every test runs with both kinds of 64-bit global counters (where the adapter has both)."""
-    g = D.gpu()
-    if request.param == "atomic64" and not g.has_atomic64:
-        pytest.skip("adapter has no 64-bit atomics")
-    monkeypatch.setattr(g, "atomic64", request.param == "atomic64")
-    return request.param
 
 
 def folded_split(w, s):

@@ -24,7 +24,6 @@ override MAX: bool = false;
 
 // slot s: its key at s, its count at SLOTS + s, its cache tag at 2 SLOTS + s
 var<workgroup> wg: array<atomic<u32>, WORDS>;
-var<workgroup> wkept: atomic<u32>;
 
 fn identity() -> u32 {
     return select(0xffffffffu, 0u, MAX);
@@ -61,12 +60,7 @@ fn flush(c: u32, n: u32, k: u32, cached: bool) {
     var s = c;
     if (cached) {
         s = c & (SLOTS - 1u);
-        var owner = atomicLoad(&wg[2u * SLOTS + s]);
-        if (owner == NONE) {
-            let r = atomicCompareExchangeWeak(&wg[2u * SLOTS + s], NONE, c);
-            owner = select(r.old_value, c, r.exchanged);
-        }
-        if (owner != c) {
+        if (!owns(2u * SLOTS + s, c)) {
             add64(c, n);
             pick_out(c, k);
             return;
@@ -121,15 +115,6 @@ fn start(lid: u32, cached: bool) {
         atomicStore(&wkept, 0u);
     }
     workgroupBarrier();
-}
-
-fn finish_kept(lid: u32, kept: u32) {
-    atomicAdd(&wkept, kept);
-    workgroupBarrier();
-    let k = atomicLoad(&wkept);
-    if (lid == 0u && k != 0u) {
-        add64(P.ncell, k);
-    }
 }
 
 @compute @workgroup_size(WG)

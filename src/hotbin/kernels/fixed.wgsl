@@ -29,7 +29,6 @@ override WORDS: u32 = 1280u;  // workgroup words: 4 SLOTS of sums, SLOTS counts 
 // slot i: its hi sum at 2i, 2i + 1, its lo sum at 2 SLOTS + 2i, +1, its count at 4 SLOTS + i,
 // its cache tag at 5 SLOTS + i
 var<workgroup> wg: array<atomic<u32>, WORDS>;
-var<workgroup> wkept: atomic<u32>;
 
 fn add2(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let lo = a.x + b.x;
@@ -140,12 +139,7 @@ fn flush(c: u32, n: u32, hi: vec2<u32>, lo: vec2<u32>, cached: bool) {
     var s = c;
     if (cached) {
         s = c & (SLOTS - 1u);
-        var owner = atomicLoad(&wg[5u * SLOTS + s]);
-        if (owner == NONE) {
-            let r = atomicCompareExchangeWeak(&wg[5u * SLOTS + s], NONE, c);
-            owner = select(r.old_value, c, r.exchanged);
-        }
-        if (owner != c) {
+        if (!owns(5u * SLOTS + s, c)) {
             flush_out(c, n, hi, lo);
             return;
         }
@@ -206,15 +200,6 @@ fn start(lid: u32, cached: bool) {
         atomicStore(&wkept, 0u);
     }
     workgroupBarrier();
-}
-
-fn finish_kept(lid: u32, kept: u32) {
-    atomicAdd(&wkept, kept);
-    workgroupBarrier();
-    let k = atomicLoad(&wkept);
-    if (lid == 0u && k != 0u) {
-        add64(P.ncell, k);
-    }
 }
 
 fn flush_slot(c: u32, s: u32) {

@@ -27,12 +27,7 @@ fn flush_private(c: u32, k: u32) {
 fn flush_cached(c: u32, k: u32) {
     let half = SLOTS / 2u;
     let s = c & (half - 1u);
-    var owner = atomicLoad(&wg[s]);
-    if (owner == NONE) {
-        let r = atomicCompareExchangeWeak(&wg[s], NONE, c);
-        owner = select(r.old_value, c, r.exchanged);
-    }
-    if (owner == c) {
+    if (owns(s, c)) {
         atomicAdd(&wg[half + s], k);
     } else {
         add64(c, k);
