@@ -3,9 +3,8 @@
 // WGSL has only u32 atomics, so a weight is compared as its order key: the float32 bits mapped
 // to a u32 whose unsigned order is the floats' total order (-0.0 below +0.0); atomicMin /
 // atomicMax on keys are exact and order-free. NaN weights are no value: skipped, not counted.
-// As hist.wgsl, each invocation walks its share (grid-stride) keeping a run (the cell, the
-// values of its share that landed there in a row, their extreme key), flushed when the cell
-// changes: a hot cell costs one flush per run.
+// Each invocation walks its share in runs of one cell (runs.wgsl; a run keeps its extreme key),
+// flushed when the cell changes: a hot cell costs one flush per run.
 //   extreme_private: runs flush into workgroup keys and counters (every cell fits), then one
 //                    global min/max and 64-bit add per non-empty cell.
 //   extreme_global:  a direct-mapped workgroup cache of cells (tag, count, key), as
@@ -56,7 +55,8 @@ fn pick_out(c: u32, k: u32) {
     }
 }
 
-fn flush(c: u32, n: u32, k: u32, cached: bool) {
+fn flush(c: u32, n: u32, cached: bool) {
+    let k = ext;
     var s = c;
     if (cached) {
         s = c & (SLOTS - 1u);
@@ -70,37 +70,15 @@ fn flush(c: u32, n: u32, k: u32, cached: bool) {
     pick_wg(s, k);
 }
 
-// This invocation's share: runs of one cell flushed as one; returns the points in a cell.
-fn scan_runs(start: u32, stride: u32, cached: bool) -> u32 {
-    var cur = NONE;
-    var run = 0u;
-    var ext = identity();
-    var kept = 0u;
-    for (var j = start; j < P.n; j += stride) {
-        let c = cell_of(j);
-        if (c == NONE) {
-            continue;
-        }
-        kept += 1u;
-        let w = ws[j];
-        if ((w & 0x7fffffffu) > 0x7f800000u) {
-            continue;  // NaN
-        }
-        if (c != cur) {
-            if (run != 0u) {
-                flush(cur, run, ext, cached);
-            }
-            cur = c;
-            run = 0u;
-            ext = identity();
-        }
-        run += 1u;
-        ext = pick(ext, order_key(w));
-    }
-    if (run != 0u) {
-        flush(cur, run, ext, cached);
-    }
-    return kept;
+// The run's extreme key (runs.wgsl)
+var<private> ext: u32;
+
+fn run_reset() {
+    ext = identity();
+}
+
+fn run_add(w: u32) {
+    ext = pick(ext, order_key(w));
 }
 
 fn start(lid: u32, cached: bool) {

@@ -8,9 +8,9 @@
 // any order. 64-bit integers are vec2<u32> (low, high), two's complement; they are added into
 // pairs of u32 atomics, the add that wraps the low word carrying into the high one, so the
 // pair holds the exact sum modulo 2^64 (the scale keeps every sum below 2^62).
-// NaN weights are no value: skipped, not counted. As extreme.wgsl, each invocation walks its
-// share (grid-stride) keeping a run (the cell, its points in a row, their two word sums),
-// flushed when the cell changes: a hot cell costs one flush per run.
+// NaN weights are no value: skipped, not counted. Each invocation walks its share in runs of one
+// cell (runs.wgsl; a run keeps its two word sums), flushed when the cell changes: a hot cell
+// costs one flush per run.
 //   fixed_private: runs flush into workgroup sums (every cell fits), then one global add a
 //                  non-empty cell.
 //   fixed_global:  a direct-mapped workgroup cache of cells (tag, sums, count), as
@@ -135,7 +135,9 @@ fn flush_out(c: u32, n: u32, hi: vec2<u32>, lo: vec2<u32>) {
     add_out(4u * c + 2u, lo);
 }
 
-fn flush(c: u32, n: u32, hi: vec2<u32>, lo: vec2<u32>, cached: bool) {
+fn flush(c: u32, n: u32, cached: bool) {
+    let hi = run_hi;
+    let lo = run_lo;
     var s = c;
     if (cached) {
         s = c & (SLOTS - 1u);
@@ -149,42 +151,19 @@ fn flush(c: u32, n: u32, hi: vec2<u32>, lo: vec2<u32>, cached: bool) {
     add_wg(2u * SLOTS + 2u * s, lo);
 }
 
-// This invocation's share: runs of one cell flushed as one; returns the points in a cell.
-fn scan_runs(start: u32, stride: u32, cached: bool) -> u32 {
-    let s = bitcast<i32>(P._pad0);
-    var cur = NONE;
-    var run = 0u;
-    var hi = vec2<u32>(0u, 0u);
-    var lo = vec2<u32>(0u, 0u);
-    var kept = 0u;
-    for (var j = start; j < P.n; j += stride) {
-        let c = cell_of(j);
-        if (c == NONE) {
-            continue;
-        }
-        kept += 1u;
-        let w = ws[j];
-        if ((w & 0x7fffffffu) > 0x7f800000u) {
-            continue;  // NaN
-        }
-        if (c != cur) {
-            if (run != 0u) {
-                flush(cur, run, hi, lo, cached);
-            }
-            cur = c;
-            run = 0u;
-            hi = vec2<u32>(0u, 0u);
-            lo = vec2<u32>(0u, 0u);
-        }
-        let q = words_of(w, s);
-        run += 1u;
-        hi = add2(hi, q.hi);
-        lo = add2(lo, q.lo);
-    }
-    if (run != 0u) {
-        flush(cur, run, hi, lo, cached);
-    }
-    return kept;
+// The run's sums of hi and lo words (runs.wgsl)
+var<private> run_hi: vec2<u32>;
+var<private> run_lo: vec2<u32>;
+
+fn run_reset() {
+    run_hi = vec2<u32>(0u, 0u);
+    run_lo = vec2<u32>(0u, 0u);
+}
+
+fn run_add(w: u32) {
+    let q = words_of(w, bitcast<i32>(P._pad0));
+    run_hi = add2(run_hi, q.hi);
+    run_lo = add2(run_lo, q.lo);
 }
 
 fn start(lid: u32, cached: bool) {

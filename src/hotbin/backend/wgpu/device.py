@@ -34,8 +34,8 @@ BINDINGS = {"hist": (0, 1, 2, 3, 4, 5), "extreme": (0, 1, 2, 3, 4, 5, 6, 7),
 OUTPUTS = (4, 7)
 #: files prepended to a kernel's own source (shared WGSL functions); "out" is the
 #: 64-bit counter file of this device (out_atomic64 or out_split)
-PRELUDE = {"hist": ("rule", "cell", "slots", "out"), "extreme": ("rule", "cell", "slots", "out"),
-           "fixed": ("rule", "cell", "slots", "out"),
+PRELUDE = {"hist": ("rule", "cell", "slots", "out"), "extreme": ("rule", "cell", "slots", "runs", "out"),
+           "fixed": ("rule", "cell", "slots", "runs", "out"),
            "hist_u8": ("out",), "luma": ("out",)}
 
 _FEATURES = ("shader-int64", "shader-int64-atomic-all-ops")
