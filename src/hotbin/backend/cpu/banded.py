@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._jit import njit
 from .scatter import BLOCK, _cells, _grid, _hot, _in_cell, _one_cell, _widen
-from .values import add_block, set_aside
+from .values import add_block, add_whole, set_aside
 
 __all__ = ["BAND_FROM", "BAND_BYTES", "BAND_POINTS", "BAND_MIN_POINTS", "BAND_PAD", "sorted_slots",
            "part_banded"]
@@ -102,13 +102,12 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, c
             j = np.int64(0)
         ws = w[b:b + m]
         if _in_cell(x, y, True, rx, ry, b, m, one, ny):
-            cx[:m] = one
-            hot, same = one, m - 1
-        else:
-            dropped += _cells(x, y, True, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
-            _widen(span, cx, m)
-            hot, same = _hot(cx, m)
-            one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
+            add_whole(m, ws, how, center, h, one)
+            continue
+        dropped += _cells(x, y, True, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
+        _widen(span, cx, m)
+        hot, same = _hot(cx, m)
+        one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
         if hot >= 0:
             j += set_aside(cx, m, ws, how, center, h, hot, same, kc[j:j + m], kw[j:j + m])
         else:

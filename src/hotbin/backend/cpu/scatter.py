@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._jit import njit
 from .rule import codes
-from .values import MAX, MEAN, MIN, VALUES, add_block, merge_values
+from .values import MAX, MEAN, MIN, VALUES, add_block, add_whole, merge_values
 
 __all__ = ["BLOCK", "SUBS", "SUB_BYTES", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
            "part_count", "part_count_by", "part_count1", "part_sum", "part_fixed", "part_values",
@@ -387,13 +387,12 @@ def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, 
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
         if _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
-            cx[:m] = one
-            hot, same = one, m - 1
-        else:
-            m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
-            dropped += d
-            _widen(span, cx, m)
-            hot, same = _hot(cx, m)
-            one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
+            add_whole(m, w[b:b + m], how, center, h, one)
+            continue
+        m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
+        dropped += d
+        _widen(span, cx, m)
+        hot, same = _hot(cx, m)
+        one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
         add_block(cx, m, w[b:b + m], how, center, h, hot, same, cy, tv, tv_read)
     return dropped

@@ -14,7 +14,7 @@ import numpy as np
 from ..._jit import njit
 from .kept import scratch
 
-__all__ = ["MEAN", "MIN", "MAX", "VALUES", "add_block", "set_aside", "merge_values"]
+__all__ = ["MEAN", "MIN", "MAX", "VALUES", "add_block", "add_whole", "set_aside", "merge_values"]
 
 #: what a values scatter keeps per cell: [sum, n], [min, n], [max, n] (ids beside .scatter's)
 MEAN, MIN, MAX = 3, 4, 5
@@ -104,9 +104,21 @@ def _add_plain(cx, m, w, how, center, h):
         _add_extremes(cx, m, w, how, h)
 
 
+@njit(inline="always")
+def add_whole(m, w, how, center, h, one):
+    """The m values of a block whose points all lie in cell ``one`` folded into its [value, n]
+    (a block :func:`.scatter._in_cell` placed whole: no cells written, none compared). The
+    kernel loop alone, 20M float32 points in one cell, one thread, four rounds in one process:
+    14-24 ms filling the block's cells and comparing them, 9-10 ms without; the public call on
+    2 threads (heatmap 1024^2, three alternating processes): mean 21.5 / 23.5 / 23.0 ->
+    20.8 / 21.2 / 22.8 ms, max 22.9 / 25.3 / 26.6 -> 22.1 / 23.1 / 22.8 (medians)."""
+    _add_hot(None, m, w, how, center, h, one)
+
+
 @njit
 def _add_hot(cx, m, w, how, center, h, hot):
-    """The values of the points of cx[:m] in cell ``hot`` folded into its [value, n]."""
+    """The values of the points of cx[:m] in cell ``hot`` folded into its [value, n] (cx None:
+    all m points)."""
     i0 = np.uint64(hot * 2)
     if how != MEAN:
         best, cnt = _extreme(cx, m, w, how, hot)
@@ -161,15 +173,15 @@ def _add_extremes(cx, m, w, how, h):
 
 @njit(fastmath={"reassoc"})
 def _hot_sum(cx, m, w, hot, centered, mid):
-    """(the sum of the non-NaN values w[k] of cell ``hot``, squared about ``mid`` when
-    centered; how many there are). Reassociated, so it runs on SIMD lanes: one chain of
+    """(the sum of the non-NaN values w[k] of cell ``hot`` (cx None: of all), squared about
+    ``mid`` when centered; how many there are). Reassociated, so it runs on SIMD lanes: one chain of
     float adds in point order waits on each add (2048 points in one cell, one core: 1.26
     -> 0.15 ns a point)."""
     s = 0.0
     cnt = 0
     for k in range(m):
         v = np.float64(w[k])
-        ok = (cx[k] == hot) & (v == v)
+        ok = (v == v) if cx is None else (cx[k] == hot) & (v == v)
         if centered:
             v = (v - mid) ** 2
         s += v if ok else 0.0
@@ -179,7 +191,8 @@ def _hot_sum(cx, m, w, hot, centered, mid):
 
 @njit(inline="always")
 def _extreme(cx, m, w, how, hot):
-    """(the MIN / MAX of the non-NaN values w[k] of cell ``hot``, how many there are); w is
+    """(the MIN / MAX of the non-NaN values w[k] of cell ``hot`` (cx None: of all), how many
+    there are); w is
     float32 or float64 (the kernels read other dtypes as float64). Floats are compared as
     integers ordered like them (-0.0 below +0.0): an integer min / max is exact in any
     order, so it runs on every SIMD lane (a float one would need the order kept or NaN and
@@ -202,7 +215,7 @@ def _extreme_bits(cx, m, bits, how, hot, sign, low, inf, itype, ftype):
     cnt = 0
     for k in range(m):  # vectorized
         b = bits[k]
-        ok = (cx[k] == hot) & ((b & low) <= inf)
+        ok = ((b & low) <= inf) if cx is None else (cx[k] == hot) & ((b & low) <= inf)
         key = (b ^ ((b >> sign) & low)) ^ flip
         best = max(best, key if ok else small)
         cnt += ok
