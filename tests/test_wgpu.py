@@ -390,6 +390,31 @@ def test_luma_rejects_bad_images():
         W.luma_histogram(np.zeros((4, 4, 3), np.float32))
 
 
+@pytest.mark.parametrize("chunk", [1 << 12, 1 << 30])
+def test_staged_uploads(rng, monkeypatch, chunk):
+    """Inputs copied through mapped staging buffers (every upload here, in one chunk or many;
+    twice, so the second call reuses the kept buffers): the answers of the cpu backend."""
+    g = D.gpu()
+    monkeypatch.setattr(D, "UPLOAD_STAGE_FROM", 16)
+    monkeypatch.setattr(g, "chunk_bytes", chunk)
+    n = 30_001
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    w = rng.normal(size=n).astype(np.float32)
+    u8 = rng.integers(0, 256, 5 * n, dtype=np.uint8)
+    rule = histogram_rule(x, 33, (0, 1))
+    rx, ry = histogram2d_rules(x, y, (40, 30), [(0, 1), (0, 1)])
+    cat = (rng.integers(0, 3, n), 3)
+    for _ in range(2):
+        np.testing.assert_array_equal(W.histogram(x, rule), C.histogram(x, rule))
+        r8 = histogram_rule(u8, 256, (0, 256))
+        np.testing.assert_array_equal(W.histogram(u8, r8), C.histogram(u8, r8))
+        for red, ww, by in ((reductions.COUNT, None, cat), (reductions.MAX, w, None),
+                            (reductions.words(60), w, cat)):
+            got, want = W.histogram2d(x, y, rx, ry, ww, red, by=by), C.histogram2d(x, y, rx, ry, ww, red, by=by)
+            np.testing.assert_array_equal(got[0], want[0])
+            assert got[1] == want[1]
+
+
 def test_more_bins_than_one_binding_go_to_cpu(monkeypatch):
     g = D.gpu()
     monkeypatch.setattr(type(g), "max_binding", property(lambda self: 8 * 100))

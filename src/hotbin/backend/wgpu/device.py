@@ -17,7 +17,8 @@ import weakref
 
 import numpy as np
 
-from .tuning import ATOMIC64, BIND_CACHE, CHUNK_BYTES, SPIN_S, STAGING_POOL_BYTES, WG, WORKGROUPS
+from .tuning import (ATOMIC64, BIND_CACHE, CHUNK_BYTES, SPIN_S, STAGING_POOL_BYTES, UPLOAD_POOL_BYTES,
+                     UPLOAD_POOL_COUNT, UPLOAD_STAGE_FROM, WG, WORKGROUPS)
 
 ENV_ADAPTER = "HOTBIN_WGPU_ADAPTER"
 INSTALL = 'pip install "hotbin[wgpu]"'
@@ -182,13 +183,50 @@ class Gpu:
         usage = self.usage.STORAGE | self.usage.COPY_SRC | self.usage.COPY_DST
         return self.device.create_buffer(size=max(LOAD_BYTES, round4(nbytes)), usage=usage)
 
-    def upload(self, buf, arr):
-        """Write a contiguous array at the start of ``buf`` (padded to 4 bytes)."""
+    def upload(self, buf, arr, encoder=None, held=None):
+        """Write a contiguous array at the start of ``buf`` (padded to 4 bytes).
+
+        With ``encoder`` and ``held`` (a list), an array of UPLOAD_STAGE_FROM bytes or more is
+        written into a mapped staging buffer and its copy recorded in ``encoder`` (before what
+        the caller records next); the staging buffer goes to ``held``, which the caller hands
+        to :meth:`release` once ``encoder`` is submitted. Else ``queue.write_buffer``."""
         raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
         if raw.size % 4:
             raw = np.concatenate([raw, np.zeros(4 - raw.size % 4, np.uint8)])
-        if raw.size:
+        if not raw.size:
+            return
+        if encoder is None or raw.size < UPLOAD_STAGE_FROM:
             self.device.queue.write_buffer(buf, 0, raw)
+            return
+        size = 1 << (raw.size - 1).bit_length()
+        with self._lock:
+            free = self._free.get(("upload", size))
+            stage = free.pop() if free else None
+        if stage is None:
+            stage = self.device.create_buffer(size=size, usage=self.usage.MAP_WRITE | self.usage.COPY_SRC)
+        stage.map_sync("write", 0, raw.size)  # waits for the copy of its last use
+        try:
+            stage.write_mapped(raw, 0)
+        finally:
+            stage.unmap()
+        encoder.copy_buffer_to_buffer(stage, 0, buf, 0, raw.size)
+        held.append(stage)
+
+    def submit(self, encoder, held):
+        """Submit ``encoder``, :meth:`release` ``held``; a new encoder."""
+        self.device.queue.submit([encoder.finish()])
+        self.release(held)
+        return self.device.create_command_encoder()
+
+    def release(self, held):
+        """Keep the staging buffers of :meth:`upload` for later uploads, their encoder submitted
+        (mapping one again waits for its copy); empties ``held``."""
+        with self._lock:
+            for stage in held:
+                kept = self._free.setdefault(("upload", stage.size), [])
+                if stage.size <= UPLOAD_POOL_BYTES and len(kept) < UPLOAD_POOL_COUNT:
+                    kept.append(stage)
+        held.clear()
 
     def with_data(self, arr):
         raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
