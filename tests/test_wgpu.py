@@ -392,10 +392,11 @@ def test_luma_rejects_bad_images():
 
 @pytest.mark.parametrize("chunk", [1 << 12, 1 << 30])
 def test_staged_uploads(rng, monkeypatch, chunk):
-    """Inputs copied through mapped staging buffers (every upload here, in one chunk or many;
-    twice, so the second call reuses the kept buffers): the answers of the cpu backend."""
+    """Inputs copied through the ring of mapped staging buffers (every upload here, in pieces
+    of 4 KiB, one chunk or many; twice, so the ring comes round): the cpu backend's answers."""
     g = D.gpu()
     monkeypatch.setattr(D, "UPLOAD_STAGE_FROM", 16)
+    monkeypatch.setattr(D, "UPLOAD_PIECE", 4096)
     monkeypatch.setattr(g, "chunk_bytes", chunk)
     n = 30_001
     x, y = rng.random(n, np.float32), rng.random(n, np.float32)

@@ -17,8 +17,8 @@ import weakref
 
 import numpy as np
 
-from .tuning import (ATOMIC64, BIND_CACHE, CHUNK_BYTES, SPIN_S, STAGING_POOL_BYTES, UPLOAD_POOL_BYTES,
-                     UPLOAD_POOL_COUNT, UPLOAD_STAGE_FROM, WG, WORKGROUPS)
+from .tuning import (ATOMIC64, BIND_CACHE, CHUNK_BYTES, SPIN_S, STAGING_POOL_BYTES, UPLOAD_PIECE,
+                     UPLOAD_RING, UPLOAD_STAGE_FROM, WG, WORKGROUPS)
 
 ENV_ADAPTER = "HOTBIN_WGPU_ADAPTER"
 INSTALL = 'pip install "hotbin[wgpu]"'
@@ -119,6 +119,9 @@ class Gpu:
         #: seconds a read-back polls the device in the calling thread (see _map_read)
         self.spin_s = SPIN_S[self.kind]
         self._lock = threading.RLock()  # re-entered when a collected buffer drops its bind groups
+        #: upload's staging buffers (UPLOAD_RING, made as needed) and the last one used
+        self._ring, self._ring_at = [], -1
+        self._upload_lock = threading.Lock()
 
     @property
     def max_binding(self) -> int:
@@ -183,50 +186,37 @@ class Gpu:
         usage = self.usage.STORAGE | self.usage.COPY_SRC | self.usage.COPY_DST
         return self.device.create_buffer(size=max(LOAD_BYTES, round4(nbytes)), usage=usage)
 
-    def upload(self, buf, arr, encoder=None, held=None):
-        """Write a contiguous array at the start of ``buf`` (padded to 4 bytes).
-
-        With ``encoder`` and ``held`` (a list), an array of UPLOAD_STAGE_FROM bytes or more is
-        written into a mapped staging buffer and its copy recorded in ``encoder`` (before what
-        the caller records next); the staging buffer goes to ``held``, which the caller hands
-        to :meth:`release` once ``encoder`` is submitted. Else ``queue.write_buffer``."""
+    def upload(self, buf, arr):
+        """Write a contiguous array at the start of ``buf`` (padded to 4 bytes), before whatever
+        is submitted next. From UPLOAD_STAGE_FROM bytes, a piece at a time through the ring of
+        mapped staging buffers, each piece's copy submitted at once (mapping a buffer again
+        waits for its last copy); smaller arrays by ``queue.write_buffer``."""
         raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
         if raw.size % 4:
             raw = np.concatenate([raw, np.zeros(4 - raw.size % 4, np.uint8)])
-        if not raw.size:
+        if raw.size < max(UPLOAD_STAGE_FROM, 1):
+            if raw.size:
+                self.device.queue.write_buffer(buf, 0, raw)
             return
-        if encoder is None or raw.size < UPLOAD_STAGE_FROM:
-            self.device.queue.write_buffer(buf, 0, raw)
-            return
-        size = 1 << (raw.size - 1).bit_length()
-        with self._lock:
-            free = self._free.get(("upload", size))
-            stage = free.pop() if free else None
-        if stage is None:
-            stage = self.device.create_buffer(size=size, usage=self.usage.MAP_WRITE | self.usage.COPY_SRC)
-        stage.map_sync("write", 0, raw.size)  # waits for the copy of its last use
-        try:
-            stage.write_mapped(raw, 0)
-        finally:
-            stage.unmap()
-        encoder.copy_buffer_to_buffer(stage, 0, buf, 0, raw.size)
-        held.append(stage)
-
-    def submit(self, encoder, held):
-        """Submit ``encoder``, :meth:`release` ``held``; a new encoder."""
-        self.device.queue.submit([encoder.finish()])
-        self.release(held)
-        return self.device.create_command_encoder()
-
-    def release(self, held):
-        """Keep the staging buffers of :meth:`upload` for later uploads, their encoder submitted
-        (mapping one again waits for its copy); empties ``held``."""
-        with self._lock:
-            for stage in held:
-                kept = self._free.setdefault(("upload", stage.size), [])
-                if stage.size <= UPLOAD_POOL_BYTES and len(kept) < UPLOAD_POOL_COUNT:
-                    kept.append(stage)
-        held.clear()
+        with self._upload_lock:
+            for s in range(0, raw.size, UPLOAD_PIECE):
+                piece = raw[s:s + UPLOAD_PIECE]
+                self._ring_at = (self._ring_at + 1) % UPLOAD_RING
+                if len(self._ring) < UPLOAD_RING:
+                    self._ring.append(None)
+                at = self._ring_at % len(self._ring)
+                stage = self._ring[at]
+                if stage is None or stage.size < piece.size:
+                    stage = self._ring[at] = self.device.create_buffer(
+                        size=max(UPLOAD_PIECE, piece.size), usage=self.usage.MAP_WRITE | self.usage.COPY_SRC)
+                stage.map_sync("write", 0, piece.size)
+                try:
+                    stage.write_mapped(piece, 0)
+                finally:
+                    stage.unmap()
+                enc = self.device.create_command_encoder()
+                enc.copy_buffer_to_buffer(stage, 0, buf, s, piece.size)
+                self.device.queue.submit([enc.finish()])
 
     def with_data(self, arr):
         raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)

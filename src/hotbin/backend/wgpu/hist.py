@@ -109,15 +109,13 @@ def count_u8(x: np.ndarray) -> np.ndarray:
     buf = g.storage(min(n16 * LOAD_BYTES, step))
     enc = g.device.create_command_encoder()
     out = g.zeros(U8_VALUES * 8, enc)
-    held = []
     for s in range(0, n16 * LOAD_BYTES, step):
         if s:  # the chunk before was counted from buf: submit it before buf is overwritten
-            enc = g.submit(enc, held)
+            g.device.queue.submit([enc.finish()])
+            enc = g.device.create_command_encoder()
         chunk = x[s:min(s + step, n16 * LOAD_BYTES)]
-        g.upload(buf, chunk, enc, held)
+        g.upload(buf, chunk)
         launch_u8(g, buf, chunk.size // LOAD_BYTES, out, encoder=enc)
-    if held:  # staged uploads: their copies submitted before the buffers go back
-        enc = g.submit(enc, held)
     got = read_counts(g, out, U8_VALUES, enc)
     return got + np.bincount(tail, minlength=U8_VALUES) if tail.size else got
 
@@ -191,9 +189,7 @@ def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, out
     The first chunk is recorded into ``encoder`` (commands already in it run first), every
     chunk but the last is submitted (its inputs are overwritten by the next upload); the
     last chunk's commands come back unsubmitted, in the returned encoder, so that the
-    read-back of the outputs joins their submission (:meth:`.device.Gpu.read`), unless its
-    inputs went through staging buffers (:meth:`.device.Gpu.upload`): then it is submitted
-    too, so that they can go back, and the returned encoder is a new one."""
+    read-back of the outputs joins their submission (:meth:`.device.Gpu.read`)."""
     g = gpu()
     enc = encoder or g.device.create_command_encoder()
     ths = [a[0] for a in axes]
@@ -218,12 +214,12 @@ def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, out
     bufs = {b: g.storage(min(n, step) * a.itemsize) for b, a in ins.items()}
     unused = g.storage(LOAD_BYTES)
     bound = {b: unused for b in BINDINGS[name][1:]} | {1: th} | bufs | outputs
-    held = []
     for s in range(0, n, step):
         if s:
-            enc = g.submit(enc, held)
+            g.device.queue.submit([enc.finish()])
+            enc = g.device.create_command_encoder()
         for b, a in ins.items():
-            g.upload(bufs[b], a[s:s + step], enc, held)
+            g.upload(bufs[b], a[s:s + step])
         head[0] = min(step, n - s)
         g.run(name, pipe, head.tobytes() + recs, bound, (g.groups(int(head[0])),), enc)
-    return g.submit(enc, held) if held else enc
+    return enc

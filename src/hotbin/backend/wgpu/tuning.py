@@ -56,13 +56,13 @@ CHUNK_BYTES = 1 << 30
 #: ``queue.read_buffer`` (a second submission and a new staging buffer). 16 MiB holds a
 #: 1024 x 1024 grid of 64-bit counters; larger results get a buffer of their own.
 STAGING_POOL_BYTES = 16 << 20
-#: uploads from this many bytes (a chunk of one input) are written into a mapped staging buffer
-#: and copied by the call's own encoder, instead of ``queue.write_buffer`` (which wrote 256 MiB at
-#: 1.4-1.6 GB/s on lavapipe against 4.7-5.0 mapped, and 3.3 GB/s on the H200's Vulkan); staging
-#: buffers up to UPLOAD_POOL_BYTES are kept for the next upload (at most UPLOAD_POOL_COUNT a size)
+#: uploads from UPLOAD_STAGE_FROM bytes go through a ring of UPLOAD_RING mapped staging buffers of
+#: UPLOAD_PIECE bytes, kept between calls (a piece written while the one before is copied),
+#: instead of ``queue.write_buffer``: 256 MiB on lavapipe 1.4-1.6 GB/s written, 4.7-5.7 mapped;
+#: on the H200's Vulkan adapter write_buffer bound every heatmap from NumPy input (~3.3 GB/s)
 UPLOAD_STAGE_FROM = 1 << 20
-UPLOAD_POOL_BYTES = 256 << 20
-UPLOAD_POOL_COUNT = 3
+UPLOAD_PIECE = 64 << 20
+UPLOAD_RING = 3
 #: bind groups kept for dispatches repeated on the same buffers and parameters (each holds
 #: its buffers until they are dropped). Same run: 0.681 / 0.919 / 0.777 ms a call making
 #: its uniform buffer and bind group each time.
