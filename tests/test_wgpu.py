@@ -411,7 +411,8 @@ def test_staged_uploads(rng, monkeypatch, chunk):
         np.testing.assert_array_equal(W.histogram(u8, r8), C.histogram(u8, r8))
         for red, ww, by in ((reductions.COUNT, None, cat), (reductions.MAX, w, None),
                             (reductions.words(60), w, cat)):
-            got, want = W.histogram2d(x, y, rx, ry, ww, red, by=by), C.histogram2d(x, y, rx, ry, ww, red, by=by)
+            got = W.histogram2d(x, y, rx, ry, ww, red, by=by)
+            want = C.histogram2d(x, y, rx, ry, ww, red, by=by)
             np.testing.assert_array_equal(got[0], want[0])
             assert got[1] == want[1]
 

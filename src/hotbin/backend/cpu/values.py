@@ -174,9 +174,9 @@ def _add_extremes(cx, m, w, how, h):
 @njit(fastmath={"reassoc"})
 def _hot_sum(cx, m, w, hot, centered, mid):
     """(the sum of the non-NaN values w[k] of cell ``hot`` (cx None: of all), squared about
-    ``mid`` when centered; how many there are). Reassociated, so it runs on SIMD lanes: one chain of
-    float adds in point order waits on each add (2048 points in one cell, one core: 1.26
-    -> 0.15 ns a point)."""
+    ``mid`` when centered; how many there are). Reassociated, so it runs on SIMD lanes: one
+    chain of float adds in point order waits on each add (2048 points in one cell, one core:
+    1.26 -> 0.15 ns a point)."""
     s = 0.0
     cnt = 0
     for k in range(m):
@@ -192,11 +192,10 @@ def _hot_sum(cx, m, w, hot, centered, mid):
 @njit(inline="always")
 def _extreme(cx, m, w, how, hot):
     """(the MIN / MAX of the non-NaN values w[k] of cell ``hot`` (cx None: of all), how many
-    there are); w is
-    float32 or float64 (the kernels read other dtypes as float64). Floats are compared as
-    integers ordered like them (-0.0 below +0.0): an integer min / max is exact in any
-    order, so it runs on every SIMD lane (a float one would need the order kept or NaN and
-    zeros assumed away)."""
+    there are); w is float32 or float64 (the kernels read other dtypes as float64). Floats
+    are compared as integers ordered like them (-0.0 below +0.0): an integer min / max is
+    exact in any order, so it runs on every SIMD lane (a float one would need the order kept
+    or NaN and zeros assumed away)."""
     if isinstance(w[0], np.float32):
         return _extreme_bits(cx, m, w.view(np.int32), how, hot, np.int32(31), np.int32(0x7FFFFFFF),
                              np.int32(0x7F800000), np.int32, np.float32)
