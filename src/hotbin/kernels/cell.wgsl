@@ -18,7 +18,7 @@ struct Params {
     ncell: u32,     // cells in all (categories included)
     ncat: u32,      // categories (the clamp target); 0 without
     nxy: u32,       // cells of one category's grid
-    _pad0: u32,
+    scale: i32,     // fixed.wgsl: the fixed-point exponent s (0 for the other kernels)
     _pad1: u32,
     _pad2: u32,
     rx: Axis,

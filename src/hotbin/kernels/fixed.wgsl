@@ -17,7 +17,7 @@
 //                  extreme_global; misses go to the global sums.
 // Global sums (binding 7): four u32 a cell, the hi sum's (low, high) then the lo sum's.
 // Counters are the 64-bit add64 of the prepended out_*.wgsl, counter ncell taking the points
-// that land in a cell whatever their weight. The scale s travels in Params._pad0 (an i32).
+// that land in a cell whatever their weight. The scale s is Params.scale (cell.wgsl).
 
 override WG: u32 = 256u;
 override SLOTS: u32 = 256u;   // a power of 2: cells (fixed_private) or cache slots (fixed_global)
@@ -161,7 +161,7 @@ fn run_reset() {
 }
 
 fn run_add(w: u32) {
-    let q = words_of(w, bitcast<i32>(P._pad0));
+    let q = words_of(w, P.scale);
     run_hi = add2(run_hi, q.hi);
     run_lo = add2(run_lo, q.lo);
 }

@@ -102,11 +102,11 @@ def _words(dims, data, kinds, axes, ncell, ny, cats, w, s):
     sums = g.storage(16 * ncell)
     slots = max(MIN_SLOTS, 1 << (ncell - 1).bit_length())
     if _PRIVATE_WORDS * slots + 1 <= g.wg_words:  # every cell's sums and count, and the kept counter
-        entry, words = "fixed_private", _PRIVATE_WORDS * slots
+        entry, nwords = "fixed_private", _PRIVATE_WORDS * slots
     else:  # a cache of slots cells: sums, counts, tags
         slots = min(CACHE_SLOTS, pow2_floor((g.wg_words - 1) // _CACHE_WORDS))
-        entry, words = "fixed_global", _CACHE_WORDS * slots
-    enc = stream("fixed", entry, {"SLOTS": slots, "WORDS": words}, dims, data, kinds, axes, ncell, ny,
+        entry, nwords = "fixed_global", _CACHE_WORDS * slots
+    enc = stream("fixed", entry, {"SLOTS": slots, "WORDS": nwords}, dims, data, kinds, axes, ncell, ny,
                  cats, {4: counts, 7: sums}, weights=w, encoder=enc, scale=s)
     n = words64(g.read(counts, 8 * (ncell + 1), enc, recycle=True))
     raw = g.read(sums, 16 * ncell).view(np.uint64).reshape(ncell, 2)

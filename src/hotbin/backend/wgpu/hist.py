@@ -184,7 +184,7 @@ def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, out
     """Dispatch ``entry`` of kernels/<name>.wgsl (cell.wgsl prepended) over the points,
     chunk by chunk (each input at most one binding): coordinates ``data`` (bindings 2, 3),
     category codes ``cats`` (5), ``weights`` (6) into the ``outputs`` ({binding: buffer});
-    ``scale``: fixed.wgsl's fixed-point exponent (Params' first spare word, an i32).
+    ``scale``: fixed.wgsl's fixed-point exponent (cell.wgsl's Params.scale).
 
     The first chunk is recorded into ``encoder`` (commands already in it run first), every
     chunk but the last is submitted (its inputs are overwritten by the next upload); the
