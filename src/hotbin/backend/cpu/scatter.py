@@ -16,16 +16,12 @@ from ..._jit import njit
 from .rule import codes
 from .values import MAX, MEAN, MIN, VALUES, add_block, add_whole, merge_values
 
-__all__ = ["BLOCK", "SUBS", "SUB_BYTES", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
-           "part_count", "part_count_by", "part_count1", "part_sum", "part_fixed", "part_values",
+__all__ = ["BLOCK", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
+           "part_count", "part_count_by", "part_sum", "part_fixed", "part_values",
            "merge_values"]
 
 #: points whose bins are computed before they are scattered (codes stay in L1)
 BLOCK = 2048
-#: 1-D counts go to SUBS interleaved copies of the bins while they fit SUB_BYTES (L1): a
-#: constant input then adds to SUBS counters in turn, not one chain (benchmarks/cpu_suite.py)
-SUBS = 4
-SUB_BYTES = 32 << 10
 #: a block whose points repeat the previous point's cell at least 1/HOT_SHARE of the time keeps
 #: that cell in registers (20M points at 1024^2 on 2 cores, 90 % in one cell: mean 197 -> 162 ms)
 HOT_SHARE = 4
@@ -322,21 +318,6 @@ def part_count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy):
                     local[u * width + g] = 0
                 h[np.uint64(hot + g * ncell if hot < ncell else trash)] += n
     return 0
-
-
-@njit(nogil=True, cache=True)
-def part_count1(x, r, start, stop, h, nsub, cx):
-    """1-D counts into ``nsub`` (a power of 2) interleaved copies of the bins: point k adds
-    to copy ``k % nsub`` (h: nsub * (nb + 1) counters, bin nb of each for the points in
-    none), so a run of one hot bin adds to nsub counters in turn instead of one chain.
-    ``cx``: BLOCK int32 codes."""
-    width = r[0].size
-    mask = nsub - 1
-    for b in range(start, stop, BLOCK):
-        m = min(stop, b + BLOCK) - b
-        codes(x[b:b + m], r, cx)
-        for k in range(m):
-            h[np.uint64((k & mask) * width + cx[k])] += 1
 
 
 @njit(nogil=True, cache=True)
