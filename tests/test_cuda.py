@@ -484,7 +484,7 @@ def test_front_door_deterministic_extremes(wdt, rng):
             v = (rng.random(n) * (300 if np.dtype(vdt).kind == "f" else 255.9)).astype(vdt)
             ref, _ = hotbin.histogram(v, 37, (0, 256), weights=w, deterministic=True, backend="cpu")
             dv, dw = cp.asarray(v), cp.asarray(w)
-            found = registry.device_histogram(None, dv, 37, (0, 256), dw)
+            found = registry.device_histogram(None, dv, 37, (0, 256), dw, True)
             assert found is not None, (mag, vdt)
             np.testing.assert_array_equal(found[0].get().view(np.int64), ref.view(np.int64),
                                           err_msg=f"{mag} {np.dtype(vdt).name}")

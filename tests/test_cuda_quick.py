@@ -147,6 +147,41 @@ def test_device_histogram_equal_numpy(dtype, rng):
         np.testing.assert_array_equal(h2.get(), np.histogram(v[::2], bins, r)[0])
 
 
+@pytest.mark.parametrize("wdtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int64, np.float32, np.float64],
+                         ids=lambda d: np.dtype(d).name)
+def test_device_histogram_float_sums(dtype, wdtype, rng):
+    """Float weights summed in float64 at once (backend.device_histogram's SUM_F64, not the plan):
+    NumPy's sums and edges, float64 CuPy results. Weights that are multiples of 1/8 below 2^20 sum
+    exactly in any order, so the atomics' order cannot hide a wrong bin; NaN weights make their
+    bin NaN, as in NumPy. Other weights (integers, bool, float16, complex, another shape, host
+    arrays) and ``density`` take the general path, with its results."""
+    v = _values(dtype, rng)
+    w = (rng.integers(-2 ** 23, 2 ** 23, v.size) / 8).astype(wdtype)
+    w[::997] = np.nan
+    a, dw = cp.asarray(v), cp.asarray(w)
+    for bins, r in [(7, (-3, 3)), (256, (0, 256)), (100, (0.5, 99.5))]:
+        found = backends.device_histogram(None, a, bins, r, dw)
+        assert found is not None, f"{bins} over {r}: not taken"
+        ref_h, ref_e = np.histogram(v, bins, r, weights=w.astype(np.float64))
+        for h, e in (found, hotbin.histogram(a, bins, r, weights=dw)):
+            assert isinstance(h, cp.ndarray) and h.dtype == cp.float64 and e.dtype == ref_e.dtype
+            np.testing.assert_array_equal(h.get(), ref_h, err_msg=f"{bins} over {r}")
+            np.testing.assert_array_equal(e.get(), ref_e, err_msg=f"{bins} over {r}")
+    finite = np.nan_to_num(w).astype(np.float64)
+    df = cp.asarray(finite)
+    general = [df.astype(cp.int32), df > 0, df.astype(cp.float16), df.astype(cp.complex128), dw[:-1], w]
+    for other in general:
+        assert backends.device_histogram(None, a, 256, (0, 256), other) is None, other.dtype
+    for other in (general[0], general[3]):  # (NumPy sums bool and float16 weights in their own dtype)
+        h, _ = hotbin.histogram(a, 256, (0, 256), weights=other)
+        ref = np.histogram(v, 256, (0, 256), weights=other.get())[0]
+        np.testing.assert_allclose(h.get(), ref, rtol=1e-12, err_msg=str(other.dtype))
+    h, _ = hotbin.histogram(a, 256, (0, 256), weights=df, density=True)
+    np.testing.assert_allclose(h.get(), np.histogram(v, 256, (0, 256), weights=finite, density=True)[0],
+                               rtol=1e-12)
+
+
 def test_device_histogram_leave_the_rest_to_the_general_path(rng, monkeypatch):
     """Other inputs, bins and ranges, other backends, and int64 ranges that NumPy tests exactly
     answer None: the general path answers them (bool with NumPy's warning)."""

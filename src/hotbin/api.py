@@ -90,8 +90,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     uint8 with NumPy's RuntimeWarning. Datetime values, object (``Decimal``)
     weights and long double values or ranges give :func:`numpy.histogram`'s result.
     """
-    if (weights is None or deterministic) and axis is None and not density:  # a CuPy array's common calls
-        found = _backends.device_histogram(backend, a, bins, range, weights)
+    if axis is None and not density:  # a CuPy array's common calls
+        found = _backends.device_histogram(backend, a, bins, range, weights, deterministic)
         if found is not None:
             return found
     if axis is None and (numpy_only(a, weights, range, bins) or no_edges(bins)):

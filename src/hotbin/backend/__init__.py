@@ -85,6 +85,7 @@ import numpy as np
 
 from ..arrays import on_gpu, shared_copy, to_host
 from ..binning import plain_rule
+from ..reductions import SUM_F64
 
 __all__ = ["NAMES", "ENV", "load", "available", "select", "name_for", "offloaded", "gpu_usable", "call",
            "device_histogram", "on_gpu", "to_host"]
@@ -278,28 +279,31 @@ def _host(v):
     return to_host(v) if hasattr(v, "dtype") and hasattr(v, "shape") else v
 
 
-def device_histogram(backend, a, bins, range, weights=None):
-    """``(hist, edges)`` of ``hotbin.histogram(a, bins, range[, weights=weights,
-    deterministic=True])`` for the common calls on CuPy arrays, or None: the general path
-    (:mod:`hotbin.plan`) answers.
+def device_histogram(backend, a, bins, range, weights=None, deterministic=False):
+    """``(hist, edges)`` of ``hotbin.histogram(a, bins, range, weights=weights,
+    deterministic=deterministic)`` for the common calls on CuPy arrays, or None: the general
+    path (:mod:`hotbin.plan`) answers.
 
     The common calls: ``bins`` an int over a pair of Python numbers (:func:`hotbin.binning.plain_rule`,
     built once), no density or axis (the caller's test), integer or float values (bool
     warns on the general path), and the backend :func:`name_for` picks already loaded and taking
-    device arrays as they are (``DEVICE == "cuda"``); ``weights`` None (counts) or a CuPy array of
-    ``a``'s shape summed in fixed point (the caller's ``deterministic``; the backend's
-    ``deterministic_sums``, which answers None where it cannot guess the scale). The general
-    path's other steps change nothing for them (a CuPy array is no dask collection and no
-    NumPy-only input, adapting and restoring leave it as it is, no weights make no plan), and
-    the host's time before the launch is what a one-call histogram of a large array waits for
-    (issue #17): the rule, then the backend's ``histogram`` (cuda: one lookup and one launch,
+    device arrays as they are (``DEVICE == "cuda"``); ``weights`` None (counts) or a float32 /
+    float64 CuPy array of ``a``'s shape: summed in float64 (``SUM_F64``, the reduction the
+    general path picks for float weights), or with ``deterministic`` in fixed point (the
+    backend's ``deterministic_sums``, which answers None where it cannot guess the scale). The
+    general path's other steps change nothing for them (a CuPy array is no dask collection and
+    no NumPy-only input, adapting and restoring leave it as it is, a single in-memory block
+    makes no partials to merge, and SUM_F64's result is its partial), and the host's time
+    before the launch is what a one-call histogram of a large array waits for (issue #17): the
+    rule, then the backend's ``histogram`` (cuda: one lookup and one launch for counts,
     backend/cuda/quick.py) or ``deterministic_sums``, then the edges' device copy. The same
     answer, bit for bit (tests/test_cuda_quick.py, tests/test_deterministic.py).
     """
     cp = sys.modules.get("cupy")
     if cp is None or type(a) is not cp.ndarray or a.dtype.kind not in "iuf":
         return None
-    if weights is not None and (type(weights) is not cp.ndarray or weights.shape != a.shape):
+    if weights is not None and (type(weights) is not cp.ndarray or weights.shape != a.shape
+                                or weights.dtype not in _FLOAT_WEIGHTS):
         return None
     be = _LOADED.get(backend or os.environ.get(ENV) or _claimant((a,)))
     rule = plain_rule(a.dtype, bins, range)
@@ -307,7 +311,13 @@ def device_histogram(backend, a, bins, range, weights=None):
         return None
     if weights is None:
         hist = be.module.histogram(a, rule)
-    else:
+    elif deterministic:
         fixed = getattr(be.module, "deterministic_sums", None)
         hist = None if fixed is None else fixed(a, rule, weights)
+    else:
+        hist = be.module.histogram(a, rule, weights, SUM_F64)
     return None if hist is None or hist is NotImplemented else (hist, shared_copy(rule.edges, a))
+
+
+#: weights :func:`device_histogram` sums as they are (others: the general path converts them)
+_FLOAT_WEIGHTS = (np.dtype(np.float32), np.dtype(np.float64))
