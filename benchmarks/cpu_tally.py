@@ -1,8 +1,8 @@
 """Issue #18: how the cpu backend's 1-D counts add codes to their counters.
 
 The tuning behind ``hotbin.backend.cpu.count1d.SUBS``: ``count1d.part_count1`` (8 points a
-step, into ``nsub`` interleaved copies of the bins) against the loop it replaced (a point at a
-time into 4 copies, kept here), on one thread, both fed by the same bin codes
+step, into ``nsub`` interleaved copies of the bins; one copy a point a step) against the loop it
+replaced (a point at a time into 4 copies, kept here), on one thread, both fed by the same bin codes
 (``rule.codes``). 5M float64 / float32 values into 256 bins over (0, 1): uniform, narrow (a
 hundredth of the range) and constant; every way in alternation, medians of the rounds, every
 answer checked against NumPy. Prints the CPU model and the read time of the values (one thread).
@@ -54,7 +54,7 @@ def main(argv=None):
     print(f"CPU: {cpu_model()}; one thread; {args.n} values, 256 bins; ms, medians of {args.rounds}")
     rng = np.random.default_rng(0)
     u = rng.random(args.n)
-    ways = {"a point a step, 4 copies": (point_at_a_time, 4), "8 a step, 1 copy": (part_count1, 1),
+    ways = {"a point a step, 4 copies": (point_at_a_time, 4), "1 copy (a point a step)": (part_count1, 1),
             "8 a step, 4 copies": (part_count1, 4), "8 a step, 8 copies": (part_count1, 8)}
     for dt in (np.float64, np.float32):
         for name, x in {"uniform": u, "narrow": 0.5 + u / 100, "constant": np.full(args.n, 0.37)}.items():

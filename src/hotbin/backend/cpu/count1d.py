@@ -32,7 +32,15 @@ SUB_BYTES = 32 << 10
 @njit(inline="always")
 def _tally(h, c, n, nsub, width):
     """h[c[k] + (k % nsub) * width] += 1 for k < n: ``nsub`` (a power of 2 up to SUBS)
-    interleaved copies of ``width`` counters, SUBS points a step (unrolled: independent adds)."""
+    interleaved copies of ``width`` counters, SUBS points a step (unrolled: independent adds).
+    One copy is added to a point at a time: a run of one value is then one chain of adds to
+    one address, which this core keeps fast and the unrolled step does not (20M uint16 words
+    into 65536 counters, all alike: 11.0 ms a point at a time, 34.4 unrolled; uniform 14.6 /
+    14.1)."""
+    if nsub == 1:
+        for k in range(n):
+            h[np.uint64(c[k])] += 1
+        return
     mask = nsub - 1
     whole = n - n % SUBS
     for k in range(0, whole, SUBS):
