@@ -1,8 +1,9 @@
 """Issue #18: how the cpu backend's 1-D counts add codes to their counters.
 
-The tuning behind ``hotbin.backend.cpu.count1d.SUBS``: ``count1d.part_count1`` (8 points a
-step, into ``nsub`` interleaved copies of the bins; one copy a point a step) against the loop it
-replaced (a point at a time into 4 copies, kept here), on one thread, both fed by the same bin codes
+The tuning behind ``hotbin.backend.cpu.count1d.SUBS`` and ``VALUE_BYTES``: ``count1d.part_count1``
+(8 points a step, into ``nsub`` interleaved copies of the bins; one copy a point a step; blocks of
+VALUE_BYTES of values) against the loop it replaced (a point at a time into 4 copies, blocks of
+2048 values, kept here), on one thread, both fed by the same bin codes
 (``rule.codes``). 5M float64 / float32 values into 256 bins over (0, 1): uniform, narrow (a
 hundredth of the range) and constant; every way in alternation, medians of the rounds, every
 answer checked against NumPy. Prints the CPU model and the read time of the values (one thread).
