@@ -108,6 +108,28 @@ def test_8bit_counted_by_pairs(dtype, rng, monkeypatch):
     check("cpu", hot, 256, (lo, hi))
 
 
+@pytest.mark.parametrize("bins", [7, 256, 1000, 5000])
+def test_cpu_weighted_sums_in_copies(bins, rng, monkeypatch):
+    """The cpu backend's 1-D weighted sums go to interleaved copies of the bins, 4 points a step
+    (count1d.part_sum1; fewer copies for wide histograms): integer weights equal NumPy's sums
+    exactly and float weights to rounding, for uniform, narrow and constant data on an edge,
+    lengths that leave a remainder, strided weights, several threads and several chunks."""
+    from hotbin.backend.cpu import chunks, copies
+    monkeypatch.setattr(chunks, "CALL", 3001)  # several calls: each adds to the same copies
+    n = 20003
+    for x in (rng.random(n) * 1.2 - 0.1, 0.5 + rng.random(n) / 100, np.full(n, 0.25)):
+        wi = rng.integers(-1000, 1000, 2 * n)[::2]
+        wf = rng.standard_normal(n)
+        wf[7] = np.nan if bins == 7 else wf[7]
+        for m in (n, n - 1, n - 2, 5):
+            h, _ = hotbin.histogram(x[:m], bins, (0, 1), weights=wi[:m], backend="cpu")
+            np.testing.assert_array_equal(h, np.histogram(x[:m], bins, (0, 1), weights=wi[:m])[0])
+            h, _ = hotbin.histogram(x[:m], bins, (0, 1), weights=wf[:m], backend="cpu")
+            np.testing.assert_allclose(h, np.histogram(x[:m], bins, (0, 1), weights=wf[:m])[0], rtol=1e-12,
+                                       atol=1e-9)
+    assert copies.copies(bins + 1, 8, copies.SUM_SUBS) == (4 if bins <= 1000 else 1)
+
+
 def test_bool_from_other_bytes(backend):
     """A bool array viewed from bytes other than 0 and 1 (a 0/255 image mask) counts as
     NumPy's conversion does: every non-zero byte is True, 1."""

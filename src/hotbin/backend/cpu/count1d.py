@@ -1,6 +1,6 @@
 """1-D counts on the cpu: raw values of integers (8/16-bit data folded into bins through its
-value table, :func:`hotbin.kernel_rule.value_table`; ``bincount``) and the bins of one axis, into
-private per-thread partials merged at the end.
+value table, :func:`hotbin.kernel_rule.value_table`; ``bincount``) and the bins of one axis, and
+weighted sums by the bins of one axis, into private per-thread partials merged at the end.
 """
 from __future__ import annotations
 
@@ -9,24 +9,18 @@ import numpy as np
 from ..._jit import njit
 from ...kernel_rule import fold_values, value_table
 from .chunks import chunks, kernel_dtype
+from .copies import SUBS, SUM_SUBS, add_rows, copies
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
 from .scatter import BLOCK
 
-__all__ = ["LUT_KINDS", "lut_counts", "counts_1d", "bincount", "part_count1", "PAIRS_FROM", "PAD",
-           "SUBS", "SUB_BYTES", "VALUE_BYTES"]
+__all__ = ["LUT_KINDS", "lut_counts", "counts_1d", "sums_1d", "bincount", "part_count1", "part_sum1",
+           "PAIRS_FROM", "PAD", "VALUE_BYTES"]
 
 #: values of 8/16-bit integers are counted raw, then folded through a lookup table
 LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 
 # --- tuning (benchmarks/cpu_tally.py) -------------------------------------------
-#: counts go to SUBS interleaved copies of the counters while they fit SUB_BYTES (L1), SUBS
-#: points a step: SUBS independent chains of adds, so a hot bin (a constant input) is not one
-#: chain through memory. 5M values into 256 bins, one core of the 2-core AMD EPYC VM, medians
-#: of 21 alternations: float32 uniform / narrow / constant 7.6 / 7.4 / 7.3 ms with 4 copies
-#: a point at a time, 5.1 / 4.4 / 4.6 with 8 copies 8 points a step
-SUBS = 8
-SUB_BYTES = 32 << 10
 #: values binned a block at a time by the 1-D counts: at most BLOCK, at most VALUE_BYTES of
 #: them, so that a block of values, its int32 codes and 8 copies of 256 bins share a 32 KiB
 #: L1d. 50M float64 uniform into 256 bins, one thread: 47.8 ms in blocks of 2048 (16 KiB),
@@ -67,6 +61,32 @@ def part_count1(x, r, start, stop, h, nsub, cx):
         _tally(h, cx, m, nsub, r[0].size)
 
 
+@njit(inline="always")
+def _tally_sums(h, c, ws, n, nsub, width):
+    """h[c[k] + (k % nsub) * width] += ws[k] for k < n: ``nsub`` (a power of 2 up to SUM_SUBS)
+    interleaved copies of ``width`` sums, SUM_SUBS points a step (independent adds); each copy
+    adds its points in their order (:mod:`.small` reproduces the sums bit for bit)."""
+    mask = nsub - 1
+    whole = n - n % SUM_SUBS
+    for k in range(0, whole, SUM_SUBS):
+        for j in range(SUM_SUBS):
+            h[np.uint64(c[k + j]) + np.uint64((j & mask) * width)] += ws[k + j]
+    for k in range(whole, n):
+        h[np.uint64(c[k]) + np.uint64((k & mask) * width)] += ws[k]
+
+
+@njit(nogil=True, cache=True)
+def part_sum1(x, w, r, start, stop, h, nsub, cx):
+    """1-D weighted sums of ``w[start:stop]`` by the bins of ``x`` under the rule tuple ``r``
+    into ``nsub`` interleaved copies of the sums (:func:`_tally_sums`; bin nb of each: the
+    points in none), VALUE_BYTES of the wider of values and weights at a time."""
+    block = min(BLOCK, VALUE_BYTES // max(x.itemsize, w.itemsize))
+    for b in range(start, stop, block):
+        m = min(stop, b + block) - b
+        codes(x[b:b + m], r, cx)
+        _tally_sums(h, cx, w[b:b + m], m, nsub, r[0].size)
+
+
 @Kernel
 def _count_values(a, out, t, nt):
     """out[p, j % nsub, v] += 1 for each value v = a[j] of a non-negative integer array
@@ -93,14 +113,6 @@ def _sum_values(a, w, out, t, nt):
             h[np.uint64(src[j])] += ws[j]
 
 
-def _subs(width: int, itemsize: int = 4) -> int:
-    """Interleaved copies of ``width`` counters: the most, up to SUBS, that fit SUB_BYTES."""
-    nsub = SUBS
-    while nsub > 1 and width * itemsize * nsub > SUB_BYTES:
-        nsub //= 2
-    return nsub
-
-
 #: bytes left unused at the end of each thread's row of small 1-D partials, so that two
 #: threads never add into one cache line (nor a pair the L2 prefetcher fetches together):
 #: 50M float64 / float32 into 256 bins, 2 threads, on the 2-core AMD EPYC VM, same process:
@@ -119,7 +131,7 @@ def lut_counts(a, kd, rule):
     if kd.itemsize == 1 and a.size >= PAIRS_FROM:
         return fold_values(_byte_pairs(a, kd, u), value_table(rule, kd), rule.nbins)
     nvals = 1 << (8 * kd.itemsize)
-    nsub = _subs(nvals)
+    nsub = copies(nvals)
     return fold_values(_raw_counts(a, kd, u, nvals, nsub), value_table(rule, kd), rule.nbins)
 
 
@@ -163,7 +175,7 @@ def counts_1d(a, kd, rule):
     """1-D counts: int32 codes a block at a time into interleaved uint32 copies of the bins
     (:func:`.scatter.part_count1`), folded into int64 after each call."""
     width = rule.nbins + 1
-    nsub = _subs(width)
+    nsub = copies(width)
     parts = nparts(a.size, width * 4 * nsub)
     out = np.zeros((parts, nsub * width + PAD // 4), np.uint32)
     total = np.zeros(width, np.int64)
@@ -178,6 +190,25 @@ def counts_1d(a, kd, rule):
     return total[:rule.nbins]
 
 
+def sums_1d(a, kd, rule, weights, dt: np.dtype, wdt: np.dtype):
+    """1-D weighted sums: the weights read as ``wdt`` (float64 or int64) summed into interleaved
+    ``dt`` copies of the bins (:func:`part_sum1`), one row of copies per thread, the rows added
+    in order at the end (:func:`.copies.add_rows`). Float sums are reassociated so (as the
+    threads' rows always were); int64 sums wrap as they would in any order (the caller checks
+    them: :func:`hotbin.plan.exact_int_sums`)."""
+    width = rule.nbins + 1
+    nsub = copies(width, dt.itemsize, SUM_SUBS)
+    parts = nparts(a.size, width * dt.itemsize * nsub)
+    out = np.zeros((parts, nsub * width + PAD // dt.itemsize), dt)
+    r = rule_args(rule, kd)
+    for c, ws in chunks([a, weights], [kd, wdt]):
+        n = c.size
+        step = (n + parts - 1) // parts
+        each(n, parts, lambda p: part_sum1(c, ws, r, p * step, min(n, (p + 1) * step), out[p], nsub,
+                                           np.empty(BLOCK, np.int32)))
+    return add_rows(out[:, :nsub * width].reshape(parts * nsub, width))[:rule.nbins]
+
+
 def bincount(x, length, weights=None):
     """int64 counts (float64 sums with ``weights``) of the non-negative integers ``x < length``."""
     x = np.asarray(x)
@@ -186,7 +217,7 @@ def bincount(x, length, weights=None):
         for c in chunks([x, weights], [kernel_dtype(x.dtype), np.dtype(np.float64)]):
             _sum_values(c[0].size, c[0], c[1], out)
         return out.sum(axis=0)
-    nsub = _subs(length, 8)
+    nsub = copies(length, 8)
     out = np.zeros((nparts(x.size, length * 8 * nsub), nsub, length), np.int64)
     for (c,) in chunks([x], [kernel_dtype(x.dtype)]):
         _count_values(c.size, c, out)

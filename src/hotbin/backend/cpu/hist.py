@@ -15,7 +15,7 @@ from ...arrays import to_host
 from ... import reductions
 from ...binning import BinRule
 from .chunks import chunks, kernel_dtype, readonly
-from .count1d import LUT_KINDS, counts_1d, lut_counts
+from .count1d import LUT_KINDS, counts_1d, lut_counts, sums_1d
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
 from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, part_banded, sorted_slots
@@ -258,8 +258,11 @@ def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
     """The partial of ``red`` over the bins of ``rule``: ``red.lead + (nbins,)``."""
     a = np.asarray(a)
     kd = kernel_dtype(a.dtype)
-    if _accumulator(red, weights).how == COUNT:
+    acc = _accumulator(red, weights)
+    if acc.how == COUNT:
         return (lut_counts if kd in LUT_KINDS else counts_1d)(a, kd, rule)
+    if acc.how == SUM:
+        return sums_1d(a, kd, rule, weights, acc.partial, acc.weights)
     return _run([a], rule, None, weights, red)[0]
 
 

@@ -12,8 +12,8 @@ How it stays bitwise equal to the kernels: bins by the kernels' comparisons (val
 widened to :attr:`BinRule.kernel_cmp`'s dtype, compared against those edges, the
 last edge closed); counts are integers; float64 and int64 sums are added point by
 point in input order, as a kernel with one partial adds them (inputs under
-``2 * MIN_PER_THREAD`` get one partial). ``tests/test_small.py`` checks both paths
-against each other.
+``2 * MIN_PER_THREAD`` get one partial), 1-D float64 sums into the kernel's interleaved
+copies (:mod:`.copies`). ``tests/test_small.py`` checks both paths against each other.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import numpy as np
 
 from ...scan_order import scan_numpy
 from .chunks import kernel_dtype
+from .copies import SUM_SUBS, add_rows, copies
 from .parallel import MIN_PER_THREAD
 
 __all__ = ["SMALL", "takes", "codes", "histogram", "histogram2d", "bincount", "cumsum"]
@@ -66,8 +67,16 @@ def _reduce(cells, size, weights, red):
 
 
 def histogram(a, rule, weights, red):
-    """``red``'s partial over the bins of ``rule`` (the cpu backend's ``histogram``)."""
-    return _reduce(codes(a, rule), rule.nbins + 1, weights, red)[:rule.nbins]
+    """``red``'s partial over the bins of ``rule`` (the cpu backend's ``histogram``). float64
+    sums as the kernel's (:func:`.count1d.part_sum1`, one partial): point k in copy
+    ``k % nsub``, each copy summed in point order, the copies added in order."""
+    cells, size = codes(a, rule), rule.nbins + 1
+    if red.acc != "f64":
+        return _reduce(cells, size, weights, red)[:rule.nbins]
+    w = np.asarray(weights).reshape(-1).astype(np.float64, copy=False)
+    nsub = copies(size, 8, SUM_SUBS)
+    rows = np.stack([np.bincount(cells[j::nsub], weights=w[j::nsub], minlength=size) for j in range(nsub)])
+    return add_rows(rows)[:rule.nbins]
 
 
 def histogram2d(x, y, rx, ry, weights, red, by):
