@@ -1,6 +1,6 @@
 """The cpu kernels' bin finders (backend/cpu/rule.py) against NumPy on the values that
 break finders: every edge and its float neighbours, whole numbers, a constant on an
-edge, for each finder (LINEAR, LINEAR32, NEAR, SEARCH). Inputs are larger than the
+edge, for each finder (SCALED, SCALED32, LINEAR, LINEAR32, NEAR, SEARCH). Inputs are larger than the
 NumPy path of small inputs (small.SMALL), so the numba kernels answer."""
 from __future__ import annotations
 
@@ -27,10 +27,14 @@ def _edge_values(e, dt, n):
 
 
 CASES = [  # dtype, bins, range (None: from the data), the finder the rule must get
-    (np.float64, 256, (0.0, 256.0), cpu_rule.LINEAR),
+    (np.float64, 256, (0.0, 256.0), cpu_rule.SCALED),  # lo 0, a power-of-2 scale: the guess is exact
+    (np.float64, 64, (0.0, 0.5), cpu_rule.SCALED),
+    (np.float32, 256, (0.0, 1.0), cpu_rule.SCALED32),
+    (np.float32, 100, (0.0, 100.0), cpu_rule.SCALED32),
+    (np.float64, 256, (1.0, 257.0), cpu_rule.LINEAR),
     (np.float64, 1000, (-3.7, 11.3), cpu_rule.LINEAR),
-    (np.float32, 256, (0.0, 1.0), cpu_rule.LINEAR32),  # float32 arithmetic gives the same edges
-    (np.float32, 100, (0.0, 100.0), cpu_rule.LINEAR32),
+    (np.float32, 256, (1.0, 2.0), cpu_rule.LINEAR32),  # float32 arithmetic gives the same edges
+    (np.float32, 100, (100.0, 200.0), cpu_rule.LINEAR32),
     (np.float32, 37, (0.0, 100.0), cpu_rule.LINEAR),  # only float64 arithmetic, cast, does
     (np.float32, 1000, (0.0, 7.0), cpu_rule.LINEAR),
     (np.float32, 1000, None, cpu_rule.LINEAR32),
@@ -100,7 +104,7 @@ def test_float32_values_under_float64_rules(rng, bins, narrowed):
     rule = histogram_rule(np.zeros(1, np.float32), bins, tuple(map(np.float64, rng)))
     assert rule.cmp.dtype == np.float64
     mode = cpu_rule.rule_args(rule, np.dtype(np.float32))[-1]
-    assert (mode == cpu_rule.LINEAR32) == narrowed
+    assert (mode in (cpu_rule.LINEAR32, cpu_rule.SCALED32)) == narrowed  # float32 arithmetic
     a = _f32_around(rule.edges, 3 * small.SMALL + 5)
     got = hotbin.histogram(a, bins, tuple(map(np.float64, rng)), backend="cpu")[0]
     np.testing.assert_array_equal(got, np.histogram(a, bins, tuple(map(np.float64, rng)))[0])

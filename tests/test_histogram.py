@@ -130,6 +130,27 @@ def test_cpu_weighted_sums_in_copies(bins, rng, monkeypatch):
     assert copies.copies(bins + 1, 8, copies.SUM_SUBS) == (4 if bins <= 1000 else 1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_scaled_rules_on_edges(backend, dtype):
+    """Ranges whose guess is exact (lo 0, a power-of-2 scale, every edge i / scale: the cpu
+    kernels' SCALED mode, no correction): every edge, its neighbours both ways, subnormals,
+    -0.0, the closed top edge and beyond, NaN and infinities land as NumPy puts them."""
+    from hotbin.backend.cpu.rule import SCALED, SCALED32, rule_args
+    for bins, r in ((256, (0, 1)), (100, (0, 100)), (64, (0, 0.5)), (4096, (0, 65536)), (8, (0, 2 ** 40))):
+        e = np.histogram_bin_edges(np.empty(0, dtype), bins, r)
+        if np.dtype(dtype).kind == "f":
+            e = e.astype(dtype)
+            t = dtype
+            tiny = np.array([np.finfo(t).smallest_subnormal, -np.finfo(t).smallest_subnormal, -0.0,
+                             np.nan, np.inf, -np.inf], t)
+            vals = np.concatenate([e, np.nextafter(e, t(np.inf)), np.nextafter(e, t(-np.inf)), tiny])
+        else:
+            e = np.unique(e.astype(dtype))
+            vals = np.concatenate([e, e + 1, e - 1])
+        assert rule_args(binning.histogram_rule(vals, bins, r), vals.dtype)[-1] in (SCALED, SCALED32), (bins, r)
+        check(backend, np.tile(vals, 40000 // vals.size + 1), bins, r)  # past small.SMALL: the kernels
+
+
 def test_bool_from_other_bytes(backend):
     """A bool array viewed from bytes other than 0 and 1 (a 0/255 image mask) counts as
     NumPy's conversion does: every non-zero byte is True, 1."""
