@@ -26,6 +26,7 @@ when the guess needs no correction.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,6 +135,18 @@ class BinRule:
             if np.array_equal((i * step + self.lo).astype(dt), self.cmp[:n]):
                 return step, False
         return None
+
+    @functools.cached_property
+    def scaled(self) -> bool:
+        """Whether the multiply guess is exact for every value: ``lo`` 0, ``scale`` a power of
+        2 that float32 holds, and every edge (the closed last one included) ``i / scale``.
+        Then ``v * scale`` is computed without rounding and strictly increasing, and maps
+        edge ``i`` to ``i``, so ``floor(v * scale)`` is the bin (the last edge clamped to the
+        last bin), with no edge compared. Checked once per rule."""
+        s = self.scale
+        if self.lo != 0.0 or not s > 0 or math.frexp(s)[0] != 0.5 or not 2.0**-126 <= s <= 2.0**127:
+            return False
+        return bool(np.array_equal(self.kernel_cmp.astype(np.float64), np.arange(self.nbins + 1) / s))
 
     @functools.cached_property
     def float32(self) -> BinRule | None:

@@ -173,7 +173,7 @@ def _byte_pairs(a, kd, u):
 
 def counts_1d(a, kd, rule):
     """1-D counts: int32 codes a block at a time into interleaved uint32 copies of the bins
-    (:func:`.scatter.part_count1`), folded into int64 after each call."""
+    (:func:`part_count1`), folded into int64 after each call."""
     width = rule.nbins + 1
     nsub = copies(width)
     parts = nparts(a.size, width * 4 * nsub)

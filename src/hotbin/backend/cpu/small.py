@@ -75,7 +75,8 @@ def histogram(a, rule, weights, red):
         return _reduce(cells, size, weights, red)[:rule.nbins]
     w = np.asarray(weights).reshape(-1).astype(np.float64, copy=False)
     nsub = copies(size, 8, SUM_SUBS)
-    rows = np.stack([np.bincount(cells[j::nsub], weights=w[j::nsub], minlength=size) for j in range(nsub)])
+    rows = np.stack([np.bincount(cells[j::nsub], weights=w[j::nsub], minlength=size)
+                     for j in range(nsub)])
     return add_rows(rows)[:rule.nbins]
 
 
