@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .arrays import on_gpu, restore, to_host, xp
+from .arrays import on_gpu, to_host, xp
 from .binning import check_data, index_rule
 from .plan import weighted
 
@@ -84,8 +84,8 @@ def _coded(be, cols, rules, w, red):
     Each axis's bin comes from :meth:`BinRule.index` on the host, ``CODE_CHUNK``
     points at a time; a point outside any axis gets code -1. The codes are counted
     by the backend's 1-D histogram under :func:`hotbin.binning.index_rule`, and the
-    chunks' partials added (fixed-point words merged exactly), on the device when any chunk's
-    partial is there (a backend may hand a chunk to the cpu backend: ``backend.call``).
+    chunks' partials added where they are (fixed-point words merged exactly, on the host:
+    :func:`hotbin.fixedpoint.merge`, so a device chunk then joins the host total).
     """
     rule = index_rule(math.prod(r.nbins for r in rules))
     n = int(cols[0].shape[0])
@@ -100,8 +100,7 @@ def _coded(be, cols, rules, w, red):
             code = code * r.nbins + i
         code[outside] = -1
         part = be.histogram(code, rule, None if w is None else w[lo:hi], red)
-        if out is not None and on_gpu(out) != on_gpu(part):  # a chunk the cpu backend answered
-            dev = out if on_gpu(out) else part
-            out, part = restore(out, dev), restore(part, dev)
-        out = part if out is None else red.combine(xp(part).stack([out, part]))  # on the device
+        if out is not None and on_gpu(out) != on_gpu(part):  # fixed point: the total is on the host
+            out, part = to_host(out), to_host(part)
+        out = part if out is None else red.combine(xp(part).stack([out, part]))
     return out
