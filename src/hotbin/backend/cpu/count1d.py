@@ -46,7 +46,7 @@ def _tally(h, c, n, nsub, width):
         for j in range(SUBS):
             h[np.uint64(c[k + j]) + np.uint64((j & mask) * width)] += 1
     for k in range(whole, n):
-        h[np.uint64(c[k])] += 1
+        h[np.uint64(c[k]) + np.uint64((k & mask) * width)] += 1
 
 
 @njit(nogil=True, cache=True)

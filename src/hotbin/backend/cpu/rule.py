@@ -146,4 +146,3 @@ def rule_args(rule: BinRule, dtype=None):
     if mode in (LINEAR, LINEAR32) and rule.scaled:
         mode = SCALED32 if mode == LINEAR32 else SCALED
     return (e, e[0], e[-1], rule.lo, rule.scale, step, mode)
-
