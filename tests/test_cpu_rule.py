@@ -126,3 +126,41 @@ def test_float32_rule_bins_like_its_float64_rule(rng, bins, narrowed):
         rule = cell_rule(bins, *rng, "width", closed=closed)
         a = _f32_around(rule.cmp, 20000)
         np.testing.assert_array_equal(rule.float32.index(a), rule.index(a))
+
+
+CELL_AXES = [  # (dtype of the points, cell rule (bins, lo, hi, closed)): the mode rule_args gives
+    (np.float32, (1024, 0.0, 1.0, False), cpu_rule.LINEAR32),  # heatmap cells: open at the top
+    (np.float32, (256, 0.0, 1.0, True), cpu_rule.SCALED32),
+    (np.float32, (300, 0.1, 0.7, True), cpu_rule.LINEAR),  # no float32 formula: float64 edges
+    (np.float64, (1000, -3.7, 11.3, False), cpu_rule.LINEAR),
+    (np.float64, (64, 0.0, 0.5, True), cpu_rule.SCALED),
+]
+
+
+@pytest.mark.parametrize("ax, ay", [(i, j) for i, a in enumerate(CELL_AXES) for j, b in enumerate(CELL_AXES)
+                                     if a[0] == b[0]])  # a kernel bins x and y of one dtype
+def test_cells2_matches_each_axis(ax, ay):
+    """rule.cells2 (both axes binned and combined in one loop where both rules allow) gives
+    each point the cell ``bx * ny + by`` of the axes' reference bins (BinRule.index), on
+    every edge and its neighbours, NaN, infinities and points off the grid; also a grid of
+    2**24 cells or more, whose float32 cells would round."""
+    (dx, (nx, *cx), mx), (dy, (ny, *cy), my) = CELL_AXES[ax], CELL_AXES[ay]
+    rx, ry = cell_rule(nx, *cx[:2], "x", closed=cx[2]), cell_rule(ny, *cy[:2], "y", closed=cy[2])
+    for big in (False, True):
+        if big:  # 2**24 cells or more: float32 cells would round; the fallback combines integers
+            if dx != np.float32 or mx != cpu_rule.LINEAR32:
+                continue
+            ry, ny = cell_rule(2**15, *cy[:2], "y", closed=cy[2]), 2**15
+        args = [cpu_rule.rule_args(r, np.dtype(dx)) for r in (rx, ry)]
+        assert (args[0][-1], big or args[1][-1]) == (mx, big or my)
+        x = _f32_around(rx.cmp, 6000).astype(dx) if dx == np.float32 else _edge_values(rx.cmp, dx, 6000)
+        y = _f32_around(ry.cmp, 6000).astype(dy) if dy == np.float32 else _edge_values(ry.cmp, dy, 6000)
+        x[:4], y[4:8] = [np.nan, np.inf, -np.inf, 0.0], [np.nan, np.inf, -np.inf, 0.0]
+        for cdt in (np.int32, np.int64):
+            out, tmp = np.empty(x.size, cdt), np.empty(x.size, cdt)
+            none = nx * ny
+            dropped = cpu_rule.cells2(x, y, *args, out, tmp, cdt(none))
+            bx, by = rx.index(x), ry.index(y)
+            want = np.where((bx >= 0) & (by >= 0), bx * ny + by, none)
+            np.testing.assert_array_equal(out, want)
+            assert dropped == np.count_nonzero(want == none)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
-from .rule import codes
+from .rule import cells2, codes
 from .values import MAX, MEAN, MIN, VALUES, add_block, add_whole, merge_values
 
 __all__ = ["BLOCK", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
@@ -80,21 +80,14 @@ def _count(cx, m, h, hot, same, tmp):
 
 @njit(inline="always")
 def _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash):
-    """cx[:m] = the cells of points b .. b+m (``trash`` for none); returns how many landed in
-    none, counted in the loop that last writes cx (dead code where the caller ignores it).
-    The combine runs in the cells' dtype (int32 has twice int64's SIMD lanes): 5M points on
-    1024^2, one core, cells and count 0.72 -> 0.55-0.6 ns a point."""
-    codes(x[b:b + m], rx, cx)
+    """cx[:m] = the cells of points b .. b+m (``trash`` for none; 2-D: :func:`~.rule.cells2`,
+    ``cy`` its scratch); returns how many landed in none."""
     none = cx.dtype.type(trash)
     d = 0
     if two_d:
-        codes(y[b:b + m], ry, cy)
-        nxc, nyc = cx.dtype.type(nx), cx.dtype.type(ny)
-        for k in range(m):
-            c, r = cx[k], cy[k]
-            v = cx.dtype.type(c * nyc + r) if (c < nxc) & (r < nyc) else none
-            cx[k] = v
-            d += v == none
+        d = cells2(x[b:b + m], y[b:b + m], rx, ry, cx, cy, none)
+    else:
+        codes(x[b:b + m], rx, cx)
     if ncat > 0:
         d = 0
         cs = cat[b:b + m]  # indices from 0: no negative-index checks
