@@ -130,6 +130,31 @@ def test_cpu_weighted_sums_in_copies(bins, rng, monkeypatch):
     assert copies.copies(bins + 1, 8, copies.SUM_SUBS) == (4 if bins <= 1000 else 1)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cpu_counts_wrap_past_their_partials(threads, rng, monkeypatch):
+    """The cpu backend counts 2-D points into uint8 partials (scatter.COUNT_PARTIAL) and adds
+    each wrap past 255 back at the fold: cells visited in turn (no hot cell: a point at a
+    time), a hot cell (its points added at once), blocks all in one cell, points in no cell
+    (counted in the last slot: ``dropped``), over several chunks, against NumPy."""
+    from hotbin.backend.cpu import chunks, parallel
+    monkeypatch.setattr(chunks, "CALL", 40000)  # several calls: the wraps of each are added
+    old = parallel.set_threads(threads)
+    try:
+        n = 100_003
+        turn = np.tile((np.arange(16) + 0.5) / 16, -(-n // 16))[:n]  # 16 cells in turn, 6250 points each
+        off = np.where(np.arange(n) % 3 == 0, 2.0, turn)  # a third off the grid
+        hot = np.where(rng.random(n) < 0.6, 0.3, rng.random(n))
+        for x in (turn, off, hot, np.full(n, 0.7), rng.random(n)):
+            y = x[::-1] if x is hot else x
+            for bins in (16, 1000):
+                h = hotbin.histogram2d(x, y, bins=bins, range=((0, 1), (0, 1)), backend="cpu")[0]
+                np.testing.assert_array_equal(h, np.histogram2d(x, y, bins=bins, range=((0, 1), (0, 1)))[0])
+            hm = hotbin.heatmap(x, y, width=16, height=16, x_range=(0, 1), y_range=(0, 1), backend="cpu")
+            assert hm.dropped == np.count_nonzero(x >= 1) and hm.counts.sum() + hm.dropped == n
+    finally:
+        parallel.set_threads(old)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
 def test_scaled_rules_on_edges(backend, dtype):
     """Ranges whose guess is exact (lo 0, a power-of-2 scale, every edge i / scale: the cpu

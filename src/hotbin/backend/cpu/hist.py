@@ -19,8 +19,8 @@ from .count1d import LUT_KINDS, counts_1d, lut_counts, sums_1d
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
 from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, part_banded, sorted_slots
-from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUM, VALUES, merge_values, part_count,
-                      part_count_by, part_fixed, part_sum, part_values)
+from .scatter import (BLOCK, COUNT, COUNT_PARTIAL, FIXED, MAX, MEAN, MIN, SUM, VALUES, merge_values,
+                      part_count, part_count_by, part_fixed, part_sum, part_values, unwrap, wrap_slots)
 from .kept import keep, partials, scratch, zero
 from .values import read_only_twin
 
@@ -33,9 +33,10 @@ class _Acc(NamedTuple):
     weights: np.dtype | str | None
 
 
-#: the accumulator of each :attr:`hotbin.reductions.Reduction.acc`. Counts go into uint32
-#: partials (half the cache footprint of int64; a call takes at most chunks.CALL < 2**32
-#: points, then they are folded into int64); fixed-point words are two int64 partials.
+#: the accumulator of each :attr:`hotbin.reductions.Reduction.acc`. Counts by category go into
+#: uint32 partials (half the cache footprint of int64; a call takes at most chunks.CALL < 2**32
+#: points, then they are folded into int64), other counts into .scatter.COUNT_PARTIAL's;
+#: fixed-point words are two int64 partials.
 _HOW = {
     "count": _Acc(COUNT, np.dtype(np.uint32), None),
     "f64": _Acc(SUM, np.dtype(np.float64), np.dtype(np.float64)),
@@ -57,21 +58,29 @@ def _accumulator(red, weights) -> _Acc:
     return acc
 
 
-def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, spans, cdt, dirty=()):
+def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, spans, cdt, dirty=(),
+          wraps=None):
     """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points (spans[p]:
     the cells of the values partials that hold values); a kernel call per partial (the kernel
     of the accumulator ``how`` only: issue #18). Cells are computed into ``cdt``
-    (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`.kept.partials`)."""
+    (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`.kept.partials`);
+    ``wraps`` (a list, counts without categories): gets each partial's wrapped cells
+    (:data:`.scatter.COUNT_PARTIAL`)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
+    if wraps is not None:
+        wraps[:] = [None] * parts
 
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
         zero(out[p], dirty)
         cx, cy = np.empty(BLOCK, cdt), np.empty(BLOCK, cdt)
-        if how == COUNT:
-            d = (part_count_by if ncat else part_count)(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p],
-                                                        spans[p], cx, cy)
+        if how == COUNT and ncat:
+            d = part_count_by(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p], spans[p], cx, cy)
+        elif how == COUNT:
+            wraps[p] = np.empty(wrap_slots(hi - lo), np.int64)
+            wraps[p][0] = 0
+            d = part_count(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p], spans[p], cx, cy, wraps[p])
         elif how == SUM:
             d = part_sum(x, y, two_d, w, cat, ncat, rx, ry, lo, hi, out[p], cx, cy)
         elif how == FIXED:
@@ -135,6 +144,9 @@ def _run(arrays, rx, ry, weights, red, by=None):
     how, dt = acc.how, acc.partial
     two_d = ry is not None
     ncat = 0 if by is None else int(by[1])
+    wraps = [] if how == COUNT and not ncat else None
+    if wraps is not None:
+        dt = COUNT_PARTIAL
     ncell = rx.nbins * (ry.nbins if two_d else 1) * (ncat + 1 if ncat else 1)
     pair = 2 if how in VALUES else 1  # the values accumulators interleave [value, n] per cell
     parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (1 if how == COUNT else 2))
@@ -171,10 +183,11 @@ def _run(arrays, rx, ry, weights, red, by=None):
             _hist_banded(x, y, w, how, cat, ncat, center, r1, r2, out, drops, spans, shift, BAND_POINTS,
                          cdt, dirty)
         else:
-            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops, spans, cdt, dirty)
+            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops, spans, cdt, dirty,
+                  wraps)
         dirty = ()
         if how == COUNT:  # part_count counts the dropped points in the last slot
-            part = _fold(out, _count_ranges(spans, ncell, ncat))
+            part = _fold(out, _count_ranges(spans, ncell, ncat), wraps or ())
             drops[0] += part[ncell]
             total = part if total is None else np.add(total, part, out=total)
         elif how == FIXED:
@@ -220,12 +233,13 @@ def _count_ranges(spans, ncell, ncat):
     return [(g * cells + lo, g * cells + hi + 1) for g in groups] + [(ncell, ncell + 1)]
 
 
-def _fold(out, ranges):
-    """The int64 sum of the uint32 count partials ``out[p]`` over the slot ``ranges`` (the rest
-    is 0), a piece of a range per task on every thread (9.4M cells, 2 partials:
-    ``out.sum(axis=0, dtype=int64)`` took 34 ms); pieces where every partial is 0 are not
-    written (a sparse grid costs its points). All points in one cell by 8 categories:
-    9 slots' pieces read, not 2 x 37 MB of partials (fold 5-10 -> ~1 ms)."""
+def _fold(out, ranges, wraps=()):
+    """The int64 sum of the count partials ``out[p]`` over the slot ``ranges`` (the rest is 0)
+    and of their ``wraps`` (:func:`.scatter.unwrap`), a piece of a range per task on every
+    thread (9.4M cells, 2 partials: ``out.sum(axis=0, dtype=int64)`` took 34 ms); pieces
+    where every partial is 0 are not written (a sparse grid costs its points). All points
+    in one cell by 8 categories: 9 slots' pieces read, not 2 x 37 MB of partials (fold 5-10
+    -> ~1 ms)."""
     parts, width = out.shape
     total = np.zeros(width, np.int64)  # pieces no point reached stay the OS's zero pages
     pieces = [(a, min(b, a + FOLD_PIECE)) for lo, b in ranges for a in range(lo, b, FOLD_PIECE)]
@@ -240,6 +254,8 @@ def _fold(out, ranges):
             np.add(t, out[p, s], out=t)
 
     each(sum(b - a for a, b in pieces), len(pieces), piece)
+    for w in wraps:
+        unwrap(total, w)
     return total
 
 

@@ -18,7 +18,7 @@ from .values import MAX, MEAN, MIN, VALUES, add_block, add_whole, merge_values
 
 __all__ = ["BLOCK", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
            "part_count", "part_count_by", "part_sum", "part_fixed", "part_values",
-           "merge_values"]
+           "merge_values", "COUNT_PARTIAL", "wrap_slots", "unwrap"]
 
 #: points whose bins are computed before they are scattered (codes stay in L1)
 BLOCK = 2048
@@ -53,8 +53,53 @@ def _split(w, factor):
     return np.int64(hi), np.int64(np.rint((t - hi) * 4294967296.0))
 
 
+#: counts go into uint8 partials: a 1024^2 grid is 1 MB a thread, which L2 holds (uint32: 4 MB,
+#: in the L3 the VM shares). A counter that wraps past 255 records its cell in ``wraps`` (+256
+#: each at the fold: :func:`unwrap`); a wrap is one add in 256 at most, a branch that is almost
+#: never taken. 20M float32 points at 1024^2 on 2 cores, 0 / 50 / 90 % in one cell: 20.5 / 21.2 /
+#: 18.4 -> 17.7 / 17.8 / 15.5 ms (the raw adds, 1M counters, one core: 1.22 -> 0.96 ns a point)
+COUNT_PARTIAL = np.dtype(np.uint8)
+#: the counts one wrap of a COUNT_PARTIAL counter stands for
+WRAP = 256
+
+
+def wrap_slots(points: int) -> int:
+    """The size of part_count's ``wraps`` for ``points`` points: its count, then one slot per
+    WRAP counts at most."""
+    return points // WRAP + 1
+
+
 @njit(inline="always")
-def _count(cx, m, h, hot, same, tmp):
+def _add_one(h, i, wraps):
+    """h[i] += 1, a wrap recorded in ``wraps`` (wraps[0]: how many; see COUNT_PARTIAL)."""
+    v = h.dtype.type(h[i] + 1)
+    h[i] = v
+    if v == 0:
+        n = wraps[0] + 1
+        wraps[n] = i
+        wraps[0] = n
+
+
+@njit(inline="always")
+def _add_many(h, i, n, wraps):
+    """h[i] += n (n >= 0), its wraps recorded in ``wraps``."""
+    t = np.int64(h[i]) + n
+    h[i] = h.dtype.type(t % WRAP)
+    for _ in range(t // WRAP):
+        q = wraps[0] + 1
+        wraps[q] = i
+        wraps[0] = q
+
+
+@njit
+def unwrap(total, wraps):
+    """total[c] += WRAP for each cell c recorded in ``wraps`` (part_count's)."""
+    for k in range(1, wraps[0] + 1):
+        total[wraps[k]] += WRAP
+
+
+@njit(inline="always")
+def _count(cx, m, h, hot, same, tmp, wraps):
     """h[cx[k]] += 1. A chain of adds to one counter through memory is slow, and a branch on
     the hot cell ``hot`` (>= 0; ``same`` points repeat the previous one's cell) mispredicts
     when it holds some but not all of the points, so the other points' cells are first
@@ -65,7 +110,7 @@ def _count(cx, m, h, hot, same, tmp):
     stores unpredictably)."""
     if hot < 0:
         for k in range(m):
-            h[np.uint64(cx[k])] += 1
+            _add_one(h, np.uint64(cx[k]), wraps)
         return
     j = 0
     if same < m - 1:  # else all in the hot cell
@@ -74,8 +119,8 @@ def _count(cx, m, h, hot, same, tmp):
             tmp[j] = c
             j += c != hot
         for k in range(j):
-            h[np.uint64(tmp[k])] += 1
-    h[np.uint64(hot)] += m - j
+            _add_one(h, np.uint64(tmp[k]), wraps)
+    _add_many(h, np.uint64(hot), m - j, wraps)
 
 
 @njit(inline="always")
@@ -236,21 +281,22 @@ def _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid):
 # the points in no cell) and returns how many points landed in no cell.
 
 @njit(nogil=True, cache=True)
-def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy):
-    """h[cell] += 1 (no categories: ``ncat`` is 0; :func:`part_count_by` counts by category);
-    the points in no cell are counted in slot ``trash`` (h: trash + 1 counters), so this
-    returns 0. ``cy``: BLOCK cells, also in 1-D. ``span``: see :func:`_widen`."""
+def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy, wraps):
+    """h[cell] += 1 (no categories: ``ncat`` is 0; :func:`part_count_by` counts by category)
+    in COUNT_PARTIAL counters, their wraps in ``wraps`` (:func:`wrap_slots` of the points, its
+    count wraps[0] zeroed); the points in no cell are counted in slot ``trash`` (h: trash + 1
+    counters), so this returns 0. ``cy``: BLOCK cells, also in 1-D. ``span``: see :func:`_widen`."""
     nx, ny, ncell, trash = _grid(rx, ry, two_d, 0)
     one = np.int64(-1)
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
         if _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
-            h[np.uint64(one)] += m
+            _add_many(h, np.uint64(one), m, wraps)
             continue
         _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
         _widen(span, cx, m)
         hot, same = _hot(cx, m)
-        _count(cx, m, h, hot, same, cy)
+        _count(cx, m, h, hot, same, cy, wraps)
         one = _one_cell(hot, same, m, ncell)
     return 0
 
