@@ -3,7 +3,8 @@ boost-histogram, and how long hotbin takes to start.
 
 Each case warms up (JIT), checks every answer against NumPy, times ours (all threads and
 one thread) and the anchors in this process (median of repeats) and prints the ratios
-and the floor: input bytes over the parallel read bandwidth measured in the same run.
+and the floor: the time to read the case's input once on all threads, timed in turn with
+hotbin's calls (:func:`paired`).
 ``--start`` also times start-up (benchmarks/start_cpu.py): ``pip install`` of this tree into
 fresh venvs, with and without the precompiled kernels, and each first call there against
 the same call warm.
@@ -24,6 +25,21 @@ import numpy as np
 import floor_cpu
 import hotbin
 from hotbin.backend.cpu import parallel
+
+
+def paired(fn, arrays, repeat):
+    """(median seconds of fn, median seconds to read ``arrays`` once: the floor), timed in turn
+    so both meet the same machine: the 2-vCPU VM's speed swings 2x within minutes, and a
+    floor measured once at the start put one run's ratios 1.1x-3.3x apart."""
+    fn()  # warm-up (JIT, page faults)
+    read = floor_cpu.reader(arrays)
+    ts, fs = [], []
+    for _ in range(repeat):
+        fs.append(read())
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts), statistics.median(fs)
 
 
 def timeit(fn, repeat):
@@ -82,7 +98,7 @@ def main(argv=None):
     n = 5_000_000 if args.quick else 50_000_000
     repeat = 3 if args.quick else 7
     rng = np.random.default_rng(1)
-    bw = read_bandwidth(8 * n)
+    bw = read_bandwidth(8 * n)  # the machine's, for the heading; each case's floor: paired()
     threads = parallel.threads()
     rows = []
 
@@ -93,7 +109,7 @@ def main(argv=None):
         want = np.histogram(a, bins, rng_)[0]
         ours = lambda: hotbin.histogram(a, bins, rng_)  # noqa: E731
         assert np.array_equal(ours()[0], want), work
-        t = timeit(ours, repeat)
+        t, floor = paired(ours, [a], repeat)
         row(work, f"hotbin cpu ({threads} threads)", t, a.nbytes)
         row(work, "hotbin cpu (1 thread)", timeit(one_thread(ours), repeat), a.nbytes, t)
         for name, fn in (anchors_1d(a, bins, rng_) if anchors else {}).items():
@@ -101,7 +117,7 @@ def main(argv=None):
             if bad:  # an anchor that is not edge-exact: reported, not asserted
                 name += f" ({bad} bins differ from numpy)"
             row(work, name, timeit(fn, 3 if name == "numpy" else repeat), a.nbytes, t)
-        rows.append((work, "floor (read bandwidth)", a.nbytes / bw, bw / 1e9, t / (a.nbytes / bw)))
+        rows.append((work, "floor (read bandwidth)", floor, a.nbytes / floor / 1e9, t / floor))
         return t
 
     # float64, 256 bins over a range: uniform, narrow (~60 bins used), constant

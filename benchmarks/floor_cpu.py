@@ -44,20 +44,27 @@ def _words(a) -> np.ndarray:
     return raw[:raw.size - raw.size % 4].view(np.uint32)
 
 
-def read_time(arrays, rounds: int = 7) -> float:
-    """Median seconds to read ``arrays`` (up to three) once on every numba thread."""
+def reader(arrays):
+    """A function that reads ``arrays`` (up to three) once on every numba thread and returns
+    the seconds it took (compiled, the pages faulted in, before it returns)."""
     words = [_words(a) for a in arrays]
     if not 1 <= len(words) <= 3:
         raise ValueError("read_time reads one to three arrays")
     words += [np.empty(0, np.uint32)] * (3 - len(words))
     parts = numba.get_num_threads()
     _read3(*words, parts)  # compile, fault the pages in
-    ts = []
-    for _ in range(max(rounds, 5)):
+
+    def once():
         t = time.perf_counter()
         _read3(*words, parts)
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+        return time.perf_counter() - t
+    return once
+
+
+def read_time(arrays, rounds: int = 7) -> float:
+    """Median seconds to read ``arrays`` (up to three) once on every numba thread."""
+    once = reader(arrays)
+    return statistics.median(once() for _ in range(max(rounds, 5)))
 
 
 def cpu_model() -> str:
