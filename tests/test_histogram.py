@@ -135,7 +135,7 @@ def test_cpu_counts_wrap_past_their_partials(threads, rng, monkeypatch):
     """The cpu backend counts 2-D points into uint8 partials (scatter.COUNT_PARTIAL) and adds
     each wrap past 255 back at the fold: cells visited in turn (no hot cell: a point at a
     time), a hot cell (its points added at once), blocks all in one cell, points in no cell
-    (counted in the last slot: ``dropped``), over several chunks, against NumPy."""
+    (counted in the last slot: ``dropped``), by category, over several chunks, against NumPy."""
     from hotbin.backend.cpu import chunks, parallel
     monkeypatch.setattr(chunks, "CALL", 40000)  # several calls: the wraps of each are added
     old = parallel.set_threads(threads)
@@ -151,6 +151,12 @@ def test_cpu_counts_wrap_past_their_partials(threads, rng, monkeypatch):
                 np.testing.assert_array_equal(h, np.histogram2d(x, y, bins=bins, range=((0, 1), (0, 1)))[0])
             hm = hotbin.heatmap(x, y, width=16, height=16, x_range=(0, 1), y_range=(0, 1), backend="cpu")
             assert hm.dropped == np.count_nonzero(x >= 1) and hm.counts.sum() + hm.dropped == n
+            codes = np.arange(n) % 3 - (np.arange(n) % 7 == 0)  # by category (part_count_by); -1: none
+            hm = hotbin.heatmap(x, y, by=codes, width=16, height=16, x_range=(0, 1), y_range=(0, 1),
+                                backend="cpu")
+            for i, g in enumerate(hm.categories):
+                want = np.histogram2d(y[codes == g], x[codes == g], bins=16, range=((0, 1), (0, 1)))[0]
+                np.testing.assert_array_equal(hm.values[i], want)
     finally:
         parallel.set_threads(old)
 

@@ -33,12 +33,11 @@ class _Acc(NamedTuple):
     weights: np.dtype | str | None
 
 
-#: the accumulator of each :attr:`hotbin.reductions.Reduction.acc`. Counts by category go into
-#: uint32 partials (half the cache footprint of int64; a call takes at most chunks.CALL < 2**32
-#: points, then they are folded into int64), other counts into .scatter.COUNT_PARTIAL's;
+#: the accumulator of each :attr:`hotbin.reductions.Reduction.acc`. Counts go into uint8
+#: partials whose wraps are recorded (.scatter.COUNT_PARTIAL), then folded into int64;
 #: fixed-point words are two int64 partials.
 _HOW = {
-    "count": _Acc(COUNT, np.dtype(np.uint32), None),
+    "count": _Acc(COUNT, COUNT_PARTIAL, None),
     "f64": _Acc(SUM, np.dtype(np.float64), np.dtype(np.float64)),
     "i64": _Acc(SUM, np.dtype(np.int64), np.dtype(np.int64)),
     "fixed": _Acc(FIXED, np.dtype(np.int64), np.dtype(np.float64)),
@@ -64,7 +63,7 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
     the cells of the values partials that hold values); a kernel call per partial (the kernel
     of the accumulator ``how`` only: issue #18). Cells are computed into ``cdt``
     (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`.kept.partials`);
-    ``wraps`` (a list, counts without categories): gets each partial's wrapped cells
+    ``wraps`` (a list, for counts): gets each partial's wrapped cells
     (:data:`.scatter.COUNT_PARTIAL`)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
@@ -75,12 +74,11 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
         lo, hi = p * step, min(n, (p + 1) * step)
         zero(out[p], dirty)
         cx, cy = np.empty(BLOCK, cdt), np.empty(BLOCK, cdt)
-        if how == COUNT and ncat:
-            d = part_count_by(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p], spans[p], cx, cy)
-        elif how == COUNT:
+        if how == COUNT:
             wraps[p] = np.empty(wrap_slots(hi - lo), np.int64)
             wraps[p][0] = 0
-            d = part_count(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p], spans[p], cx, cy, wraps[p])
+            d = (part_count_by if ncat else part_count)(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p],
+                                                        spans[p], cx, cy, wraps[p])
         elif how == SUM:
             d = part_sum(x, y, two_d, w, cat, ncat, rx, ry, lo, hi, out[p], cx, cy)
         elif how == FIXED:
@@ -144,9 +142,7 @@ def _run(arrays, rx, ry, weights, red, by=None):
     how, dt = acc.how, acc.partial
     two_d = ry is not None
     ncat = 0 if by is None else int(by[1])
-    wraps = [] if how == COUNT and not ncat else None
-    if wraps is not None:
-        dt = COUNT_PARTIAL
+    wraps = [] if how == COUNT else None
     ncell = rx.nbins * (ry.nbins if two_d else 1) * (ncat + 1 if ncat else 1)
     pair = 2 if how in VALUES else 1  # the values accumulators interleave [value, n] per cell
     parts = nparts(arrays[0].size, (ncell + 1) * dt.itemsize * (1 if how == COUNT else 2))

@@ -153,8 +153,8 @@ def cells2(x, y, rx, ry, out, tmp, none):
     n = x.size
     if (mode in _FUSED32) & (fmode in _FUSED32) & (nx * ny < 2**24):
         lo32, sc32, s32, top32 = np.float32(lo), np.float32(scale), np.float32(step), np.float32(nx - 1)
-        flo32, fsc32, fs32, ftop32 = np.float32(flo), np.float32(fscale), np.float32(fstep), np.float32(ny - 1)
-        ny32 = np.float32(ny)
+        flo32, fsc32, fs32 = np.float32(flo), np.float32(fscale), np.float32(fstep)
+        ftop32, ny32 = np.float32(ny - 1), np.float32(ny)
         for k in range(n):
             gx, okx = _linear32(x[k], e0, en, lo32, sc32, s32, top32)
             gy, oky = _linear32(y[k], f0, fn, flo32, fsc32, fs32, ftop32)
