@@ -1,6 +1,7 @@
 """Issue #18: how the cpu backend's 1-D counts and weighted sums add to their counters.
 
-The tuning behind ``hotbin.backend.cpu.copies.SUBS`` and ``SUM_SUBS`` and ``count1d.VALUE_BYTES``.
+The tuning behind ``hotbin.backend.cpu.copies.SUBS`` and ``SUM_SUBS``, ``count1d.VALUE_BYTES`` and
+``prefetch.PREFETCH_BYTES`` (against the same loop without the prefetch).
 Counts: ``count1d.part_count1`` (8 points a step into ``nsub`` interleaved copies of the bins;
 one copy a point a step; blocks of VALUE_BYTES of values) against the loop it replaced (a point
 at a time into 4 copies, blocks of 2048 values, kept here). ``--sums``: float64 weights summed by
@@ -22,7 +23,7 @@ import time
 import numpy as np
 
 from hotbin._jit import njit
-from hotbin.backend.cpu.count1d import part_count1, part_sum1
+from hotbin.backend.cpu.count1d import VALUE_BYTES, part_count1, part_sum1
 from hotbin.backend.cpu.rule import codes, rule_args
 from hotbin.backend.cpu.scatter import BLOCK
 from hotbin.binning import histogram_rule
@@ -40,6 +41,22 @@ def point_at_a_time(x, r, start, stop, h, nsub, cx):
         codes(x[b:b + m], r, cx)
         for k in range(m):
             h[np.uint64((k & mask) * width + cx[k])] += 1
+
+
+@njit(nogil=True)
+def no_prefetch(x, r, start, stop, h, nsub, cx):
+    """part_count1 before its prefetch (prefetch.PREFETCH_BYTES): 8 copies, 8 points a step."""
+    width = r[0].size
+    block = min(BLOCK, VALUE_BYTES // x.itemsize)
+    for b in range(start, stop, block):
+        m = min(stop, b + block) - b
+        codes(x[b:b + m], r, cx)
+        whole = m - m % 8
+        for k in range(0, whole, 8):
+            for j in range(8):
+                h[np.uint64(cx[k + j]) + np.uint64(j * width)] += 1
+        for k in range(whole, m):
+            h[np.uint64(cx[k]) + np.uint64((k & 7) * width)] += 1
 
 
 @njit(nogil=True)
@@ -91,7 +108,8 @@ def main(argv=None):
                 "4 copies": (part_sum1, 4), "8 copies": (sum_8_copies, 8)}
     else:
         ways = {"a point a step, 4 copies": (point_at_a_time, 4), "1 copy (a point a step)": (part_count1, 1),
-                "8 a step, 4 copies": (part_count1, 4), "8 a step, 8 copies": (part_count1, 8)}
+                "8 a step, 4 copies": (part_count1, 4), "8 a step, 8 copies": (part_count1, 8),
+                "8 copies, no prefetch": (no_prefetch, 8)}
     for dt in ((np.float64,) if args.sums else (np.float64, np.float32)):
         for name, x in {"uniform": u, "narrow": 0.5 + u / 100, "constant": np.full(args.n, 0.37)}.items():
             x = x.astype(dt)
