@@ -36,17 +36,18 @@ def _tally(h, c, n, nsub, width, src, at):
     One copy is added to a point at a time: a run of one value is then one chain of adds to
     one address, which this core keeps fast and the unrolled step does not (20M uint16 words
     into 65536 counters, all alike: 11.0 ms a point at a time, 34.4 unrolled; uniform 14.6 /
-    14.1). Each cache line of ``src[at:at + n]`` (the values ahead) is prefetched on the way."""
+    14.1). With copies, each cache line of ``src[at:at + n]`` (the values ahead) is
+    prefetched on the way (one copy: 200M constant uint8 by pairs ran 10-30 % slower with it)."""
+    if nsub == 1:
+        for k in range(n):
+            h[np.uint64(c[k])] += 1
+        return
     mask = nsub - 1
     whole = n - n % SUBS
     for k in range(0, whole, SUBS):
         ahead(src, at, k)
-        if nsub == 1:
-            for j in range(SUBS):
-                h[np.uint64(c[k + j])] += 1
-        else:
-            for j in range(SUBS):
-                h[np.uint64(c[k + j]) + np.uint64((j & mask) * width)] += 1
+        for j in range(SUBS):
+            h[np.uint64(c[k + j]) + np.uint64((j & mask) * width)] += 1
     for k in range(whole, n):
         h[np.uint64(c[k]) + np.uint64((k & mask) * width)] += 1
 
