@@ -2,7 +2,10 @@
 the time to read their input arrays once, on all threads.
 
 Each thread sums its share of each array's 32-bit words with wrapping integer adds over a
-slice, so the loop vectorizes and the figure is the memory's, not the adder's. The floor
+slice, so the loop vectorizes and the figure is the memory's, not the adder's. The threads are
+hotbin's own (``parallel.each``), as its kernels': numba's prange ran on OpenMP here, whose
+threads spin after a parallel region, and a hotbin call right after a read ran ~8 ms slower
+(50M float64: 14.5-15.8 ms alone, 21.5-25.2 after a read). The floor
 these benchmarks measured before 2026-12-02 was a float running sum: one dependent add (four
 cycles) per element, 12.6 GB/s against 33-36 GB/s read this way on the same 2-core AMD EPYC
 VM (20M float32 x, y and weights) — it put the floor 2-3x too high.
@@ -17,25 +20,23 @@ import platform
 import statistics
 import time
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from hotbin.backend.cpu import parallel
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _read3(a, b, c, parts):
-    """A wrapping sum of the uint32 words of a, b and c, ``parts`` threads each reading its
-    share of each (slices: the loops vectorize)."""
-    acc = np.zeros(parts, np.uint32)
-    for p in prange(parts):
-        s = np.uint32(0)
-        for words in (a, b, c):
-            step = (words.size + parts - 1) // parts
-            part = words[p * step:(p + 1) * step]
-            for j in range(part.size):
-                s += part[j]
-        acc[p] = s
-    return acc.sum()
+@njit(nogil=True, cache=True)
+def _read3(a, b, c, p, parts):
+    """A wrapping sum of the uint32 words of part ``p`` of ``parts`` of each of a, b and c
+    (slices: the loops vectorize)."""
+    s = np.uint32(0)
+    for words in (a, b, c):
+        step = (words.size + parts - 1) // parts
+        part = words[p * step:(p + 1) * step]
+        for j in range(part.size):
+            s += part[j]
+    return s
 
 
 def _words(a) -> np.ndarray:
@@ -45,24 +46,28 @@ def _words(a) -> np.ndarray:
 
 
 def reader(arrays):
-    """A function that reads ``arrays`` (up to three) once on every numba thread and returns
+    """A function that reads ``arrays`` (up to three) once on every hotbin thread and returns
     the seconds it took (compiled, the pages faulted in, before it returns)."""
     words = [_words(a) for a in arrays]
     if not 1 <= len(words) <= 3:
         raise ValueError("read_time reads one to three arrays")
     words += [np.empty(0, np.uint32)] * (3 - len(words))
-    parts = numba.get_num_threads()
-    _read3(*words, parts)  # compile, fault the pages in
+    parts = parallel.threads()
+    n = sum(w.size for w in words)
+
+    def run():
+        parallel.each(max(n, parts * parallel.MIN_PER_THREAD), parts, lambda p: _read3(*words, p, parts))
+    run()  # compile, fault the pages in
 
     def once():
         t = time.perf_counter()
-        _read3(*words, parts)
+        run()
         return time.perf_counter() - t
     return once
 
 
 def read_time(arrays, rounds: int = 7) -> float:
-    """Median seconds to read ``arrays`` (up to three) once on every numba thread."""
+    """Median seconds to read ``arrays`` (up to three) once on every hotbin thread."""
     once = reader(arrays)
     return statistics.median(once() for _ in range(max(rounds, 5)))
 
