@@ -161,6 +161,26 @@ def test_cpu_counts_wrap_past_their_partials(threads, rng, monkeypatch):
         parallel.set_threads(old)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_cpu_compaction_of_hot_blocks(dtype, rng):
+    """compact.others (the cells of a block other than its hot cell, in order; sixteen at a
+    time with AVX-512, one at a time elsewhere and for int64 cells) against NumPy: every
+    length up to past a block, no hot cell, some, all, and negative cells."""
+    from numba import njit
+    from hotbin.backend.cpu.compact import others
+
+    @njit
+    def run(cx, m, hot, tmp):
+        return others(cx, m, hot, tmp)
+
+    for m in list(range(0, 40)) + [2047, 2048]:
+        for share in (0.0, 0.3, 0.9, 1.0):
+            cx = np.where(rng.random(m) < share, 7, rng.integers(-3, 20, m)).astype(dtype)
+            tmp = np.full(m + 16, -9, dtype)
+            j = run(cx, m, np.int64(7), tmp)
+            np.testing.assert_array_equal(tmp[:j], cx[cx != 7])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
 def test_scaled_rules_on_edges(backend, dtype):
     """Ranges whose guess is exact (lo 0, a power-of-2 scale, every edge i / scale: the cpu

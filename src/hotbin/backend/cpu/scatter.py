@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import njit
+from .compact import others
 from .rule import cells2, codes
 from .values import MAX, MEAN, MIN, VALUES, add_block, add_whole, merge_values
 
@@ -114,10 +115,7 @@ def _count(cx, m, h, hot, same, tmp, wraps):
         return
     j = 0
     if same < m - 1:  # else all in the hot cell
-        for k in range(m):
-            c = cx[k]
-            tmp[j] = c
-            j += c != hot
+        j = others(cx, m, hot, tmp)
         for k in range(j):
             _add_one(h, np.uint64(tmp[k]), wraps)
     _add_many(h, np.uint64(hot), m - j, wraps)
