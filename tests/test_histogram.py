@@ -632,6 +632,18 @@ def test_numpy_only_inputs_give_numpy_results():
         hotbin.histogram(np.array([decimal.Decimal(1)]))
 
 
+def test_numpy_only_reads_each_array_of_a_sample():
+    """histogram2d's (x, y) and histogramdd's list of columns are told apart by each array's
+    dtype, not by stacking them (np.asarray copied 20M-point x and y on every call): a
+    datetime column among numbers is still NumPy's."""
+    from hotbin import numpy_compat
+    x, y = np.zeros(5, np.float32), np.zeros(5, np.int16)
+    assert list(numpy_compat._dtypes((x, y))) == [x.dtype, y.dtype]  # stacked: one float32
+    dates = np.datetime64("2000-01-01") + np.arange(5)
+    assert numpy_compat.numpy_only([x, dates], None, None, 2)
+    assert not numpy_compat.numpy_only((x, y), None, None, 2)
+
+
 @pytest.mark.parametrize("dt, bins, rng_", [(np.uint16, 65536, (0, 65536)), (np.float64, 256, (0.0, 1.0)),
                                             (np.float32, 100, (-1, 1))])
 def test_cached_rule_edges_are_read_only_and_own_their_data(dt, bins, rng_):
