@@ -506,6 +506,34 @@ def test_histogramdd_edges_chunks_and_determinism(backend, monkeypatch, rng):
     np.testing.assert_allclose(c, real + 2j * real, atol=1e-9)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int16, np.uint8, np.float16])
+def test_cpu_bin_index_is_the_rules_index(dtype, rng, monkeypatch):
+    """The cpu backend's bin_index (histogramdd's D >= 3 cells, by the kernels' bin codes) is
+    BinRule.index, value for value: every edge and its neighbours, NaN, infinities, values
+    off the range, edges from data and given, int64 ends only exact in integers; and a
+    D = 3 histogramdd over several code chunks is NumPy's."""
+    from hotbin import grid
+    from hotbin.backend import cpu
+    from hotbin.backend.cpu import small
+    n = 3 * small.SMALL + 17
+    a = sample(dtype, n, rng)
+    for bins, r in ((7, None), (64, (0, 1)), (10, (-3.5, 40)), ([-5, 0, 1, 30], None)):
+        rule = binning.histogram_rule(a, bins, r, minmax=cpu.minmax)
+        e = rule.edges.astype(a.dtype) if a.dtype.kind == "f" else rule.edges
+        v = a.copy()
+        if a.dtype.kind == "f":
+            near = np.concatenate([e, np.nextafter(e, a.dtype.type(np.inf)), np.nextafter(e, a.dtype.type(-np.inf)),
+                                   np.array([np.nan, np.inf, -np.inf], a.dtype)])
+            v[:near.size] = near
+        np.testing.assert_array_equal(cpu.bin_index(v, rule), rule.index(v))
+    big = np.array([2**53 + 1, 2**53 + 3, 2**53 + 4, 2**53 - 1] * (n // 4), np.int64)
+    rule = binning.histogram_rule(big, 2, (2**53, 2**53 + 4), minmax=cpu.minmax)
+    np.testing.assert_array_equal(cpu.bin_index(big, rule), rule.index(big))
+    monkeypatch.setattr(grid, "CODE_CHUNK", small.SMALL + 5)
+    s = np.stack([sample(dtype, n, rng) for _ in range(3)], axis=1)
+    check_dd("cpu", s, [5, [-5, 0, 1, 30], 3])
+
+
 def test_histogramdd_sample_forms(backend):
     # an (N, D) array, D 1-D arrays (list or tuple), a 1-D array, a list of numbers, empty
     x, y, z = np.arange(5), np.arange(5.0) * 2, np.arange(5, dtype=np.uint8)

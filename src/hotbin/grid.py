@@ -81,9 +81,10 @@ def grid(ex, cols, rules, w, density, deterministic, like):
 def _coded(be, cols, rules, w, red):
     """Counts (sums, fixed-point words) of D >= 3 axes over the flat C-order cells.
 
-    Each axis's bin comes from :meth:`BinRule.index` on the host, ``CODE_CHUNK``
-    points at a time; a point outside any axis gets code -1. The codes are counted
-    by the backend's 1-D histogram under :func:`hotbin.binning.index_rule`, and the
+    Each axis's bin comes from the backend's ``bin_index`` (the cpu backend's) or
+    :meth:`BinRule.index` on the host, ``CODE_CHUNK`` points at a time; a point outside
+    any axis gets code -1. The codes are counted by the backend's 1-D histogram under
+    :func:`hotbin.binning.index_rule`, and the
     chunks' partials added where they are (fixed-point words merged exactly, on the host:
     :func:`hotbin.fixedpoint.merge`, so a device chunk then joins the host total).
     """
@@ -94,8 +95,9 @@ def _coded(be, cols, rules, w, red):
         hi = min(lo + CODE_CHUNK, n)
         code = np.zeros(hi - lo, np.int64)
         outside = np.zeros(hi - lo, bool)
+        index = getattr(be, "bin_index", None)  # the cpu backend's; else NumPy's on the host
         for c, r in zip(cols, rules):
-            i = r.index(to_host(c[lo:hi]))
+            i = index(c[lo:hi], r) if index else r.index(to_host(c[lo:hi]))
             outside |= i < 0
             code = code * r.nbins + i
         code[outside] = -1

@@ -29,8 +29,8 @@ from . import reduce, small
 from .parallel import MIN_PER_THREAD, threads
 
 __all__ = ["NAME", "INSTALL", "DEVICE", "CAPABILITIES", "claims", "available", "require", "devices",
-           "minmax", "max_abs", "histogram", "histogram2d", "histogram_rows", "bincount", "cumsum",
-           "luma_histogram", "MIN_PER_THREAD"]
+           "minmax", "max_abs", "histogram", "histogram2d", "histogram_rows", "bin_index", "bincount",
+           "cumsum", "luma_histogram", "MIN_PER_THREAD"]
 
 NAME = "cpu"
 INSTALL = "pip install hotbin"
@@ -79,6 +79,16 @@ def histogram2d(x, y, rx, ry, weights=None, red=COUNT, by=None):
         return small.histogram2d(x, y, rx, ry, weights, red, by)
     from .hist import histogram2d as kernel
     return kernel(x, y, rx, ry, weights, red, by)
+
+
+def bin_index(a, rule):
+    """The bin of each value of ``a`` (-1: none), as :meth:`hotbin.binning.BinRule.index`
+    (which answers for small inputs, and for rules whose kernels' range test counts need
+    :func:`~hotbin.binning.exact_counts`)."""
+    if a.size <= small.SMALL or rule.nbins >= 2**31 - 1 or rule.exact is not None:
+        return rule.index(a)
+    from .hist import bin_index as kernel
+    return kernel(a, rule)
 
 
 def histogram_rows(a, rule):

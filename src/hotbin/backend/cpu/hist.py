@@ -24,7 +24,7 @@ from .scatter import (BLOCK, COUNT, COUNT_PARTIAL, FIXED, MAX, MEAN, MIN, SUM, V
 from .kept import keep, partials, scratch, zero
 from .values import read_only_twin
 
-__all__ = ["histogram", "histogram2d", "histogram_rows", "BLOCK"]
+__all__ = ["histogram", "histogram2d", "histogram_rows", "bin_index", "BLOCK"]
 
 class _Acc(NamedTuple):
     how: int  #: the scatter kernel (:mod:`.scatter`)
@@ -287,6 +287,27 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
     res, dropped = _run([x, np.asarray(y)], rx, ry, weights, red, by)
     cats = () if by is None else (by[1] + 1,)
     return res.reshape(res.shape[:-1] + cats + (rx.nbins, ry.nbins)), x.size - dropped
+
+
+def bin_index(a, rule: BinRule) -> np.ndarray:
+    """:meth:`BinRule.index` by the kernels' bin codes (:func:`.rule.codes`, a piece per thread):
+    each value's bin as int64, -1 for none. histogramdd's D >= 3 cells: 10M points on 3 axes
+    through NumPy's searchsorted took ~1 s."""
+    a = np.asarray(a).reshape(-1)
+    kd = kernel_dtype(a.dtype)
+    r = rule_args(rule, kd)
+    out = np.empty(a.size, np.int32)
+    at = 0
+    for (c,) in chunks([a], [kd]):
+        n = c.size
+        o = out[at:at + n]
+        parts = nparts(n, 0)
+        step = (n + parts - 1) // parts
+        each(n, parts, lambda p: codes(c[p * step:(p + 1) * step], r, o[p * step:(p + 1) * step]))
+        at += n
+    i = out.astype(np.int64)
+    i[out == rule.nbins] = -1
+    return i
 
 
 def histogram_rows(a, rule: BinRule):
