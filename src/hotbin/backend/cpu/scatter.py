@@ -92,7 +92,7 @@ def _add_many(h, i, n, wraps):
         wraps[0] = q
 
 
-@njit
+@njit(nogil=True, cache=True)
 def unwrap(total, wraps):
     """total[c] += WRAP for each cell c recorded in ``wraps`` (part_count's)."""
     for k in range(1, wraps[0] + 1):
