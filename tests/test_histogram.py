@@ -130,6 +130,28 @@ def test_cpu_weighted_sums_in_copies(bins, rng, monkeypatch):
     assert copies.copies(bins + 1, 8, copies.SUM_SUBS) == (4 if bins <= 1000 else 1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_cpu_runs_in_one_bin(dtype, rng):
+    """The cpu backend's 1-D counts take a block all in the previous block's bin at once
+    (count1d.part_count1, tested against the bin's edges): constants inside a bin, on an edge
+    and on the closed last edge, off the range, broken by a NaN, a value off the range or one in the next
+    bin, and sorted data whose bins span many blocks, against NumPy."""
+    n = 40_000
+    for rng_, v in (((0, 1), 0.5), ((0, 1), 0.25), ((0, 1), 1.0), ((-3, 5), 2.0), ((0, 100), 37.0), ((0, 1), 5.0)):
+        a = np.full(n, v, dtype)
+        for bad in ([], [11_000], [11_000, 25_000, 39_999]):
+            b = a.copy()
+            for i, k in enumerate(bad):
+                b[k] = (np.nan if i == 0 else rng_[1] + 7) if b.dtype.kind == "f" else rng_[1] + 7 + i
+            if len(bad) == 3:
+                b[30_000:30_500] = b.dtype.type(v - 1)  # the run moves to another bin and back
+            for bins in (8, 256):
+                check("cpu", b, bins, rng_)
+    check("cpu", np.sort(sample(dtype, n, rng)), 16, (-30, 30))
+    check("cpu", np.sort(sample(dtype, n, rng))[::-1], 7)
+    check("cpu", np.repeat(np.array([5, 1, 5, 0], dtype), n // 4), 8, (0, 1))  # off the range, then the top edge
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_cpu_counts_wrap_past_their_partials(threads, rng, monkeypatch):
     """The cpu backend counts 2-D points into uint8 partials (scatter.COUNT_PARTIAL) and adds

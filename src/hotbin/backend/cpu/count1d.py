@@ -13,7 +13,7 @@ from .copies import SUBS, SUM_SUBS, add_rows, copies
 from .parallel import Kernel, each, nparts
 from .prefetch import PREFETCH_BYTES, ahead
 from .rule import codes, rule_args
-from .scatter import BLOCK
+from .scatter import BLOCK, _in_bin
 
 __all__ = ["LUT_KINDS", "lut_counts", "counts_1d", "sums_1d", "bincount", "part_count1", "part_sum1",
            "PAIRS_FROM", "PAD", "VALUE_BYTES"]
@@ -52,17 +52,40 @@ def _tally(h, c, n, nsub, width, src, at):
         h[np.uint64(c[k]) + np.uint64((k & mask) * width)] += 1
 
 
+@njit(inline="always")
+def _one_bin(cx, m, nb):
+    """The bin that all of the codes cx[:m] are (not nb: none), else -1; three looked at first."""
+    c = cx[0]
+    if (c == nb) | (cx[m - 1] != c) | (cx[m >> 1] != c):
+        return -1
+    for k in range(m):
+        if cx[k] != c:
+            return -1
+    return np.int64(c)
+
+
 @njit(nogil=True, cache=True)
 def part_count1(x, r, start, stop, h, nsub, cx):
     """1-D counts of ``x[start:stop]`` under the rule tuple ``r`` into ``nsub`` interleaved
     copies of the bins (h: nsub * (nb + 1) counters, bin nb of each for the points in none;
-    :func:`_tally`), VALUE_BYTES of values at a time. ``cx``: BLOCK int32 codes."""
+    :func:`_tally`), VALUE_BYTES of values at a time. ``cx``: BLOCK int32 codes. After a
+    block all in one bin, the next is first tested against that bin's edges (two compares
+    a value, :func:`.scatter._in_bin`: exact, the edges are the rule) and counted at once
+    when it lies in it too, as the 2-D kernels do: a constant or sorted run is then read,
+    not binned and added (50M float64 constant, 2 threads, a slow phase of the VM: 20.9 -> 15.1 ms;
+    uniform data alike, 20.9 -> 21.7)."""
     block = min(BLOCK, VALUE_BYTES // x.itemsize)
     at = PREFETCH_BYTES // x.itemsize
+    nb = r[0].size - 1
+    one = np.int64(-1)
     for b in range(start, stop, block):
         m = min(stop, b + block) - b
+        if one >= 0 and _in_bin(x, b, m, r, one):
+            h[one] += m
+            continue
         codes(x[b:b + m], r, cx)
-        _tally(h, cx, m, nsub, r[0].size, x, b + at)
+        _tally(h, cx, m, nsub, nb + 1, x, b + at)
+        one = _one_bin(cx, m, nb)
 
 
 @njit(inline="always")
