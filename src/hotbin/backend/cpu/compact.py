@@ -5,7 +5,8 @@ A block with a hot cell counts its other points' cells, copied aside first
 previous one's index (0.55 ns a point on the 2-core AMD EPYC VM, a third of the count at
 50 % in one cell). With AVX-512, sixteen int32 cells are compared and packed at once
 (``vpcompressd`` into a register, then one unaligned store): 20M float32 points on a
-1024^2 grid, 2 threads, 50 % in one cell, the whole count 2.0 -> 1.75 ns a point a core.
+1024^2 grid, one core, 50 % in one cell: the whole count 2.0 -> 1.85 ns a point (2 threads,
+alternating processes: 27.6-30.2 -> 17.6-23.6 ms).
 Elsewhere (other CPUs, int64 cells) the scalar copy runs.
 """
 from __future__ import annotations
