@@ -154,7 +154,7 @@ def test_cpu_runs_in_one_bin(dtype, rng):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_cpu_counts_wrap_past_their_partials(threads, rng, monkeypatch):
-    """The cpu backend counts 2-D points into uint8 partials (scatter.COUNT_PARTIAL) and adds
+    """The cpu backend counts 2-D points into uint8 partials (wraps.COUNT_PARTIAL) and adds
     each wrap past 255 back at the fold: cells visited in turn (no hot cell: a point at a
     time), a hot cell (its points added at once), blocks all in one cell, points in no cell
     (counted in the last slot: ``dropped``), by category, over several chunks, against NumPy."""

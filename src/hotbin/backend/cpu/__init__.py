@@ -7,8 +7,8 @@ The protocol surface of :mod:`hotbin.backend`; the work is in the modules:
 ``count1d``    1-D counts and sums into interleaved copies, bincount, 8/16-bit tables
 ``copies``     how many interleaved copies of the bins, and their sum in order
 ``prefetch``   a software prefetch (the 1-D counts fetch their values ahead)
-``scatter``    the per-thread kernels behind hist: cells a block at a time, hot cells apart,
-               counts in uint8 with recorded wraps
+``scatter``    the per-thread kernels behind hist: cells a block at a time, hot cells apart
+``wraps``      count partials in uint8, their wraps past 255 recorded
 ``compact``    a hot block's other cells packed (AVX-512 where there is one)
 ``values``     the [value, n] accumulators of mean, min and max, and their merge
 ``banded``     2-D values on grids beyond the caches: points sorted by band of cells

@@ -20,6 +20,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from ..._jit import njit
+
 __all__ = ["others", "COMPRESS"]
 
 
@@ -80,13 +82,18 @@ def others(cx, m, hot, tmp):
     raise NotImplementedError("hotbin.backend.cpu.compact.others runs in numba kernels")
 
 
-def _scalar(cx, m, hot, tmp):
-    j = 0
-    for k in range(m):
-        c = cx[k]
+@njit(inline="always")
+def _copy(cx, k, m, hot, tmp, j):
+    """tmp[j:] = the cells of cx[k:m] other than ``hot``, one at a time, branch-free; the new j."""
+    for i in range(k, m):
+        c = cx[i]
         tmp[j] = c
         j += c != hot
     return j
+
+
+def _scalar(cx, m, hot, tmp):
+    return _copy(cx, 0, m, hot, tmp, 0)
 
 
 def _vector(cx, m, hot, tmp):
@@ -95,11 +102,7 @@ def _vector(cx, m, hot, tmp):
     while k + 16 <= m:
         j = _pack16(cx, k, hot, tmp, j)
         k += 16
-    for i in range(k, m):
-        c = cx[i]
-        tmp[j] = c
-        j += c != hot
-    return j
+    return _copy(cx, k, m, hot, tmp, j)
 
 
 @overload(others, inline="always")

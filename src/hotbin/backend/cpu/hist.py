@@ -19,8 +19,9 @@ from .count1d import LUT_KINDS, counts_1d, lut_counts, sums_1d
 from .parallel import Kernel, each, nparts
 from .rule import codes, rule_args
 from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, part_banded, sorted_slots
-from .scatter import (BLOCK, COUNT, COUNT_PARTIAL, FIXED, MAX, MEAN, MIN, SUM, VALUES, merge_values,
-                      part_count, part_count_by, part_fixed, part_sum, part_values, unwrap, wrap_slots)
+from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUM, VALUES, merge_values, part_count,
+                      part_count_by, part_fixed, part_sum, part_values)
+from .wraps import COUNT_PARTIAL, unwrap, wrap_slots
 from .kept import keep, partials, scratch, zero
 from .values import read_only_twin
 
@@ -34,7 +35,7 @@ class _Acc(NamedTuple):
 
 
 #: the accumulator of each :attr:`hotbin.reductions.Reduction.acc`. Counts go into uint8
-#: partials whose wraps are recorded (.scatter.COUNT_PARTIAL), then folded into int64;
+#: partials whose wraps are recorded (.wraps.COUNT_PARTIAL), then folded into int64;
 #: fixed-point words are two int64 partials.
 _HOW = {
     "count": _Acc(COUNT, COUNT_PARTIAL, None),
@@ -64,7 +65,7 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
     of the accumulator ``how`` only: issue #18). Cells are computed into ``cdt``
     (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`.kept.partials`);
     ``wraps`` (a list, for counts): gets each partial's wrapped cells
-    (:data:`.scatter.COUNT_PARTIAL`)."""
+    (:data:`.wraps.COUNT_PARTIAL`)."""
     parts, n = out.shape[0], x.size
     step = (n + parts - 1) // parts
     if wraps is not None:
@@ -231,7 +232,7 @@ def _count_ranges(spans, ncell, ncat):
 
 def _fold(out, ranges, wraps=()):
     """The int64 sum of the count partials ``out[p]`` over the slot ``ranges`` (the rest is 0)
-    and of their ``wraps`` (:func:`.scatter.unwrap`), a piece of a range per task on every
+    and of their ``wraps`` (:func:`.wraps.unwrap`), a piece of a range per task on every
     thread (9.4M cells, 2 partials: ``out.sum(axis=0, dtype=int64)`` took 34 ms); pieces
     where every partial is 0 are not written (a sparse grid costs its points). All points
     in one cell by 8 categories: 9 slots' pieces read, not 2 x 37 MB of partials (fold 5-10

@@ -33,7 +33,8 @@ import numpy as np
 from ..._jit import njit
 from ...binning import BinRule
 
-__all__ = ["LINEAR", "LINEAR32", "NEAR", "SEARCH", "SCALED", "SCALED32", "codes", "cells2", "rule_args"]
+__all__ = ["LINEAR", "LINEAR32", "NEAR", "SEARCH", "SCALED", "SCALED32", "codes", "cells2", "in_bin",
+           "rule_args"]
 
 LINEAR, NEAR, SEARCH, LINEAR32, SCALED, SCALED32 = 0, 1, 2, 3, 4, 5
 
@@ -180,6 +181,21 @@ def cells2(x, y, rx, ry, out, tmp, none):
         out[k] = v
         d += v == none
     return d
+
+
+@njit
+def in_bin(v, b, m, r, g):
+    """Whether v[b:b+m] all lie in bin g of the rule tuple r: ``e[g] <= v < e[g + 1]``,
+    ``<= e[g + 1]`` for the last bin (:mod:`hotbin.binning`'s rule; NaN lies in none): the
+    edges are the rule itself, so the answer is what :func:`codes` would give."""
+    e = r[0]
+    lo, hi = e[g], e[g + 1]
+    last = g == e.size - 2
+    vs = v[b:b + m]  # indices from 0: no negative-index checks, so the loop vectorizes
+    n = 0
+    for k in range(m):
+        n += (vs[k] >= lo) & ((vs[k] < hi) | (last & (vs[k] == hi)))
+    return n == m
 
 
 def _mode(rule: BinRule):

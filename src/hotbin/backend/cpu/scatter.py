@@ -14,12 +14,13 @@ import numpy as np
 
 from ..._jit import njit
 from .compact import others
-from .rule import cells2, codes
+from .rule import cells2, codes, in_bin
+from .wraps import add_many as _add_many, add_one as _add_one
 from .values import MAX, MEAN, MIN, VALUES, add_block, add_whole, merge_values
 
 __all__ = ["BLOCK", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
            "part_count", "part_count_by", "part_sum", "part_fixed", "part_values",
-           "merge_values", "COUNT_PARTIAL", "wrap_slots", "unwrap"]
+           "merge_values"]
 
 #: points whose bins are computed before they are scattered (codes stay in L1)
 BLOCK = 2048
@@ -52,51 +53,6 @@ def _split(w, factor):
     t = (w * factor[0]) * factor[1]
     hi = np.floor(t)
     return np.int64(hi), np.int64(np.rint((t - hi) * 4294967296.0))
-
-
-#: counts go into uint8 partials: a 1024^2 grid is 1 MB a thread, which L2 holds (uint32: 4 MB,
-#: in the L3 the VM shares). A counter that wraps past 255 records its cell in ``wraps`` (+256
-#: each at the fold: :func:`unwrap`); a wrap is one add in 256 at most, a branch that is almost
-#: never taken. 20M float32 points at 1024^2 on 2 cores, 0 / 50 / 90 % in one cell: 20.5 / 21.2 /
-#: 18.4 -> 17.7 / 17.8 / 15.5 ms (the raw adds, 1M counters, one core: 1.22 -> 0.96 ns a point)
-COUNT_PARTIAL = np.dtype(np.uint8)
-#: the counts one wrap of a COUNT_PARTIAL counter stands for
-WRAP = 256
-
-
-def wrap_slots(points: int) -> int:
-    """The size of part_count's ``wraps`` for ``points`` points: its count, then one slot per
-    WRAP counts at most."""
-    return points // WRAP + 1
-
-
-@njit(inline="always")
-def _add_one(h, i, wraps):
-    """h[i] += 1, a wrap recorded in ``wraps`` (wraps[0]: how many; see COUNT_PARTIAL)."""
-    v = h.dtype.type(h[i] + 1)
-    h[i] = v
-    if v == 0:
-        n = wraps[0] + 1
-        wraps[n] = i
-        wraps[0] = n
-
-
-@njit(inline="always")
-def _add_many(h, i, n, wraps):
-    """h[i] += n (n >= 0), its wraps recorded in ``wraps``."""
-    t = np.int64(h[i]) + n
-    h[i] = h.dtype.type(t % WRAP)
-    for _ in range(t // WRAP):
-        q = wraps[0] + 1
-        wraps[q] = i
-        wraps[0] = q
-
-
-@njit(nogil=True, cache=True)
-def unwrap(total, wraps):
-    """total[c] += WRAP for each cell c recorded in ``wraps`` (part_count's)."""
-    for k in range(1, wraps[0] + 1):
-        total[wraps[k]] += WRAP
 
 
 @njit(inline="always")
@@ -208,20 +164,6 @@ def _hot(cx, m):
     return (np.int64(cand) if n * HOT_PART >= m else np.int64(-1)), same
 
 
-@njit
-def _in_bin(v, b, m, r, g):
-    """Whether v[b:b+m] all lie in bin g of the rule tuple r: ``e[g] <= v < e[g + 1]``,
-    ``<= e[g + 1]`` for the last bin (:mod:`hotbin.binning`'s rule; NaN lies in none)."""
-    e = r[0]
-    lo, hi = e[g], e[g + 1]
-    last = g == e.size - 2
-    vs = v[b:b + m]  # indices from 0: no negative-index checks, so the loop vectorizes
-    n = 0
-    for k in range(m):
-        n += (vs[k] >= lo) & ((vs[k] < hi) | (last & (vs[k] == hi)))
-    return n == m
-
-
 @njit(inline="always")
 def _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
     """Whether the points b .. b+m all lie in cell ``one`` (-1: none tried). When one cell held
@@ -233,7 +175,7 @@ def _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
     if one < 0:
         return False
     g = one // ny if two_d else one
-    return _in_bin(x, b, m, rx, g) and (not two_d or _in_bin(y, b, m, ry, one % ny))
+    return in_bin(x, b, m, rx, g) and (not two_d or in_bin(y, b, m, ry, one % ny))
 
 
 @njit(inline="always")
