@@ -152,6 +152,50 @@ def test_cpu_runs_in_one_bin(dtype, rng):
     check("cpu", np.repeat(np.array([5, 1, 5, 0], dtype), n // 4), 8, (0, 1))  # off the range, then the top edge
 
 
+def test_cpu_runs_of_one_value(rng):
+    """Counts into one copy of their counters (8-bit data by pairs of bytes, 16-bit values,
+    bincount, 10000 bins) add RUN values all alike at once (count1d._runs): runs shorter and
+    longer than RUN, across its blocks, broken at their first, middle and last value, against
+    NumPy."""
+    from hotbin.backend.cpu.count1d import PAIRS_FROM, RUN
+    n = PAIRS_FROM + 3 * RUN + 7
+    a = np.full(n, 201, np.uint8)
+    for k in (0, RUN // 2, RUN - 1, 5 * RUN + 3, 7 * RUN, n - 1):
+        a[k] = 9
+    b = np.repeat(rng.integers(0, 256, n // 300 + 1), 300)[:n].astype(np.uint8)  # runs of 300 bytes
+    c = np.repeat(rng.integers(0, 256, n // 3000 + 1), 3000)[:n].astype(np.uint8)
+    for v in (a, b, c, a[1:], c[::-1]):
+        np.testing.assert_array_equal(hotbin.histogram(v, 256, (0, 256), backend="cpu")[0],
+                                      np.bincount(v, minlength=256))
+        w = v.astype(np.uint16) * 257  # 16-bit values: one copy of 65536 counters
+        np.testing.assert_array_equal(hotbin.histogram(w, 1000, (0, 65536), backend="cpu")[0],
+                                      np.histogram(w, 1000, (0, 65536))[0])
+        np.testing.assert_array_equal(hotbin.bincount(w, backend="cpu"), np.bincount(w))
+        f = v.astype(np.float64)
+        np.testing.assert_array_equal(hotbin.histogram(f, 10000, (0, 256), backend="cpu")[0],
+                                      np.histogram(f, 10000, (0, 256))[0])
+
+
+def test_cpu_counts_fold_before_their_partials_fill(rng, monkeypatch):
+    """The cpu backend's uint32 1-D partials are kept over chunks and folded into int64 once
+    count1d.FOLD_AT values could have been counted into them: over several chunks and folds,
+    with the fold falling inside a chunk's worth, against NumPy."""
+    from hotbin.backend.cpu import chunks, count1d
+    monkeypatch.setattr(chunks, "CALL", 40_000)
+    for fold_at in (40_000, 100_000, 10 ** 9):
+        monkeypatch.setattr(count1d, "FOLD_AT", fold_at)
+        a = rng.integers(0, 256, count1d.PAIRS_FROM + 3, dtype=np.uint8)
+        np.testing.assert_array_equal(hotbin.histogram(a, 256, (0, 256), backend="cpu")[0],
+                                      np.bincount(a, minlength=256))
+        w = rng.integers(0, 65536, 300_001).astype(np.uint16)
+        np.testing.assert_array_equal(hotbin.histogram(w, 100, (0, 65536), backend="cpu")[0],
+                                      np.histogram(w, 100, (0, 65536))[0])
+        f = rng.random(300_001)
+        for bins in (256, 10_000):
+            np.testing.assert_array_equal(hotbin.histogram(f, bins, (0, 1), backend="cpu")[0],
+                                          np.histogram(f, bins, (0, 1))[0])
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_cpu_counts_wrap_past_their_partials(threads, rng, monkeypatch):
     """The cpu backend counts 2-D points into uint8 partials (wraps.COUNT_PARTIAL) and adds

@@ -33,14 +33,14 @@ VALUE_BYTES = 8 << 10
 def _tally(h, c, n, nsub, width, src, at):
     """h[c[k] + (k % nsub) * width] += 1 for k < n: ``nsub`` (a power of 2 up to SUBS)
     interleaved copies of ``width`` counters, SUBS points a step (unrolled: independent adds).
-    One copy is added to a point at a time: a run of one value is then one chain of adds to
-    one address, which this core keeps fast and the unrolled step does not (20M uint16 words
-    into 65536 counters, all alike: 11.0 ms a point at a time, 34.4 unrolled; uniform 14.6 /
-    14.1). With copies, each cache line of ``src[at:at + n]`` (the values ahead) is
-    prefetched on the way (one copy: 200M constant uint8 by pairs ran 10-30 % slower with it)."""
+    One copy (:func:`_runs`) is added to a point at a time: a run of one value is then one
+    chain of adds to one address, which this core keeps fast and the unrolled step does not
+    (20M uint16 words into 65536 counters, all alike: 11.0 ms a point at a time, 34.4
+    unrolled; uniform 14.6 / 14.1). With copies, each cache line of ``src[at:at + n]`` (the
+    values ahead) is prefetched on the way (one copy: 200M constant uint8 by pairs ran 10-30 %
+    slower with it)."""
     if nsub == 1:
-        for k in range(n):
-            h[np.uint64(c[k])] += 1
+        _runs(h, c, n)
         return
     mask = nsub - 1
     whole = n - n % SUBS
@@ -52,15 +52,46 @@ def _tally(h, c, n, nsub, width, src, at):
         h[np.uint64(c[k]) + np.uint64((k & mask) * width)] += 1
 
 
+#: values :func:`_runs` looks at a time for a run of one value. 100M uint16 words into 65536
+#: counters, one thread, uniform / narrow / constant (benchmarks/cpu_runs.py): on the H200
+#: host's Xeon 132.0 / 68.9 / 261.9 ms a point at a time, 169.0 / 107.6 / 48.2 in runs of 512,
+#: 128.9 / 69.5 / 33.2 in runs of 4096; on the AMD EPYC VM 71.6 / 53.5 / 29.3, 73.3 / 55.2 / 8.4
+#: and 72.7 / 54.6 / 10.6
+RUN = 4096
+
+
+@njit(inline="always")
+def _runs(h, c, n):
+    """h[c[k]] += 1 for k < n, a point at a time, except that RUN values all alike are added
+    at once (the first, middle and last looked at first). A run of one value is otherwise one
+    chain of adds to one counter: on the H200 host's Xeon 200M constant uint8 by pairs took
+    252 ms on one thread against 118 uniform (the AMD EPYC VM keeps such a chain fast)."""
+    for b in range(0, n, RUN):
+        e = min(n, b + RUN)
+        v = c[b]
+        if (c[e - 1] == v) & (c[(b + e) >> 1] == v) and _alike(c, b, e, v):
+            h[np.uint64(v)] += e - b
+            continue
+        for k in range(b, e):
+            h[np.uint64(c[np.uint64(k)])] += 1
+
+
+@njit(inline="always")
+def _alike(c, lo, hi, v):
+    """Whether c[lo:hi] are all v: counted with no branch, a vector loop (uint64 indices: with
+    a check for negative ones it ran 5x slower)."""
+    same = 0
+    for k in range(lo, hi):
+        same += c[np.uint64(k)] == v
+    return same == hi - lo
+
+
 @njit(inline="always")
 def _one_bin(cx, m, nb):
     """The bin that all of the codes cx[:m] are (not nb: none), else -1; three looked at first."""
     c = cx[0]
-    if (c == nb) | (cx[m - 1] != c) | (cx[m >> 1] != c):
+    if (c == nb) | (cx[m - 1] != c) | (cx[m >> 1] != c) or not _alike(cx, 0, m, c):
         return -1
-    for k in range(m):
-        if cx[k] != c:
-            return -1
     return np.int64(c)
 
 
@@ -146,13 +177,16 @@ def _sum_values(a, w, out, t, nt):
 #: without it two of six alternations ran 14-15 % slower (uniform data: the last bins of one
 #: row and the first of the next shared a line), four alike
 PAD = 128
+#: the most values counted into uint32 partials between two folds into int64 (no counter
+#: can pass 2**32 - 1)
+FOLD_AT = (1 << 32) - 1
 #: 8-bit inputs from this many values are counted two at a time (:func:`_byte_pairs`)
 PAIRS_FROM = 1 << 20
 
 
 def lut_counts(a, kd, rule):
     """8/16-bit integers: count each raw value, then fold values into bins exactly. uint32
-    partials (a call takes at most chunks.CALL < 2**32 values), folded into int64. 8-bit
+    partials, folded into int64 (:func:`_raw_counts`). 8-bit
     values from PAIRS_FROM on are counted two at a time (:func:`_byte_pairs`)."""
     u = np.dtype(f"u{kd.itemsize}")
     if kd.itemsize == 1 and a.size >= PAIRS_FROM:
@@ -165,15 +199,23 @@ def lut_counts(a, kd, rule):
 def _raw_counts(a, kd, u, nvals, nsub, view=None):
     """int64 counts of the ``nvals`` raw values of ``a`` (:func:`_count_values`, ``nsub``
     interleaved copies, each PAD bytes longer); ``view(c)``: what of each chunk ``c`` (as
-    ``u``) to count, in its own dtype (the caller counts the rest)."""
+    ``u``) to count, in its own dtype (the caller counts the rest). The partials are folded
+    when the values counted since the last fold could pass FOLD_AT, not after each chunk: 200M
+    uint8 by pairs on the H200 host's 16-core Xeon, 16 threads, spent 3.2-4.1 ms of its call
+    outside the kernel with a fold after each of its 4 chunks, 1.6-1.8 with one
+    (benchmarks/cpu_call_parts.py)."""
     part = np.zeros((nparts(a.size, nvals * 4 * nsub), nsub, nvals + PAD // 4), np.uint32)
     total = np.zeros(nvals, np.int64)
+    since = 0
     for (c,) in chunks([a], [kd]):
         v = c.view(u) if view is None else view(c.view(u))
-        part[:] = 0
+        if since + v.size > FOLD_AT:
+            total += part.sum(axis=(0, 1), dtype=np.int64)[:nvals]
+            part[:] = 0
+            since = 0
         _count_values(v.size, v, part)
-        total += part.sum(axis=(0, 1), dtype=np.int64)[:nvals]
-    return total
+        since += v.size
+    return total + part.sum(axis=(0, 1), dtype=np.int64)[:nvals]
 
 
 def _byte_pairs(a, kd, u):
@@ -200,21 +242,30 @@ def _byte_pairs(a, kd, u):
 
 def counts_1d(a, kd, rule):
     """1-D counts: int32 codes a block at a time into interleaved uint32 copies of the bins
-    (:func:`part_count1`), folded into int64 after each call."""
+    (:func:`part_count1`), folded into int64 as :func:`_raw_counts` folds."""
     width = rule.nbins + 1
     nsub = copies(width)
     parts = nparts(a.size, width * 4 * nsub)
     out = np.zeros((parts, nsub * width + PAD // 4), np.uint32)
     total = np.zeros(width, np.int64)
     r = rule_args(rule, kd)
+    since = 0
     for (c,) in chunks([a], [kd]):
-        out[:] = 0
         n = c.size
+        if since + n > FOLD_AT:
+            total += _fold(out, nsub, width)
+            out[:] = 0
+            since = 0
         step = (n + parts - 1) // parts
         each(n, parts, lambda p: part_count1(c, r, p * step, min(n, (p + 1) * step), out[p], nsub,
                                              np.empty(BLOCK, np.int32)))
-        total += out.sum(axis=0, dtype=np.int64)[:nsub * width].reshape(nsub, width).sum(axis=0)
-    return total[:rule.nbins]
+        since += n
+    return (total + _fold(out, nsub, width))[:rule.nbins]
+
+
+def _fold(out, nsub, width):
+    """int64 sums of the rows of ``out``'s ``nsub`` copies of ``width`` counters."""
+    return out.sum(axis=0, dtype=np.int64)[:nsub * width].reshape(nsub, width).sum(axis=0)
 
 
 def sums_1d(a, kd, rule, weights, dt: np.dtype, wdt: np.dtype):

@@ -1,0 +1,94 @@
+"""Issue #18: counting into one copy of counters (count1d._runs) against the plain loop.
+
+The tuning behind ``hotbin.backend.cpu.count1d.RUN``: 100M uint16 words (the pairs of bytes of
+200M uint8) into 65536 uint32 counters, one thread, uniform / narrow (8 byte values: 64 words)
+/ constant; each way in alternation, medians of the rounds, every answer checked against
+NumPy's bincount.
+
+* plain: a point at a time (the loop before _runs; a run of one value is a chain of adds to
+  one counter);
+* runs RUN: count1d._runs as it is, with blocks of RUN;
+* view RUN: blocks of RUN read through a view from 0.
+
+    python benchmarks/cpu_runs.py [--rounds 7]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from hotbin._jit import njit
+from hotbin.backend.cpu import count1d
+
+from floor_cpu import cpu_model
+
+
+@njit(nogil=True)
+def plain(h, c):
+    for k in range(c.size):
+        h[np.uint64(c[k])] += 1
+
+
+def runs_of(run):
+    @njit(nogil=True)
+    def runs(h, c):
+        n = c.size
+        for b in range(0, n, run):
+            e = min(n, b + run)
+            v = c[b]
+            if (c[e - 1] == v) & (c[(b + e) >> 1] == v) and count1d._alike(c, b, e, v):
+                h[np.uint64(v)] += e - b
+                continue
+            for k in range(b, e):
+                h[np.uint64(c[np.uint64(k)])] += 1
+    return runs
+
+
+def view_of(run):
+    @njit(nogil=True)
+    def view(h, c):
+        n = c.size
+        for b in range(0, n, run):
+            d = c[b:min(n, b + run)]
+            v = d[0]
+            m = d.size
+            if (d[m - 1] == v) & (d[m >> 1] == v) and count1d._alike(d, 0, m, v):
+                h[np.uint64(v)] += m
+                continue
+            for k in range(m):
+                h[np.uint64(d[k])] += 1
+    return view
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args(argv)
+    print(cpu_model())
+    rng = np.random.default_rng(0)
+    n = 100_000_000
+    data = {"uniform": rng.integers(0, 65536, n).astype(np.uint16),
+            "narrow": (rng.integers(100, 108, n) * 257).astype(np.uint16),
+            "constant": np.full(n, 4321, np.uint16)}
+    ways = {"plain": plain, "runs 512": runs_of(512), "runs 4096": runs_of(4096),
+            "view 512": view_of(512), "view 4096": view_of(4096)}
+    h = np.zeros(65536, np.uint32)
+    for name, c in data.items():
+        want = np.bincount(c, minlength=65536)
+        times = {w: [] for w in ways}
+        for r in range(args.rounds + 1):
+            for w, f in ways.items():
+                h[:] = 0
+                t = time.perf_counter()
+                f(h, c)
+                times[w].append(time.perf_counter() - t)
+                assert np.array_equal(h, want), (name, w)
+        print(f"{name:9}" + "".join(f"  {w} {1e3 * statistics.median(t[1:]):6.1f}" for w, t in times.items()),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
