@@ -196,7 +196,7 @@ def test_cpu_counts_fold_before_their_partials_fill(rng, monkeypatch):
                                           np.histogram(f, bins, (0, 1))[0])
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, 2, 16])
 def test_cpu_counts_wrap_past_their_partials(threads, rng, monkeypatch):
     """The cpu backend counts 2-D points into uint8 partials (wraps.COUNT_PARTIAL) and adds
     each wrap past 255 back at the fold: cells visited in turn (no hot cell: a point at a

@@ -16,12 +16,12 @@ from ... import reductions
 from ...binning import BinRule
 from .chunks import chunks, kernel_dtype, readonly
 from .count1d import LUT_KINDS, counts_1d, lut_counts, sums_1d
-from .parallel import Kernel, each, nparts
+from .parallel import Kernel, each, nparts, threads
 from .rule import codes, rule_args
 from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, part_banded, sorted_slots
 from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUM, VALUES, merge_values, part_count,
                       part_count_by, part_fixed, part_sum, part_values)
-from .wraps import COUNT_PARTIAL, unwrap, wrap_slots
+from .wraps import COUNT_PARTIAL, FOLD_BLOCK, fold, unwrap, wrap_slots
 from .kept import keep, partials, scratch, zero
 from .values import read_only_twin
 
@@ -209,7 +209,7 @@ def _run(arrays, rx, ry, weights, red, by=None):
     return res, int(drops.sum())
 
 
-#: counters per piece of the threaded fold of count partials (_fold)
+#: the most counters (values: cells) per piece of the threaded fold of partials
 FOLD_PIECE = 1 << 18
 
 
@@ -232,25 +232,16 @@ def _count_ranges(spans, ncell, ncat):
 
 def _fold(out, ranges, wraps=()):
     """The int64 sum of the count partials ``out[p]`` over the slot ``ranges`` (the rest is 0)
-    and of their ``wraps`` (:func:`.wraps.unwrap`), a piece of a range per task on every
-    thread (9.4M cells, 2 partials: ``out.sum(axis=0, dtype=int64)`` took 34 ms); pieces
-    where every partial is 0 are not written (a sparse grid costs its points). All points
-    in one cell by 8 categories: 9 slots' pieces read, not 2 x 37 MB of partials (fold 5-10
-    -> ~1 ms)."""
+    and of their ``wraps`` (:func:`.wraps.unwrap`): :func:`.wraps.fold` on pieces of the ranges,
+    at least one a thread (9.4M cells, 2 partials: ``out.sum(axis=0, dtype=int64)`` took
+    34 ms). All points in one cell by 8 categories: 9 slots' pieces read, not 2 x 37 MB of
+    partials (fold 5-10 -> ~1 ms)."""
     parts, width = out.shape
     total = np.zeros(width, np.int64)  # pieces no point reached stay the OS's zero pages
-    pieces = [(a, min(b, a + FOLD_PIECE)) for lo, b in ranges for a in range(lo, b, FOLD_PIECE)]
-
-    def piece(u):
-        s = slice(*pieces[u])
-        if not out[:, s].any():
-            return
-        t = total[s]
-        t[...] = out[0, s]
-        for p in range(1, parts):
-            np.add(t, out[p, s], out=t)
-
-    each(sum(b - a for a, b in pieces), len(pieces), piece)
+    span = sum(b - a for a, b in ranges)
+    size = max(FOLD_BLOCK, min(FOLD_PIECE, -(-span // threads())))
+    pieces = [(a, min(b, a + size)) for lo, b in ranges for a in range(lo, b, size)]
+    each(span, len(pieces), lambda u: fold(out, *pieces[u], total))
     for w in wraps:
         unwrap(total, w)
     return total
