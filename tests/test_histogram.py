@@ -176,6 +176,19 @@ def test_cpu_runs_of_one_value(rng):
                                       np.histogram(f, 10000, (0, 256))[0])
 
 
+def test_cpu_keeps_the_last_partials(monkeypatch):
+    """kept.keep holds the KEPT_MAX partials kept last (the oldest goes): a partial of another
+    shape no longer stops every later one from being kept."""
+    from hotbin.backend.cpu import kept
+    monkeypatch.setattr(kept, "_KEPT", {})
+    arrays = [np.ones((2, k + 1), np.uint32) for k in range(kept.KEPT_MAX + 2)]
+    for a in arrays:
+        kept.keep(a, [(0, 1)])
+    assert kept.partials((2, 1), np.uint32)[1] == []  # the oldest went: a new one, no ranges
+    got, dirty = kept.partials(arrays[-1].shape, np.uint32)
+    assert got is arrays[-1] and dirty == [(0, 1)]
+
+
 def test_cpu_counts_fold_before_their_partials_fill(rng, monkeypatch):
     """The cpu backend's uint32 1-D partials are kept over chunks and folded into int64 once
     count1d.FOLD_AT values could have been counted into them: over several chunks and folds,

@@ -49,12 +49,14 @@ def partials(shape, dtype):
 
 
 def keep(out, written) -> None:
-    """Keep ``out`` for a later call; ``written``: the ``(start, stop)`` slot ranges its rows hold."""
+    """Keep ``out`` for a later call; ``written``: the ``(start, stop)`` slot ranges its rows
+    hold. The KEPT_MAX kept last stay (the oldest kept goes first)."""
     if out.nbytes > KEPT_BYTES:
         return
     with _KEPT_LOCK:
-        if len(_KEPT) < KEPT_MAX:
-            _KEPT[(out.shape, out.dtype)] = (out, written)
+        _KEPT[(out.shape, out.dtype)] = (out, written)
+        while len(_KEPT) > KEPT_MAX:
+            del _KEPT[next(iter(_KEPT))]
 
 
 def zero(row, ranges) -> None:
