@@ -10,7 +10,7 @@ Every answer is checked against NumPy.
 * Heatmaps of 20M float32 points on 1024^2 with 0 / 50 / 90 / 100 % in one cell (as
   heatmap_cpu.py): the kernel is hist._hist, the fold hist._fold.
 
-    python benchmarks/cpu_call_parts.py [--rounds 7] [--only bytes|heatmap]
+    python benchmarks/cpu_call_parts.py [--quick] [--rounds 7] [--only bytes|heatmap]
 """
 from __future__ import annotations
 
@@ -76,11 +76,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", choices=["bytes", "heatmap"])
+    ap.add_argument("--quick", action="store_true", help="a tenth of the data, 3 rounds (under a minute)")
     args = ap.parse_args(argv)
+    scale = 10 if args.quick else 1
+    if args.quick:
+        args.rounds = 3
     print(cpu_model(), f"threads {parallel.threads()}")
     rng = np.random.default_rng(0)
     if args.only != "heatmap":
-        n = 200_000_000
+        n = 200_000_000 // scale
         data = {"uint8 uniform": rng.integers(0, 256, n, dtype=np.uint8),
                 "uint8 narrow": rng.integers(100, 108, n).astype(np.uint8),
                 "uint8 constant": np.full(n, 201, np.uint8),
@@ -95,7 +99,7 @@ def main(argv=None):
         del data
     if args.only != "bytes":
         for hot in HOT_SHARES:
-            x, y = make_points(20_000_000, hot)
+            x, y = make_points(20_000_000 // scale, hot)
             want = np.histogram2d(y, x, bins=SIZE, range=((0, 1), (0, 1)))[0]
             measure(f"heatmap {hot:.0%} in one cell", lambda: hotbin.heatmap(
                 x, y, width=SIZE, height=SIZE, x_range=(0, 1), y_range=(0, 1), backend="cpu").counts, want,

@@ -10,7 +10,7 @@ NumPy's bincount.
 * runs RUN: count1d._runs as it is, with blocks of RUN;
 * view RUN: blocks of RUN read through a view from 0.
 
-    python benchmarks/cpu_runs.py [--rounds 7]
+    python benchmarks/cpu_runs.py [--quick] [--rounds 7]
 """
 from __future__ import annotations
 
@@ -66,10 +66,13 @@ def view_of(run):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="10M words, 3 rounds (under a minute)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.rounds = 3
     print(cpu_model())
     rng = np.random.default_rng(0)
-    n = 100_000_000
+    n = 10_000_000 if args.quick else 100_000_000
     data = {"uniform": rng.integers(0, 65536, n).astype(np.uint16),
             "narrow": (rng.integers(100, 108, n) * 257).astype(np.uint16),
             "constant": np.full(n, 4321, np.uint16)}
