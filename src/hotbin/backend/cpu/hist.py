@@ -236,8 +236,7 @@ def _fold(out, ranges, wraps=()):
     at least one a thread (9.4M cells, 2 partials: ``out.sum(axis=0, dtype=int64)`` took
     34 ms). All points in one cell by 8 categories: 9 slots' pieces read, not 2 x 37 MB of
     partials (fold 5-10 -> ~1 ms)."""
-    parts, width = out.shape
-    total = np.zeros(width, np.int64)  # pieces no point reached stay the OS's zero pages
+    total = np.zeros(out.shape[1], np.int64)  # pieces no point reached stay the OS's zero pages
     span = sum(b - a for a, b in ranges)
     size = max(FOLD_BLOCK, min(FOLD_PIECE, -(-span // threads())))
     pieces = [(a, min(b, a + size)) for lo, b in ranges for a in range(lo, b, size)]
