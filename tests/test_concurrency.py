@@ -44,3 +44,33 @@ def test_threads_agree(backend, rng):
         np.testing.assert_array_equal(h, ref_h)
         assert hm.tobytes() == ref_hm.tobytes()
         np.testing.assert_array_equal(c, ref_c)
+
+
+def test_threads_never_share_kept_partials(rng):
+    """The cpu backend keeps a call's partials for the next call of the same shape
+    (backend/cpu/kept.py) only once it has read them: mean / min heatmaps merged their values
+    partials after keeping them, so a call in another thread could take and overwrite them
+    mid-merge (dask's threads did: its heatmaps differed from memory's in the full test run).
+    Each thread's own data, against the same call alone."""
+    from hotbin.backend.cpu import kept
+    kept._KEPT.clear()
+    data = [rng.random((3, 40_000)) for _ in range(4)]
+    kw = dict(width=5, height=4, x_range=(0, 1), y_range=(0, 1), backend="cpu")
+    for agg in ("mean", "min"):
+        refs = [hotbin.heatmap(x, y, w, agg=agg, **kw).values for x, y, w in data]
+        errors = []
+
+        def work(i):
+            x, y, w = data[i]
+            for _ in range(40):
+                got = hotbin.heatmap(x, y, w, agg=agg, **kw).values
+                if got.tobytes() != refs[i].tobytes():
+                    errors.append((agg, i))
+                    return
+
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(len(data))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert not errors, errors

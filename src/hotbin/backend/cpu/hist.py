@@ -190,8 +190,6 @@ def _run(arrays, rx, ry, weights, red, by=None):
         elif how == FIXED:
             out += out2 >> fixedpoint.SPLIT
             out2 &= (1 << fixedpoint.SPLIT) - 1
-    if kept:  # rows written where the spans say
-        keep(out, _count_ranges(spans, ncell, ncat) if how == COUNT else _value_ranges(spans, ncell, pair))
     if how == COUNT:
         res = total[:ncell]
     elif how == FIXED:
@@ -206,6 +204,8 @@ def _run(arrays, rx, ry, weights, red, by=None):
             out, spans, how, ident, res, lo + u * FOLD_PIECE, min(hi, lo + (u + 1) * FOLD_PIECE)))
     else:
         res = out.sum(axis=0)[:ncell]
+    if kept:  # rows written where the spans say; once read (another thread's call may take them)
+        keep(out, _count_ranges(spans, ncell, ncat) if how == COUNT else _value_ranges(spans, ncell, pair))
     return res, int(drops.sum())
 
 
