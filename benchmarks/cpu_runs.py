@@ -7,8 +7,7 @@ NumPy's bincount.
 
 * plain: a point at a time (the loop before _runs; a run of one value is a chain of adds to
   one counter);
-* runs RUN: count1d._runs as it is, with blocks of RUN;
-* view RUN: blocks of RUN read through a view from 0.
+* runs RUN: count1d._runs as it is, with blocks of RUN.
 
     python benchmarks/cpu_runs.py [--quick] [--rounds 7]
 """
@@ -33,34 +32,19 @@ def plain(h, c):
 
 
 def runs_of(run):
+    """count1d._runs with blocks of ``run``."""
     @njit(nogil=True)
     def runs(h, c):
         n = c.size
         for b in range(0, n, run):
-            e = min(n, b + run)
-            v = c[b]
-            if (c[e - 1] == v) & (c[(b + e) >> 1] == v) and count1d._alike(c, b, e, v):
-                h[np.uint64(v)] += e - b
-                continue
-            for k in range(b, e):
-                h[np.uint64(c[np.uint64(k)])] += 1
-    return runs
-
-
-def view_of(run):
-    @njit(nogil=True)
-    def view(h, c):
-        n = c.size
-        for b in range(0, n, run):
             d = c[b:min(n, b + run)]
-            v = d[0]
-            m = d.size
-            if (d[m - 1] == v) & (d[m >> 1] == v) and count1d._alike(d, 0, m, v):
-                h[np.uint64(v)] += m
+            v = count1d._one_bin(d, d.size, -1)
+            if v >= 0:
+                h[np.uint64(v)] += d.size
                 continue
-            for k in range(m):
+            for k in range(d.size):
                 h[np.uint64(d[k])] += 1
-    return view
+    return runs
 
 
 def main(argv=None):
@@ -76,8 +60,7 @@ def main(argv=None):
     data = {"uniform": rng.integers(0, 65536, n).astype(np.uint16),
             "narrow": (rng.integers(100, 108, n) * 257).astype(np.uint16),
             "constant": np.full(n, 4321, np.uint16)}
-    ways = {"plain": plain, "runs 512": runs_of(512), "runs 4096": runs_of(4096),
-            "view 512": view_of(512), "view 4096": view_of(4096)}
+    ways = {"plain": plain, "runs 512": runs_of(512), "runs 4096": runs_of(4096)}
     h = np.zeros(65536, np.uint32)
     for name, c in data.items():
         want = np.bincount(c, minlength=65536)

@@ -10,4 +10,4 @@ cd benchmarks
 for tree in ../src ${BEFORE:+../$BEFORE/src}; do
   echo "== $tree"; PYTHONPATH=$tree timeout ${PARTS_S:-200} python3 cpu_call_parts.py --rounds 5 ${PARTS_ARGS:-}
 done 2>&1 | tee "$OUT/parts.txt"
-[ -n "${SUITE:-1}" ] && PYTHONPATH=../src timeout ${SUITE_S:-240} python3 cpu_suite.py --out "$OUT/cpu-suite.md" 2>&1 | tail -45
+[ -n "${SUITE-1}" ] && PYTHONPATH=../src timeout ${SUITE_S:-240} python3 cpu_suite.py --out "$OUT/cpu-suite.md" 2>&1 | tail -45

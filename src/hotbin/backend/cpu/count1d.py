@@ -54,43 +54,45 @@ def _tally(h, c, n, nsub, width, src, at):
 
 #: values :func:`_runs` looks at a time for a run of one value. 100M uint16 words into 65536
 #: counters, one thread, uniform / narrow / constant (benchmarks/cpu_runs.py): on the H200
-#: host's Xeon 132.0 / 68.9 / 261.9 ms a point at a time, 169.0 / 107.6 / 48.2 in runs of 512,
-#: 128.9 / 69.5 / 33.2 in runs of 4096; on the AMD EPYC VM 71.6 / 53.5 / 29.3, 73.3 / 55.2 / 8.4
-#: and 72.7 / 54.6 / 10.6
+#: host's Xeon 132.0 / 68.9 / 261.9 ms a point at a time, 164.4 / 103.6 / 45.6 in runs of 512,
+#: 129.6 / 68.4 / 33.6 in runs of 4096; on the AMD EPYC VM 71.6 / 53.5 / 29.3, 72.4 / 55.1 / 8.0
+#: and 73.8 / 55.9 / 10.9
 RUN = 4096
 
 
 @njit(inline="always")
 def _runs(h, c, n):
     """h[c[k]] += 1 for k < n, a point at a time, except that RUN values all alike are added
-    at once (the first, middle and last looked at first). A run of one value is otherwise one
-    chain of adds to one counter: on the H200 host's Xeon 200M constant uint8 by pairs took
-    252 ms on one thread against 118 uniform (the AMD EPYC VM keeps such a chain fast)."""
+    at once (:func:`_one_bin`). A run of one value is otherwise one chain of adds to one
+    counter: on the H200 host's Xeon 200M constant uint8 by pairs took 252 ms on one thread
+    against 118 uniform (the AMD EPYC VM keeps such a chain fast)."""
     for b in range(0, n, RUN):
-        e = min(n, b + RUN)
-        v = c[b]
-        if (c[e - 1] == v) & (c[(b + e) >> 1] == v) and _alike(c, b, e, v):
-            h[np.uint64(v)] += e - b
+        d = c[b:min(n, b + RUN)]  # indices from 0: no negative-index checks
+        v = _one_bin(d, d.size, -1)
+        if v >= 0:
+            h[np.uint64(v)] += d.size
             continue
-        for k in range(b, e):
-            h[np.uint64(c[np.uint64(k)])] += 1
+        for k in range(d.size):
+            h[np.uint64(d[k])] += 1
 
 
 @njit(inline="always")
-def _alike(c, lo, hi, v):
-    """Whether c[lo:hi] are all v: counted with no branch, a vector loop (uint64 indices: with
-    a check for negative ones it ran 5x slower)."""
+def _alike(c, m, v):
+    """Whether c[:m] are all v: counted with no branch from index 0, a vector loop (stopping
+    at the first other value, or indices from an offset with numba's negative-index checks,
+    ran 5-7x slower)."""
     same = 0
-    for k in range(lo, hi):
-        same += c[np.uint64(k)] == v
-    return same == hi - lo
+    for k in range(m):
+        same += c[k] == v
+    return same == m
 
 
 @njit(inline="always")
 def _one_bin(cx, m, nb):
-    """The bin that all of the codes cx[:m] are (not nb: none), else -1; three looked at first."""
+    """The value that all of cx[:m] are (not nb: none; -1 for none excluded), else -1; three
+    looked at first."""
     c = cx[0]
-    if (c == nb) | (cx[m - 1] != c) | (cx[m >> 1] != c) or not _alike(cx, 0, m, c):
+    if (c == nb) | (cx[m - 1] != c) | (cx[m >> 1] != c) or not _alike(cx, m, c):
         return -1
     return np.int64(c)
 
