@@ -129,11 +129,13 @@ def test_float32_rule_bins_like_its_float64_rule(rng, bins, narrowed):
 
 
 CELL_AXES = [  # (dtype of the points, cell rule (bins, lo, hi, closed)): the mode rule_args gives
-    (np.float32, (1024, 0.0, 1.0, False), cpu_rule.LINEAR32),  # heatmap cells: open at the top
+    (np.float32, (1024, 0.0, 1.0, False), cpu_rule.SCALED32),  # heatmap cells: open at the top
+    (np.float32, (512, -1.0, 1.0, False), cpu_rule.LINEAR32),
     (np.float32, (256, 0.0, 1.0, True), cpu_rule.SCALED32),
     (np.float32, (300, 0.1, 0.7, True), cpu_rule.LINEAR),  # no float32 formula: float64 edges
     (np.float64, (1000, -3.7, 11.3, False), cpu_rule.LINEAR),
     (np.float64, (64, 0.0, 0.5, True), cpu_rule.SCALED),
+    (np.float64, (1024, 0.0, 1024.0, False), cpu_rule.SCALED),  # whole-number pixels, open at the top
 ]
 
 
@@ -148,7 +150,7 @@ def test_cells2_matches_each_axis(ax, ay):
     rx, ry = cell_rule(nx, *cx[:2], "x", closed=cx[2]), cell_rule(ny, *cy[:2], "y", closed=cy[2])
     for big in (False, True):
         if big:  # 2**24 cells or more: float32 cells would round; the fallback combines integers
-            if dx != np.float32 or mx != cpu_rule.LINEAR32:
+            if dx != np.float32 or mx not in (cpu_rule.LINEAR32, cpu_rule.SCALED32):
                 continue
             ry, ny = cell_rule(2**15, *cy[:2], "y", closed=cy[2]), 2**15
         args = [cpu_rule.rule_args(r, np.dtype(dx)) for r in (rx, ry)]

@@ -137,16 +137,24 @@ class BinRule:
         return None
 
     @functools.cached_property
-    def scaled(self) -> bool:
-        """Whether the multiply guess is exact for every value: ``lo`` 0, ``scale`` a power of
-        2 that float32 holds, and every edge (the closed last one included) ``i / scale``.
-        Then ``v * scale`` is computed without rounding and strictly increasing, and maps
-        edge ``i`` to ``i``, so ``floor(v * scale)`` is the bin (the last edge clamped to the
-        last bin), with no edge compared. Checked once per rule."""
-        s = self.scale
-        if self.lo != 0.0 or not s > 0 or math.frexp(s)[0] != 0.5 or not 2.0**-126 <= s <= 2.0**127:
-            return False
-        return bool(np.array_equal(self.kernel_cmp.astype(np.float64), np.arange(self.nbins + 1) / s))
+    def exact_scale(self) -> float:
+        """The scale whose multiply guess is exact for every value, 0.0 for none: ``lo`` 0, a
+        power of 2 ``s`` that float32 holds, every edge but the last ``i / s``, and the last
+        (the closed end) above the one before it and at most ``nbins / s``. Then ``v * s`` is
+        computed without rounding and strictly increasing, and maps edge ``i`` to ``i``, so
+        ``floor(v * s)`` is the bin (a value on ``nbins / s`` clamped to the last bin), with
+        no edge compared. ``s`` is ``nbins`` over the span of :attr:`edges`, not :attr:`scale`:
+        heatmap cells open at ``hi`` close at the float just below it
+        (:func:`hotbin.binning.cell_rule`), and those are exact too. Checked once per rule."""
+        n, lo = self.nbins, self.lo
+        if lo != 0.0 or not float(self.edges[-1]) > 0:
+            return 0.0
+        s = n / float(self.edges[-1])
+        if math.frexp(s)[0] != 0.5 or not 2.0**-126 <= s <= 2.0**127:
+            return 0.0
+        e = self.kernel_cmp.astype(np.float64)
+        ok = np.array_equal(e[:n], np.arange(n) / s) and e[n - 1] < e[n] <= n / s
+        return s if ok else 0.0
 
     @functools.cached_property
     def float32(self) -> BinRule | None:

@@ -13,7 +13,7 @@ found (``mode``):
 * SEARCH: binary search of the edges (edges not from linspace, or a guess that can be
   more than one bin off);
 * SCALED (SCALED32 in float32): the guess alone, no correction, for LINEAR (LINEAR32) rules
-  whose guess is exact (:attr:`BinRule.scaled`): ``lo`` is 0, ``scale`` a power of 2 and
+  whose guess is exact (:attr:`BinRule.exact_scale`): ``lo`` is 0, ``scale`` a power of 2 and
   every edge ``i / scale`` (ranges such as (0, 1) or (0, 256) in a power-of-2 number of
   bins, (0, 100) in 100 unit bins). ``floor(v * scale)``, the closed last edge clamped to
   the last bin, is then bit for bit what LINEAR finds, 25 % faster (50M float64 into 256
@@ -139,6 +139,25 @@ _FUSED32 = (LINEAR32, SCALED32)
 _FUSED64 = (LINEAR, SCALED)
 
 
+@njit(inline="always")
+def _scaled_cells(x, y, e0, en, f0, fn, sx, sy, tx, ty, nyf, out, none):
+    """cells2 where both axes' guesses are exact (SCALED, SCALED32: a heatmap over (0, 1), or
+    of whole-number pixels), in the arithmetic of the constants ``sx`` .. ``nyf``: no edge
+    compared. A heatmap's cells open at ``hi`` were LINEAR32 before (:attr:`BinRule.exact_scale`):
+    20M float32 points over (0, 1)^2 at 1024^2, uniform, one thread of the 2-vCPU AMD EPYC VM,
+    the kernel (hist._hist) in alternating processes: 43.9 / 46.6 -> 34.3 / 32.3 ms."""
+    z = sx - sx
+    d = 0
+    for k in range(x.size):
+        u, v = x[k], y[k]
+        ok = (u >= e0) & (u <= en) & (v >= f0) & (v <= fn)
+        gx = min(np.floor(u * sx if ok else z), tx)
+        gy = min(np.floor(v * sy if ok else z), ty)
+        out[k] = out.dtype.type(gx * nyf + gy) if ok else none
+        d += not ok
+    return d
+
+
 @njit(nogil=True, cache=True)
 def cells2(x, y, rx, ry, out, tmp, none):
     """out[k] = the cell ``bx * ny + by`` of the point (x[k], y[k]) under the rule tuples rx, ry
@@ -152,6 +171,13 @@ def cells2(x, y, rx, ry, out, tmp, none):
     nx, ny = e.size - 1, f.size - 1
     d = 0
     n = x.size
+    if (mode == SCALED32) & (fmode == SCALED32) & (nx * ny < 2**24):
+        f32 = np.float32
+        return _scaled_cells(x, y, e0, en, f0, fn, f32(scale), f32(fscale), f32(nx - 1), f32(ny - 1),
+                             f32(ny), out, none)
+    if (mode == SCALED) & (fmode == SCALED):
+        return _scaled_cells(x, y, e0, en, f0, fn, scale, fscale, nx - 1.0, ny - 1.0, np.float64(ny),
+                             out, none)
     if (mode in _FUSED32) & (fmode in _FUSED32) & (nx * ny < 2**24):
         lo32, sc32, s32, top32 = np.float32(lo), np.float32(scale), np.float32(step), np.float32(nx - 1)
         flo32, fsc32, fs32 = np.float32(flo), np.float32(fscale), np.float32(fstep)
@@ -222,6 +248,7 @@ def rule_args(rule: BinRule, dtype=None):
         rule = rule.float32
     step, mode = _mode(rule)
     e = rule.kernel_cmp
-    if mode in (LINEAR, LINEAR32) and rule.scaled:
-        mode = SCALED32 if mode == LINEAR32 else SCALED
-    return (e, e[0], e[-1], rule.lo, rule.scale, step, mode)
+    scale = rule.scale
+    if mode in (LINEAR, LINEAR32) and rule.exact_scale:
+        mode, scale = (SCALED32 if mode == LINEAR32 else SCALED), rule.exact_scale
+    return (e, e[0], e[-1], rule.lo, scale, step, mode)
