@@ -2,12 +2,20 @@
 # Issue #18 on the H200 machine's CPU: where the cpu backend's calls spend their time
 # (cpu_call_parts.py) with this tree and with the tree in $BEFORE (if given), then cpu_suite.
 # Usage on the device machine, from the repository root: BEFORE=before_x bash benchmarks/device_issue18.sh
+# WHEELS=dir: wheels carried there (the anchors: datashader, pandas, boost-histogram, ...), installed
+# without dependencies into a temporary folder; HEATMAP=1 then also runs heatmap_cpu.py against them.
 set -u
 OUT=${OUT:-device-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
+site=""
+if [ -n "${WHEELS:-}" ]; then
+  site=$(mktemp -d); python3 -m pip install -q --no-index --no-deps --target "$site" "$WHEELS"/*.whl
+fi
 lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|L2|L3|MHz" | tee "$OUT/lscpu.txt"
 cd benchmarks
 for tree in ../src ${BEFORE:+../$BEFORE/src}; do
-  echo "== $tree"; PYTHONPATH=$tree timeout ${PARTS_S:-200} python3 cpu_call_parts.py --rounds 5 ${PARTS_ARGS:-}
+  echo "== $tree"; PYTHONPATH=$tree${site:+:$site} timeout ${PARTS_S:-200} python3 cpu_call_parts.py --rounds 5 ${PARTS_ARGS:-}
 done 2>&1 | tee "$OUT/parts.txt"
-[ -n "${SUITE-1}" ] && PYTHONPATH=../src timeout ${SUITE_S:-240} python3 cpu_suite.py --out "$OUT/cpu-suite.md" 2>&1 | tail -45
+[ -n "${HEATMAP:-}" ] && PYTHONPATH=../src${site:+:$site} timeout ${HEATMAP_S:-300} python3 heatmap_cpu.py \
+  --out "$OUT/heatmap-cpu.md" 2>&1 | grep -E "^#|hotbin|datashader|floor"
+[ -n "${SUITE-1}" ] && PYTHONPATH=../src${site:+:$site} timeout ${SUITE_S:-240} python3 cpu_suite.py --out "$OUT/cpu-suite.md" 2>&1 | tail -45
