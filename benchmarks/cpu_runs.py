@@ -1,13 +1,13 @@
-"""Issue #18: counting into one copy of counters (count1d._runs) against the plain loop.
+"""Issue #18: counting into one copy of counters in runs (count1d._tally) against the plain loop.
 
 The tuning behind ``hotbin.backend.cpu.count1d.RUN``: 100M uint16 words (the pairs of bytes of
 200M uint8) into 65536 uint32 counters, one thread, uniform / narrow (8 byte values: 64 words)
 / constant; each way in alternation, medians of the rounds, every answer checked against
 NumPy's bincount.
 
-* plain: a point at a time (the loop before _runs; a run of one value is a chain of adds to
+* plain: a point at a time (the loop before runs; a run of one value is a chain of adds to
   one counter);
-* runs RUN: count1d._runs as it is, with blocks of RUN.
+* runs RUN: count1d._tally with one copy, in runs of RUN.
 
     python benchmarks/cpu_runs.py [--quick] [--rounds 7]
 """
@@ -32,7 +32,7 @@ def plain(h, c):
 
 
 def runs_of(run):
-    """count1d._runs with blocks of ``run``."""
+    """count1d._tally with one copy, in runs of ``run``."""
     @njit(nogil=True)
     def runs(h, c):
         n = c.size

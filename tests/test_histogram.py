@@ -153,10 +153,11 @@ def test_cpu_runs_in_one_bin(dtype, rng):
 
 
 def test_cpu_runs_of_one_value(rng):
-    """Counts into one copy of their counters (8-bit data by pairs of bytes, 16-bit values,
-    bincount, 10000 bins) add RUN values all alike at once (count1d._runs): runs shorter and
-    longer than RUN, across its blocks, broken at their first, middle and last value, against
-    NumPy."""
+    """1-D counts add RUN values all alike at once (count1d._tally), into one copy of their
+    counters (8-bit data by pairs of bytes, 16-bit values, bincount of those, 10000 bins) or
+    into interleaved copies (8-bit data a byte at a time, its bincount, 256 bins): runs shorter
+    and longer than RUN, across its blocks, broken at their first, middle and last value,
+    against NumPy."""
     from hotbin.backend.cpu.count1d import PAIRS_FROM, RUN
     n = PAIRS_FROM + 3 * RUN + 7
     a = np.full(n, 201, np.uint8)
@@ -172,8 +173,13 @@ def test_cpu_runs_of_one_value(rng):
                                       np.histogram(w, 1000, (0, 65536))[0])
         np.testing.assert_array_equal(hotbin.bincount(w, backend="cpu"), np.bincount(w))
         f = v.astype(np.float64)
-        np.testing.assert_array_equal(hotbin.histogram(f, 10000, (0, 256), backend="cpu")[0],
-                                      np.histogram(f, 10000, (0, 256))[0])
+        for bins in (10000, 256):
+            np.testing.assert_array_equal(hotbin.histogram(f, bins, (0, 256), backend="cpu")[0],
+                                          np.histogram(f, bins, (0, 256))[0])
+        u = v[:PAIRS_FROM - 1]  # a byte at a time
+        np.testing.assert_array_equal(hotbin.histogram(u, 256, (0, 256), backend="cpu")[0],
+                                      np.bincount(u, minlength=256))
+        np.testing.assert_array_equal(hotbin.bincount(u, backend="cpu"), np.bincount(u))
 
 
 def test_cpu_keeps_the_last_partials(monkeypatch):

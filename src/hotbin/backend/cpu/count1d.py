@@ -31,17 +31,32 @@ VALUE_BYTES = 8 << 10
 
 @njit(inline="always")
 def _tally(h, c, n, nsub, width, src, at):
-    """h[c[k] + (k % nsub) * width] += 1 for k < n: ``nsub`` (a power of 2 up to SUBS)
-    interleaved copies of ``width`` counters, SUBS points a step (unrolled: independent adds).
-    One copy (:func:`_runs`) is added to a point at a time: a run of one value is then one
-    chain of adds to one address, which this core keeps fast and the unrolled step does not
-    (20M uint16 words into 65536 counters, all alike: 11.0 ms a point at a time, 34.4
-    unrolled; uniform 14.6 / 14.1). With copies, each cache line of ``src[at:at + n]`` (the
-    values ahead) is prefetched on the way (one copy: 200M constant uint8 by pairs ran 10-30 %
-    slower with it)."""
-    if nsub == 1:
-        _runs(h, c, n)
-        return
+    """h[c[k] + (k % nsub) * width] += 1 for k < n, RUN values at a time: a run of RUN values
+    all alike is added at once (:func:`_one_bin`; else a run of one value is a chain of adds
+    to one counter, or to nsub: 200M constant uint8 a byte at a time into 8 copies, one
+    thread, 80.2 -> 13.3 ms on the AMD EPYC VM, 96.8 -> 37.4 on the H200 host's Xeon,
+    benchmarks/cpu_u8_pairs.py). Other runs go to ``nsub`` (a power of 2 up to SUBS)
+    interleaved copies of ``width`` counters, SUBS points a step (:func:`_copies`), or with
+    one copy a point at a time (a run of some values then chains less than in the unrolled
+    step: 20M uint16 words into 65536 counters, all alike, 11.0 ms a point at a time, 34.4
+    unrolled; uniform 14.6 / 14.1)."""
+    for b in range(0, n, RUN):
+        d = c[b:min(n, b + RUN)]  # indices from 0: no negative-index checks
+        v = _one_bin(d, d.size, -1)
+        if v >= 0:
+            h[np.uint64(v)] += d.size
+        elif nsub == 1:
+            for k in range(d.size):
+                h[np.uint64(d[k])] += 1
+        else:
+            _copies(h, d, d.size, nsub, width, src, at + b)
+
+
+@njit(inline="always")
+def _copies(h, c, n, nsub, width, src, at):
+    """h[c[k] + (k % nsub) * width] += 1 for k < n, SUBS points a step (unrolled: independent
+    adds); each cache line of ``src[at:at + n]`` (the values ahead) is prefetched on the way
+    (one copy: 200M constant uint8 by pairs ran 10-30 % slower with it)."""
     mask = nsub - 1
     whole = n - n % SUBS
     for k in range(0, whole, SUBS):
@@ -52,28 +67,12 @@ def _tally(h, c, n, nsub, width, src, at):
         h[np.uint64(c[k]) + np.uint64((k & mask) * width)] += 1
 
 
-#: values :func:`_runs` looks at a time for a run of one value. 100M uint16 words into 65536
+#: values :func:`_tally` looks at a time for a run of one value. 100M uint16 words into 65536
 #: counters, one thread, uniform / narrow / constant (benchmarks/cpu_runs.py): on the H200
 #: host's Xeon 132.0 / 68.9 / 261.9 ms a point at a time, 164.4 / 103.6 / 45.6 in runs of 512,
 #: 129.6 / 68.4 / 33.6 in runs of 4096; on the AMD EPYC VM 71.6 / 53.5 / 29.3, 72.4 / 55.1 / 8.0
 #: and 73.8 / 55.9 / 10.9
 RUN = 4096
-
-
-@njit(inline="always")
-def _runs(h, c, n):
-    """h[c[k]] += 1 for k < n, a point at a time, except that RUN values all alike are added
-    at once (:func:`_one_bin`). A run of one value is otherwise one chain of adds to one
-    counter: on the H200 host's Xeon 200M constant uint8 by pairs took 252 ms on one thread
-    against 118 uniform (the AMD EPYC VM keeps such a chain fast)."""
-    for b in range(0, n, RUN):
-        d = c[b:min(n, b + RUN)]  # indices from 0: no negative-index checks
-        v = _one_bin(d, d.size, -1)
-        if v >= 0:
-            h[np.uint64(v)] += d.size
-            continue
-        for k in range(d.size):
-            h[np.uint64(d[k])] += 1
 
 
 @njit(inline="always")
