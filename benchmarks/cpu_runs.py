@@ -38,7 +38,7 @@ def runs_of(run):
         n = c.size
         for b in range(0, n, run):
             d = c[b:min(n, b + run)]
-            v = count1d._one_bin(d, d.size, -1)
+            v = count1d._one_bin(d, d.size)
             if v >= 0:
                 h[np.uint64(v)] += d.size
                 continue

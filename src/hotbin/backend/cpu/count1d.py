@@ -39,10 +39,11 @@ def _tally(h, c, n, nsub, width, src, at):
     interleaved copies of ``width`` counters, SUBS points a step (:func:`_copies`), or with
     one copy a point at a time (a run of some values then chains less than in the unrolled
     step: 20M uint16 words into 65536 counters, all alike, 11.0 ms a point at a time, 34.4
-    unrolled; uniform 14.6 / 14.1)."""
+    unrolled; uniform 14.6 / 14.1). Returns the value all of the last run are, else -1."""
+    v = np.int64(-1)
     for b in range(0, n, RUN):
         d = c[b:min(n, b + RUN)]  # indices from 0: no negative-index checks
-        v = _one_bin(d, d.size, -1)
+        v = _one_bin(d, d.size)
         if v >= 0:
             h[np.uint64(v)] += d.size
         elif nsub == 1:
@@ -50,6 +51,7 @@ def _tally(h, c, n, nsub, width, src, at):
                 h[np.uint64(d[k])] += 1
         else:
             _copies(h, d, d.size, nsub, width, src, at + b)
+    return v
 
 
 @njit(inline="always")
@@ -87,11 +89,10 @@ def _alike(c, m, v):
 
 
 @njit(inline="always")
-def _one_bin(cx, m, nb):
-    """The value that all of cx[:m] are (not nb: none; -1 for none excluded), else -1; three
-    looked at first."""
+def _one_bin(cx, m):
+    """The value that all of cx[:m] are, else -1; three looked at first."""
     c = cx[0]
-    if (c == nb) | (cx[m - 1] != c) | (cx[m >> 1] != c) or not _alike(cx, m, c):
+    if (cx[m - 1] != c) | (cx[m >> 1] != c) or not _alike(cx, m, c):
         return -1
     return np.int64(c)
 
@@ -116,8 +117,8 @@ def part_count1(x, r, start, stop, h, nsub, cx):
             h[one] += m
             continue
         codes(x[b:b + m], r, cx)
-        _tally(h, cx, m, nsub, nb + 1, x, b + at)
-        one = _one_bin(cx, m, nb)
+        v = _tally(h, cx, m, nsub, nb + 1, x, b + at)  # m <= RUN: v is the block's one bin
+        one = v if v != nb else np.int64(-1)
 
 
 @njit(inline="always")
