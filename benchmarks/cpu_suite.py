@@ -99,6 +99,7 @@ def main(argv=None):
     repeat = 3 if args.quick else 11
     rng = np.random.default_rng(1)
     bw = read_bandwidth(8 * n)  # the machine's, for the heading; each case's floor: paired()
+    probe0 = floor_cpu.probe_text()
     threads = parallel.threads()
     rows = []
 
@@ -149,7 +150,8 @@ def main(argv=None):
 
     head = (f"CPU suite, {datetime.date.today()}, {floor_cpu.cpu_model()}, "
             f"{os.cpu_count()} cores, hotbin threads {threads}, numpy {np.__version__}, "
-            f"numba {numba.__version__}; measured parallel read bandwidth {bw / 1e9:.1f} GB/s")
+            f"numba {numba.__version__}; measured parallel read bandwidth {bw / 1e9:.1f} GB/s; "
+            f"core probe (floor_cpu.core_probe) before: {probe0}; after: {floor_cpu.probe_text()}")
     lines = [head, "", "`ratio`: the implementation's time over hotbin's (all threads); for the "
              "floor, hotbin's time over the floor (issue #18 wants <= 1.5).", "",
              "| work | implementation | time (ms) | GB/s of input | ratio |",

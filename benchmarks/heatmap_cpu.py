@@ -150,7 +150,8 @@ def main(argv=None):
     lines = [f"# CPU heatmap (C2): {args.n / 1e6:g}M float32 points, {SIZE}x{SIZE}",
              "",
              f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. "
-             f"Machine: {machine()}. Load average before: {os.getloadavg()[0]:.2f}.",
+             f"Machine: {machine()}. Load average before: {os.getloadavg()[0]:.2f}; "
+             f"core probe (floor_cpu.core_probe): {floor_cpu.probe_text()}.",
              "",
              "Medians of interleaved rounds, milliseconds (lower is better); `vs ds` = datashader's "
              "time over this one (C2 wants hotbin >= 3x). `cells != numpy`: cells whose count differs "
@@ -172,7 +173,7 @@ def main(argv=None):
         lines.append("")
         rows.append((hot, med, ds_t, floor))
         print("\n".join(lines[-len(med) - 5:]), flush=True)
-    lines.append(f"Load average after: {os.getloadavg()[0]:.2f}.")
+    lines.append(f"Load average after: {os.getloadavg()[0]:.2f}; core probe: {floor_cpu.probe_text()}.")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
