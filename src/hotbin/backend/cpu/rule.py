@@ -65,17 +65,20 @@ def codes(v, r, out):
     nb = e.size - 1
     top = nb - 1.0
     none = np.float64(nb)
+    # SCALED: lo is 0, so an x inside the edges has x * scale >= 0, and converting it to an
+    # integer (truncating) is its floor (50M float64 into 256 bins, the codes alone, one core:
+    # 0.18 -> 0.15 ns a value without the floor)
     if mode == SCALED32:
-        sc32, top32, zero, none32 = np.float32(scale), np.float32(top), np.float32(0.0), np.float32(nb)
+        sc32, top32, zero = np.float32(scale), np.float32(top), np.float32(0.0)
         for k in range(v.size):
             x = v[k]
             ok = (x >= e0) & (x <= en)
-            out[k] = np.int32(min(np.floor(x * sc32 if ok else zero), top32) if ok else none32)
+            out[k] = np.int32(min(x * sc32 if ok else zero, top32)) if ok else np.int32(nb)
     elif mode == SCALED:
         for k in range(v.size):
             x = v[k]
             ok = (x >= e0) & (x <= en)
-            out[k] = np.int32(min(np.floor(x * scale if ok else 0.0), top) if ok else none)
+            out[k] = np.int32(min(x * scale if ok else 0.0, top)) if ok else np.int32(nb)
     elif mode == LINEAR32:  # all in float32 (8 lanes): the guess, the edges, the compares
         lo32, sc32, s32 = np.float32(lo), np.float32(scale), np.float32(step)
         top32, none32 = np.float32(top), np.float32(nb)
