@@ -81,10 +81,20 @@ def _tally_l1(codes, h, reps):
                 h[np.uint64(codes[k + j]) + np.uint64(j * 257)] += 1
 
 
+@njit(cache=True)
+def _chain(n):
+    """A dependent chain of n multiply-xor steps: its time is latency, not throughput."""
+    x = np.uint64(1)
+    for i in range(n):
+        x = (x * np.uint64(3)) ^ np.uint64(i)
+    return x
+
+
 def core_probe(rounds: int = 5) -> tuple[float, float]:
     """How busy this core's pipeline is now: (ns a value of an add loop in L1 on one thread,
     ns an iteration of a dependent integer chain), best of ``rounds``. On a shared host the
-    first moves with what else runs on the core (an SMT sibling) and the second does not: on
+    first moves with whatever else uses the core's pipeline (a guest on its other hardware
+    thread, as far as this probe can tell) and the second, latency-bound, barely does: on
     the 2-vCPU AMD EPYC VM, 2026-12-03, the adds took 0.29-0.47 ns a value within minutes
     while the chain stayed at 0.56-0.61 ns, and the kernels' times moved with the adds (the
     read floor does not). Benchmarks print it so a slow run can be told from a slow change."""
@@ -101,14 +111,6 @@ def core_probe(rounds: int = 5) -> tuple[float, float]:
         _chain(5_000_000)
         chain.append((time.perf_counter() - t) / 5e6 * 1e9)
     return min(adds), min(chain)
-
-
-@njit(cache=True)
-def _chain(n):
-    x = np.uint64(1)
-    for i in range(n):
-        x = (x * np.uint64(3)) ^ np.uint64(i)
-    return x
 
 
 def probe_text() -> str:
