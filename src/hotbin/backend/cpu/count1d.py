@@ -198,26 +198,40 @@ def lut_counts(a, kd, rule):
     return fold_values(_raw_counts(a, kd, u, nvals, nsub), value_table(rule, kd), rule.nbins)
 
 
+class _Folds:
+    """uint32 partials ``part`` and their int64 total: :meth:`room` before counting n more
+    values into ``part`` folds it (``fold(part)``: its int64 sums) into the total and zeroes
+    it when the values since the last fold could pass FOLD_AT; :meth:`total` folds the rest.
+    Once a call, not after each chunk: 200M uint8 by pairs on the H200 host's 16-core Xeon, 16
+    threads, spent 3.2-4.1 ms of its call outside the kernel with a fold after each of its 4
+    chunks, 1.6-1.8 with one (benchmarks/cpu_call_parts.py)."""
+
+    def __init__(self, part, fold):
+        self.part, self.fold = part, fold
+        self.done, self.since = 0, 0
+
+    def room(self, n):
+        if self.since + n > FOLD_AT:
+            self.done = self.done + self.fold(self.part)
+            self.part[:] = 0
+            self.since = 0
+        self.since += n
+
+    def total(self):
+        return self.done + self.fold(self.part)
+
+
 def _raw_counts(a, kd, u, nvals, nsub, view=None):
     """int64 counts of the ``nvals`` raw values of ``a`` (:func:`_count_values`, ``nsub``
-    interleaved copies, each PAD bytes longer); ``view(c)``: what of each chunk ``c`` (as
-    ``u``) to count, in its own dtype (the caller counts the rest). The partials are folded
-    when the values counted since the last fold could pass FOLD_AT, not after each chunk: 200M
-    uint8 by pairs on the H200 host's 16-core Xeon, 16 threads, spent 3.2-4.1 ms of its call
-    outside the kernel with a fold after each of its 4 chunks, 1.6-1.8 with one
-    (benchmarks/cpu_call_parts.py)."""
+    interleaved copies, each PAD bytes longer, folded as :class:`_Folds` folds); ``view(c)``:
+    what of each chunk ``c`` (as ``u``) to count, in its own dtype (the caller counts the rest)."""
     part = np.zeros((nparts(a.size, nvals * 4 * nsub), nsub, nvals + PAD // 4), np.uint32)
-    total = np.zeros(nvals, np.int64)
-    since = 0
+    folds = _Folds(part, lambda p: p.sum(axis=(0, 1), dtype=np.int64)[:nvals])
     for (c,) in chunks([a], [kd]):
         v = c.view(u) if view is None else view(c.view(u))
-        if since + v.size > FOLD_AT:
-            total += part.sum(axis=(0, 1), dtype=np.int64)[:nvals]
-            part[:] = 0
-            since = 0
+        folds.room(v.size)
         _count_values(v.size, v, part)
-        since += v.size
-    return total + part.sum(axis=(0, 1), dtype=np.int64)[:nvals]
+    return folds.total()
 
 
 def _byte_pairs(a, kd, u):
@@ -244,30 +258,21 @@ def _byte_pairs(a, kd, u):
 
 def counts_1d(a, kd, rule):
     """1-D counts: int32 codes a block at a time into interleaved uint32 copies of the bins
-    (:func:`part_count1`), folded into int64 as :func:`_raw_counts` folds."""
+    (:func:`part_count1`), folded into int64 as :class:`_Folds` folds."""
     width = rule.nbins + 1
     nsub = copies(width)
     parts = nparts(a.size, width * 4 * nsub)
     out = np.zeros((parts, nsub * width + PAD // 4), np.uint32)
-    total = np.zeros(width, np.int64)
+    folds = _Folds(out, lambda o: o.sum(axis=0, dtype=np.int64)[:nsub * width].reshape(nsub, width)
+                   .sum(axis=0))
     r = rule_args(rule, kd)
-    since = 0
     for (c,) in chunks([a], [kd]):
         n = c.size
-        if since + n > FOLD_AT:
-            total += _fold(out, nsub, width)
-            out[:] = 0
-            since = 0
+        folds.room(n)
         step = (n + parts - 1) // parts
         each(n, parts, lambda p: part_count1(c, r, p * step, min(n, (p + 1) * step), out[p], nsub,
                                              np.empty(BLOCK, np.int32)))
-        since += n
-    return (total + _fold(out, nsub, width))[:rule.nbins]
-
-
-def _fold(out, nsub, width):
-    """int64 sums of the rows of ``out``'s ``nsub`` copies of ``width`` counters."""
-    return out.sum(axis=0, dtype=np.int64)[:nsub * width].reshape(nsub, width).sum(axis=0)
+    return folds.total()[:rule.nbins]
 
 
 def sums_1d(a, kd, rule, weights, dt: np.dtype, wdt: np.dtype):
