@@ -17,9 +17,12 @@ RNG = np.random.default_rng(18)
 
 
 def _edge_values(e, dt, n):
-    """The edges, their float neighbours either side and uniform values, ``n`` of them."""
+    """The edges, their neighbours either side (floats, or integers) and uniform values, ``n`` of them."""
     e = e.astype(dt)
-    near = np.concatenate([e, np.nextafter(e, dt(-np.inf)), np.nextafter(e, dt(np.inf))])
+    if np.dtype(dt).kind in "iu":
+        near = np.concatenate([e, e - 1, e + 1])
+    else:
+        near = np.concatenate([e, np.nextafter(e, dt(-np.inf)), np.nextafter(e, dt(np.inf))])
     lo, hi = float(e[0]), float(e[-1])
     fill = RNG.uniform(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo), n).astype(dt)
     out = np.concatenate([np.tile(near, -(-n // near.size))[:n // 2], fill])[:n]
@@ -42,9 +45,20 @@ CASES = [  # dtype, bins, range (None: from the data), the finder the rule must 
     # float32 ends where one rounding (float64, then cast) and two (float32 arithmetic)
     # give different edges (222 of them): only the float32 arithmetic is right
     (np.float32, 435, np.float32([-13.031572, 14.139103]), cpu_rule.LINEAR32),
-    (np.float32, 37, (-1.3, 2.1), cpu_rule.NEAR),
+    # float32 edges NumPy's linspace computed in float64 from the range's Python floats:
+    # recomputed from that float64 start (BinRule.span), not from the float32 first edge
+    (np.float32, 37, (-1.3, 2.1), cpu_rule.LINEAR),
+    (np.float32, 256, (-3.1, 259.7), cpu_rule.LINEAR),
+    (np.float32, 1024, (-74.05, -73.75), cpu_rule.LINEAR),
     (np.float16, 10, None, cpu_rule.NEAR),
+    (np.float16, 37, (-1.3, 2.1), cpu_rule.NEAR),
     (np.float64, np.array([-1.0, 0.0, 0.5, 2.0, 2.0000001]), None, cpu_rule.SEARCH),
+    (np.float64, np.logspace(-2, 2, 301), None, cpu_rule.SEARCH),  # more than one SEARCH_LANES block
+    (np.float32, np.logspace(-2, 2, 1001), None, cpu_rule.SEARCH),  # float32 values, float64 edges
+    (np.float64, np.array([0.0, 1.0, 1.0, 1.0, 2.0, 3.0, 3.0]), None, cpu_rule.SEARCH),  # repeated edges
+    (np.float64, np.array([-0.5, 0.25]), None, cpu_rule.SEARCH),  # one bin: no halving
+    (np.float64, np.array([-0.5, 0.25, 0.5]), None, cpu_rule.SEARCH),
+    (np.int64, np.array([-7, -2, 0, 3, 3, 10, 1000]), None, cpu_rule.SEARCH),
 ]
 
 

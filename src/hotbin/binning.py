@@ -10,6 +10,7 @@ one NumPy compares in (see :mod:`hotbin.binrule`). Heatmap cells
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import operator
@@ -143,8 +144,11 @@ def _uniform_rule(dt, n, klo, lo, khi, hi) -> BinRule:
     edges.flags.writeable = False
     rule = _rule(edges, edges.dtype, True)
     exact = None if lo == hi else _exact_ends(dt, lo, hi, rule.cmp)
-    return rule if exact is None else BinRule(edges=rule.edges, cmp=rule.cmp, uniform=rule.uniform,
-                                              exact=exact)
+    # float32 edges of a range of Python numbers: linspace ran in float64 from its bounds
+    span = (float(lo), float(hi)) if rule.cmp.dtype == np.float32 and lo != hi else None
+    if exact is None and span is None:
+        return rule
+    return dataclasses.replace(rule, exact=exact, span=span)
 
 
 def _exact_ends(dt, lo, hi, cmp) -> tuple | None:

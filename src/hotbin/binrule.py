@@ -54,6 +54,11 @@ class BinRule:
     #: ends of magnitude 2**53 or more (see :attr:`exact_bins`). None when the
     #: float64 test is already exact.
     exact: tuple | None = None
+    #: ``(lo, hi)``, the range as given, in float64; or None. For float32 edges NumPy's
+    #: ``linspace`` ran in float64 from these (float32 data over a range of Python
+    #: numbers), not from the float32 first edge: a hint for :attr:`linear`, which checks
+    #: it bit for bit
+    span: tuple | None = None
 
     def __post_init__(self):
         # No rule may cost O(bins) per value: a guess that overflows (scale 0) or
@@ -102,38 +107,49 @@ class BinRule:
         """
         if not self.uniform:
             return np.inf
+        return self._slack_from(self.lo)
+
+    def _slack_from(self, lo: float) -> float:
+        """:attr:`slack` of the guess ``(float64(v) - lo) * scale``."""
         with np.errstate(all="ignore"):
-            t = (self.kernel_cmp.astype(np.float64) - self.lo) * self.scale
+            t = (self.kernel_cmp.astype(np.float64) - lo) * self.scale
             return float(np.max(np.abs(t - np.arange(t.size))))
 
     @functools.cached_property
-    def linear(self) -> tuple[float, bool] | None:
-        """``(step, f32)`` when every interior edge is exactly ``i * step + lo`` computed in
-        float64 and cast to ``cmp.dtype`` (``f32`` False), or computed in float32 (``f32``
+    def linear(self) -> tuple[float, float, bool] | None:
+        """``(lo, step, f32)`` when every interior edge is exactly ``i * step + lo`` computed
+        in float64 and cast to ``cmp.dtype`` (``f32`` False), or computed in float32 (``f32``
         True: ``float32(float32(i) * step) + lo`` rounded at each step); else None.
-        float32 and float64 rules only.
+        float32 and float64 rules only. ``lo`` is the first edge, or for float32 edges
+        from a float64 :attr:`span` that span's start, which kernels then guess from too.
 
         NumPy's ``linspace`` computes its edges one of those ways (float32 arithmetic
-        when the ends are float32 scalars, as ranges found from float32 data are), so
-        for those rules a kernel can recompute any edge instead of loading it (the last
-        edge is the closed end, compared separately). Checked bit for bit here, once
-        per rule, and only offered when the guess is off by at most one bin (``slack <
-        1``), so one correction step each way suffices.
+        when the ends are float32 scalars, as ranges found from float32 data are; float64
+        from a range of Python numbers), so for those rules a kernel can recompute any edge
+        instead of loading it (the last edge is the closed end, compared separately).
+        Checked bit for bit here, once per rule, and only offered when the guess from
+        ``lo`` is within half a bin of every edge (its slack < 1/2), so the edge nearest the
+        guess and one compare find the bin (:mod:`hotbin.backend.cpu.rule`).
         """
         dt = self.cmp.dtype
-        if not self.uniform or dt not in (np.float32, np.float64) or self.slack >= 1:
+        if not self.uniform or dt not in (np.float32, np.float64):
             return None
         n = self.nbins
         first, last = self.edges[0], self.edges[-1]
         i = np.arange(n, dtype=np.float64)
         with np.errstate(all="ignore"):
             step = (float(last) - float(first)) / n
-            if dt == np.float32:  # float32 arithmetic first: kernels then need no float64
+            if dt == np.float32 and self.slack < 0.5:  # float32 arithmetic first: kernels need no float64
                 for s32 in ((np.float32(last) - np.float32(first)) / np.float32(n), np.float32(step)):
                     if np.array_equal(i.astype(np.float32) * s32 + np.float32(self.lo), self.cmp[:n]):
-                        return float(s32), True
-            if np.array_equal((i * step + self.lo).astype(dt), self.cmp[:n]):
-                return step, False
+                        return self.lo, float(s32), True
+            starts = [(self.lo, step)]
+            if dt == np.float32 and self.span is not None:
+                lo, hi = self.span
+                starts.append((lo, (hi - lo) / n))
+            for lo, step in starts:
+                if self._slack_from(lo) < 0.5 and np.array_equal((i * step + lo).astype(dt), self.cmp[:n]):
+                    return lo, step, False
         return None
 
     @functools.cached_property
