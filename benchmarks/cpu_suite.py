@@ -68,10 +68,17 @@ def one_thread(fn):
 
 
 def anchors_1d(a, bins, rng_):
+    """NumPy, fast-histogram and boost-histogram on the case; ``bins`` edges (``rng_`` None):
+    boost-histogram's Variable axis; a range from the data (``bins`` an int, ``rng_`` None):
+    the anchors get the data's range, found outside their time."""
     out = {"numpy": lambda: np.histogram(a, bins, rng_)[0]}
+    edges = np.ndim(bins) == 1
+    if rng_ is None and not edges:
+        rng_ = (a.min(), a.max())
     try:
         import fast_histogram as fh
-        out["fast-histogram"] = lambda: fh.histogram1d(a, bins, rng_)
+        if not edges:
+            out["fast-histogram"] = lambda: fh.histogram1d(a, bins, rng_)
     except ImportError:
         pass
     try:
@@ -79,7 +86,7 @@ def anchors_1d(a, bins, rng_):
         threads = parallel.threads()
 
         def boost(t):
-            h = bh.Histogram(bh.axis.Regular(bins, *rng_))
+            h = bh.Histogram(bh.axis.Variable(bins) if edges else bh.axis.Regular(bins, *rng_))
             h.fill(a, threads=t)
             return h.view()
         out["boost-histogram (1 thread)"] = lambda: boost(1)
@@ -114,7 +121,7 @@ def main(argv=None):
         row(work, f"hotbin cpu ({threads} threads)", t, a.nbytes)
         row(work, "hotbin cpu (1 thread)", timeit(one_thread(ours), repeat), a.nbytes, t)
         for name, fn in (anchors_1d(a, bins, rng_) if anchors else {}).items():
-            bad = int(np.count_nonzero(np.asarray(fn()).reshape(-1)[:bins] != want))
+            bad = int(np.count_nonzero(np.asarray(fn()).reshape(-1)[:want.size] != want))
             if bad:  # an anchor that is not edge-exact: reported, not asserted
                 name += f" ({bad} bins differ from numpy)"
             row(work, name, timeit(fn, 3 if name == "numpy" else repeat), a.nbytes, t)
@@ -131,6 +138,15 @@ def main(argv=None):
          (rng.integers(0, 256, n) / 256).astype(np.float32), 256, (0, 1))
     case(f"{n / 1e6:.0f}M float32, whole numbers 0-99, 100 unit bins",
          rng.integers(0, 100, n).astype(np.float32), 100, (0, 100))
+    # what users pass besides a (0, 2**k) range: float32 data over a range of Python floats
+    # (edges NumPy computes in float64), a range from the data, edges of their own
+    case(f"{n / 1e6:.0f}M float32, 256 bins over (-3.1, 259.7), uniform",
+         (rng.random(n) * 256).astype(np.float32), 256, (-3.1, 259.7))
+    case(f"{n / 1e6:.0f}M float64 normal, 256 bins over its min..max (found in the call)",
+         rng.normal(size=n), 256, None)
+    m = n // 5
+    case(f"{m / 1e6:.0f}M float64 lognormal, 256 log-spaced edges (bins an array)",
+         rng.lognormal(size=m), np.logspace(-2, 2, 257), None)
     # 8-bit images: the value-table path
     for dist, a8 in {"uniform": rng.integers(0, 256, 4 * n, dtype=np.uint8),
                      "constant": np.full(4 * n, 77, np.uint8)}.items():
