@@ -9,7 +9,7 @@ import pytest
 
 import hotbin
 from hotbin.backend.cpu import rule as cpu_rule
-from hotbin.backend.cpu import small
+from hotbin.backend.cpu import reduce, small
 from hotbin.backend.cpu.reduce import minmax
 from hotbin.binning import cell_rule, histogram_rule
 
@@ -180,3 +180,51 @@ def test_cells2_matches_each_axis(ax, ay):
             want = np.where((bx >= 0) & (by >= 0), bx * ny + by, none)
             np.testing.assert_array_equal(out, want)
             assert dropped == np.count_nonzero(want == none)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
+                                np.uint8, np.uint16, np.uint32, np.uint64])
+def test_minmax_matches_numpy(dt):
+    """The cpu range (sortable integer keys for floats, reduce.py) against NumPy's min and max:
+    NaN anywhere, infinities, the dtype's extremes, all negative, strided and byte-swapped
+    (NumPy's path), small (NumPy's) and large enough for the kernel."""
+    n = 2 * reduce.KERNEL_FROM + 3
+    kind = np.dtype(dt).kind
+    cases = []
+    for c in range(6):
+        if kind == "f":
+            a = (RNG.normal(size=n) * 100).astype(dt)
+            if c in (1, 5):  # a NaN, its sign bit clear or set (keys above inf, below -inf)
+                a[RNG.integers(n)] = np.copysign(np.nan, 1 - c)
+            elif c == 2:
+                a[5], a[-7] = np.inf, -np.inf
+            elif c == 3:
+                a[9], a[-11], a[12] = np.finfo(dt).max, -np.finfo(dt).max, np.finfo(dt).tiny
+            elif c == 4:
+                a = -np.abs(a) - 1
+        else:
+            info = np.iinfo(dt)
+            a = RNG.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+            if c == 1:
+                a[3], a[-4] = info.min, info.max
+            elif c == 2 and info.min < 0:
+                a = RNG.integers(info.min, 0, n, dtype=dt)
+        cases += [a, a[::3], a.astype(a.dtype.newbyteorder(">")), a[:100]]
+    for a in cases:
+        lo, hi = minmax(a)
+        assert type(lo) is a.dtype.type and type(hi) is a.dtype.type
+        if kind == "f" and np.isnan(a).any():
+            assert np.isnan(lo) and np.isnan(hi)
+        else:
+            assert (lo, hi) == (a.min(), a.max())
+
+
+def test_minmax_zeros_of_both_signs():
+    """NumPy's min of -0.0 and 0.0 depends on their order; the kernel's is -0.0 (max 0.0)."""
+    a = np.abs(RNG.normal(size=2 * reduce.KERNEL_FROM))
+    a[7], a[8] = 0.0, -0.0
+    lo, hi = minmax(a)
+    assert lo == 0 and np.signbit(lo)
+    a = -a
+    lo, hi = minmax(a)
+    assert hi == 0 and not np.signbit(hi)

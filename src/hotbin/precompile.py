@@ -41,6 +41,7 @@ def work(family=None):
 
     import hotbin
     from hotbin.backend.cpu.banded import BAND_MIN_POINTS
+    from hotbin.backend.cpu.reduce import KERNEL_FROM
 
     rng = np.random.default_rng(0)
     n = 1 << 15
@@ -48,6 +49,7 @@ def work(family=None):
     f32 = f64.astype(np.float32)
     i64 = rng.integers(0, 1000, n)
     big = rng.normal(size=BAND_MIN_POINTS + 1)
+    wide = rng.normal(size=KERNEL_FROM)  # the ranges of this many values are found by a kernel
     rgb = rng.integers(0, 256, (128, 256, 3), dtype=np.uint8)
     # a range from the data gives float64 edges (numpy.histogram2d's); a given range, edges in
     # the points' dtype: two rule types per dtype
@@ -58,7 +60,8 @@ def work(family=None):
                 for agg in ("sum", "mean", "max", "var")]
 
     calls = [
-        ("other", "histogram float64, range from the data", lambda: hotbin.histogram(f64, 256)),
+        ("other", "histogram float64 / float32, range from the data (reduce.KERNEL_FROM values)", lambda: [
+            hotbin.histogram(a, 256) for a in (wide, wide.astype(np.float32))]),
         ("other", "histogram float64 / float32 / int64 / int32, a range", lambda: [
             hotbin.histogram(a, 100, (-4, 4)) for a in (f64, f32, i64, i64.astype(np.int32))]),
         ("other", "histogram uint8 / uint16 / int16", lambda: [
