@@ -3,7 +3,7 @@ they replaced (kept here): LINEAR's guess corrected each way against two compute
 (before) and the nearest edge with one compare (now); SEARCH a value at a time (before) and a
 block of values in step (now).
 
-One thread, values already in cache (2**20 of them), ns a value, the best of the rounds; every
+One thread, values already in cache (2**20 of them), ns a value, the median of the rounds; every
 answer checked against :meth:`hotbin.binning.BinRule.index`. LINEAR: 256 bins over
 (-3.1, 259.7), float64 values, and float32 values (float32 edges NumPy computes in float64);
 LINEAR32: float32 values over a float32 range. SEARCH: log-spaced edges of several counts,
@@ -14,7 +14,6 @@ lognormal values.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from hotbin._jit import njit
 from hotbin.backend.cpu import rule as R
 from hotbin.binning import histogram_rule
 
+from cpu_suite import timeit
 from floor_cpu import cpu_model
 
 
@@ -83,21 +83,11 @@ def search_each(v, r, out):
         out[k] = a
 
 
-def best_ns(fn, x, t, out, rounds):
-    fn(x, t, out)
-    best = float("inf")
-    for _ in range(rounds):
-        s = time.perf_counter()
-        fn(x, t, out)
-        best = min(best, time.perf_counter() - s)
-    return best / x.size * 1e9
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=20)
     args = ap.parse_args(argv)
-    print(f"CPU: {cpu_model()}; one thread; 2**20 values in cache; ns a value, best of {args.rounds}")
+    print(f"CPU: {cpu_model()}; one thread; 2**20 values in cache; ns a value, medians of {args.rounds}")
     rng = np.random.default_rng(1)
     n = 1 << 20
     u = rng.random(n) * 263 - 3.2
@@ -119,7 +109,7 @@ def main(argv=None):
         out = np.empty(n, np.int32)
         times = {}
         for way, fn in (("before", before), ("now", R.codes)):
-            times[way] = best_ns(fn, x, t, out, args.rounds)
+            times[way] = timeit(lambda: fn(x, t, out), args.rounds) / n * 1e9
             assert np.array_equal(out, want), (name, way)
         print(f"{name:42} before {times['before']:6.3f}  now {times['now']:6.3f}  "
               f"({times['before'] / times['now']:.2f}x)", flush=True)
