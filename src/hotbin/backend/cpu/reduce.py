@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .chunks import readonly
+from .chunks import kernel_dtype, readonly
 from .parallel import Kernel, each, nparts
 
 __all__ = ["minmax"]
@@ -59,6 +59,7 @@ def minmax(a):
     """``(lo, hi)`` as scalars of ``a.dtype``; NaN, NaN when ``a`` holds a NaN (non-empty ``a``)."""
     a = np.asarray(a)
     dt = a.dtype
+    kernel_dtype(dt)  # the dtypes the cpu backend takes (else a TypeError)
     if a.size < KERNEL_FROM or not a.flags.c_contiguous:  # NumPy reads strides in place
         return dt.type(a.min()), dt.type(a.max())
     if dt not in _KEYS or not dt.isnative:

@@ -22,7 +22,7 @@ found (``mode``):
   the last bin, is then bit for bit what LINEAR finds, 25 % faster (50M float64 into 256
   bins over (0, 1), one thread of the 2-core AMD EPYC VM, with the adds: 41.4 -> 31.0 ms).
 
-LINEAR and NEAR are branch-free and cost the same wherever values fall: whole numbers,
+LINEAR, NEAR and SEARCH are branch-free and cost the same wherever values fall: whole numbers,
 values on edges and constants on an edge cost what uniform data costs (issue #18).
 The guess ``t(v) = (v - lo) * scale`` is monotone in ``v`` and ``|t(e[i]) - i| <= slack``
 at every edge, so a value of bin ``b`` (``e[b] <= v < e[b + 1]``) has
@@ -120,7 +120,8 @@ def _search(v, e, out, at):
     a branch. A search a value at a time waited on each load in turn and mispredicted about
     half its branches: 256 log-spaced bins, float64, one core of the AMD EPYC VM, 36 -> 4.6 ns
     a value (benchmarks/cpu_codes.py); 10M lognormal values into 256 log-spaced bins, 2 threads:
-    181-184 -> 28-32 ms, boost-histogram's Variable axis 185-199. ``at`` (float64, as long as
+    181-184 -> 28-63 ms (the loop is scalar: it slows with a busy core), boost-histogram's
+    Variable axis 185-199. ``at`` (float64, as long as
     ``v``) holds each value's ``a``: in integers LLVM's x86 cmov converter turned the pick back
     into a branch on the H200 host's Xeon (emeraldrapids: 55 ns a value at 256 bins); a float
     pick is a masked move, which it leaves alone."""
@@ -160,8 +161,8 @@ def _linear(x, e0, en, lo, scale, step, top, is32=False):
     (the module's docstring says why). One edge and one compare where the guess corrected
     each way took two: the codes alone, 256 bins over (-3.1, 259.7), one core of the AMD
     EPYC VM, float64 0.47 -> 0.31 ns a value, float32 values and edges 0.68 -> 0.47, LINEAR32
-    0.24 -> 0.14 (benchmarks/cpu_codes.py). A
-    value outside the edges (NaN too) gets any bin: callers replace it where ``ok`` is false."""
+    0.24 -> 0.14 (benchmarks/cpu_codes.py). A value outside the edges (NaN too) gets any
+    bin: callers replace it where ``ok`` is false."""
     ok = (x >= e0) & (x <= en)
     r = np.rint((x - lo) * scale)
     a = r * step + lo
