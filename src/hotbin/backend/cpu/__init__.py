@@ -13,7 +13,7 @@ The protocol surface of :mod:`hotbin.backend`; the work is in the modules:
 ``values``     the [value, n] accumulators of mean, min and max, and their merge
 ``banded``     2-D values on grids beyond the caches: points sorted by band of cells
 ``rule``       the bin rule fused into kernels (no index array)
-``reduce``     minmax (NumPy on every thread)
+``reduce``     minmax, floats as sortable integer keys (the kernel: ``ends``)
 ``scan``       prefix sums in the shared block order (:mod:`hotbin.scan_order`)
 ``luma``       the fused luma histogram of RGB(A) images
 ``chunks``     contiguous native-endian pieces of any input, bounded memory

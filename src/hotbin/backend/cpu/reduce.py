@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .chunks import kernel_dtype, readonly
-from .parallel import Kernel, each, nparts
+from .parallel import each, nparts
 
 __all__ = ["minmax"]
 
@@ -36,25 +36,6 @@ _KEYS = {np.dtype(np.float64): np.dtype(np.int64), np.dtype(np.float32): np.dtyp
          np.dtype(np.int64): np.dtype(np.int64), np.dtype(np.int32): np.dtype(np.int32)}
 
 
-@Kernel
-def _ends(a, rest, shift, out, t, nt):
-    """out[p] = (least, greatest) of part p of the integers ``a``, each ``v`` read as
-    ``v ^ ((v >> shift) & rest)``: ``rest`` all but the sign bit for a float's sortable key,
-    0 for integers."""
-    parts = out.shape[0]
-    n = a.size
-    step = (n + parts - 1) // parts
-    for p in range(t, parts, nt):
-        src = a[p * step:min(n, (p + 1) * step)]  # indices from 0: no negative-index checks
-        lo = hi = src[0] ^ ((src[0] >> shift) & rest)
-        for k in range(src.size):
-            v = src[k] ^ ((src[k] >> shift) & rest)
-            lo = min(lo, v)
-            hi = max(hi, v)
-        out[p, 0] = lo
-        out[p, 1] = hi
-
-
 def minmax(a):
     """``(lo, hi)`` as scalars of ``a.dtype``; NaN, NaN when ``a`` holds a NaN (non-empty ``a``)."""
     a = np.asarray(a)
@@ -64,11 +45,13 @@ def minmax(a):
         return dt.type(a.min()), dt.type(a.max())
     if dt not in _KEYS or not dt.isnative:
         return _pieces(a.reshape(-1))
+    from .ends import ends  # numba: not imported by small calls
+
     key = _KEYS[dt]
     flat = readonly(a.reshape(-1).view(key))
     out = np.empty((nparts(flat.size, 0), 2), key)
     rest = np.iinfo(key).max if dt.kind == "f" else 0
-    _ends(flat.size, flat, key.type(rest), key.type(8 * key.itemsize - 1), out)
+    ends(flat.size, flat, key.type(rest), key.type(8 * key.itemsize - 1), out)
     lo, hi = out[:, 0].min(), out[:, 1].max()
     if dt.kind != "f":
         return dt.type(lo), dt.type(hi)
