@@ -56,9 +56,10 @@ def minmax(a):
     if dt.kind != "f":
         return dt.type(lo), dt.type(hi)
     keys = np.array([lo, hi], key)
-    if keys[0] < _key(np.array(-np.inf, dt)) or keys[1] > _key(np.array(np.inf, dt)):
+    low, high = _flip(np.array([-np.inf, np.inf], dt).view(key))
+    if keys[0] < low or keys[1] > high:  # a NaN's key lies outside the infinities'
         return dt.type(np.nan), dt.type(np.nan)
-    return tuple(dt.type(v) for v in _unkey(keys, dt))
+    return tuple(dt.type(v) for v in _flip(keys).view(dt))
 
 
 def _pieces(flat):
@@ -75,12 +76,6 @@ def _pieces(flat):
     return dt.type(np.array(los, dt).min()), dt.type(np.array(his, dt).max())
 
 
-def _key(f: np.ndarray) -> np.ndarray:
-    """The sortable integer keys of the floats ``f``."""
-    b = f.view(_KEYS[f.dtype])  # a float dtype
+def _flip(b: np.ndarray) -> np.ndarray:
+    """Float bits (as signed integers) to sortable keys and back: the flip undoes itself."""
     return b ^ ((b >> (8 * b.itemsize - 1)) & np.iinfo(b.dtype).max)
-
-
-def _unkey(k: np.ndarray, dt: np.dtype) -> np.ndarray:
-    """The floats of dtype ``dt`` whose keys are ``k`` (the flip undoes itself)."""
-    return (k ^ ((k >> (8 * k.itemsize - 1)) & np.iinfo(k.dtype).max)).view(dt)
