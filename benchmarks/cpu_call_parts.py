@@ -6,7 +6,7 @@ what is left is the work around the kernel (partials zeroed and folded, threads 
 Every answer is checked against NumPy.
 
 * 200M uint8 (by pairs of bytes) and 50M uint16 into 256 bins, uniform / narrow / constant:
-  the kernel is count1d._count_values.
+  the kernel: its threaded region (count1d.share, the pieces of count1d.count_values).
 * Heatmaps of 20M float32 points on 1024^2 with 0 / 50 / 90 / 100 % in one cell (as
   heatmap_cpu.py): the kernel is hist._hist, the fold hist._fold.
 
@@ -94,7 +94,7 @@ def main(argv=None):
             top = 1 << (8 * a.itemsize)
             want = np.bincount(a, minlength=top).reshape(256, -1).sum(axis=1)
             measure(label, lambda: hotbin.histogram(a, 256, (0, top), backend="cpu")[0], want,
-                    [(count1d, "_count_values")], args.rounds)
+                    [(count1d, "share")], args.rounds)
             del a
         del data
     if args.only != "bytes":

@@ -74,3 +74,53 @@ def test_threads_never_share_kept_partials(rng):
         for t in ts:
             t.join()
         assert not errors, errors
+
+
+def test_share_gives_each_piece_once_and_more_to_a_faster_thread():
+    """parallel.share: every piece of range(n) once, to threads t < workers; a thread that is
+    slow on its pieces does fewer of them (the others take the next ones)."""
+    import time
+
+    from hotbin.backend.cpu import parallel
+    old = parallel.set_threads(3)
+    try:
+        for workers in (1, 2, 3):
+            seen = []
+            parallel.share(1_000_003, workers, lambda lo, hi, t: seen.append((lo, hi, t)), size=10_000)
+            spans = sorted((lo, hi) for lo, hi, _ in seen)
+            assert spans == [(lo, min(1_000_003, lo + 10_000)) for lo in range(0, 1_000_003, 10_000)]
+            assert {t for *_, t in seen} <= set(range(workers))
+
+        seen = []
+
+        def piece(lo, hi, t):
+            if t == 0:
+                time.sleep(0.02)
+            seen.append(t)
+        parallel.share(1 << 20, 2, piece, size=1 << 14)
+        assert len(seen) == 64 and seen.count(1) > 2 * seen.count(0)
+        parallel.share(0, 2, piece)  # no pieces: no call
+        assert len(seen) == 64
+    finally:
+        parallel.set_threads(old)
+
+
+def test_counts_in_many_shared_pieces_match_numpy(rng, monkeypatch):
+    """The 1-D counts, raw 8/16-bit counts and bincount, with pieces far smaller than a
+    thread's share (parallel.PIECE), against NumPy: pieces end off block and run boundaries."""
+    from hotbin.backend.cpu import parallel
+    monkeypatch.setattr(parallel, "PIECE", 4099)
+    old = parallel.set_threads(3)
+    try:
+        n = 1_500_001
+        cases = [(rng.random(n) * 10, 256, (0, 10)), (rng.random(n, np.float32), 100, (0, 1)),
+                 (np.full(n, 3.0), 7, (0, 7)), (rng.integers(0, 256, n, dtype=np.uint8), 256, (0, 256)),
+                 (rng.integers(0, 65536, n // 3).astype(np.uint16), 300, (0, 65536))]
+        for a, bins, r in cases:
+            np.testing.assert_array_equal(hotbin.histogram(a, bins, r, backend="cpu")[0],
+                                          np.histogram(a, bins, r)[0])
+        x = rng.integers(0, 1000, n)
+        np.testing.assert_array_equal(hotbin.bincount(x, backend="cpu"), np.bincount(x))
+    finally:
+        parallel.set_threads(old)
+

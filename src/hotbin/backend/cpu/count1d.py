@@ -10,7 +10,7 @@ from ..._jit import njit
 from ...kernel_rule import fold_values, value_table
 from .chunks import chunks, kernel_dtype
 from .copies import SUBS, SUM_SUBS, add_rows, copies
-from .parallel import Kernel, each, nparts
+from .parallel import Kernel, each, nparts, share
 from .prefetch import PREFETCH_BYTES, ahead
 from .rule import codes, in_bin, rule_args
 from .scatter import BLOCK
@@ -147,16 +147,12 @@ def part_sum1(x, w, r, start, stop, h, nsub, cx):
         _tally_sums(h, cx, w[b:b + m], m, nsub, r[0].size)
 
 
-@Kernel
-def _count_values(a, out, t, nt):
-    """out[p, j % nsub, v] += 1 for each value v = a[j] of a non-negative integer array
-    (``nsub`` interleaved copies: :func:`_tally`)."""
-    parts, nsub, width = out.shape
-    n = a.size
-    step = (n + parts - 1) // parts
-    for p in range(t, parts, nt):
-        src = a[p * step:min(n, (p + 1) * step)]  # indices from 0: no negative-index checks (1.7x)
-        _tally(out[p].reshape(-1), src, src.size, nsub, width, src, PREFETCH_BYTES // src.itemsize)
+@njit(nogil=True, cache=True)
+def count_values(a, lo, hi, h, nsub, width):
+    """h[v + (j % nsub) * width] += 1 for each value v = a[j], lo <= j < hi, of a non-negative
+    integer array (``nsub`` interleaved copies: :func:`_tally`)."""
+    src = a[lo:hi]  # indices from 0: no negative-index checks (1.7x)
+    _tally(h, src, src.size, nsub, width, a, lo + PREFETCH_BYTES // a.itemsize)
 
 
 @Kernel
@@ -222,15 +218,17 @@ class _Folds:
 
 
 def _raw_counts(a, kd, u, nvals, nsub, view=None):
-    """int64 counts of the ``nvals`` raw values of ``a`` (:func:`_count_values`, ``nsub``
+    """int64 counts of the ``nvals`` raw values of ``a`` (:func:`count_values`, ``nsub``
     interleaved copies, each PAD bytes longer, folded as :class:`_Folds` folds); ``view(c)``:
     what of each chunk ``c`` (as ``u``) to count, in its own dtype (the caller counts the rest)."""
     part = np.zeros((nparts(a.size, nvals * 4 * nsub), nsub, nvals + PAD // 4), np.uint32)
     folds = _Folds(part, lambda p: p.sum(axis=(0, 1), dtype=np.int64)[:nvals])
+    _, nsub, width = part.shape
     for (c,) in chunks([a], [kd]):
         v = c.view(u) if view is None else view(c.view(u))
         folds.room(v.size)
-        _count_values(v.size, v, part)
+        share(v.size, part.shape[0],
+              lambda lo, hi, t: count_values(v, lo, hi, part[t].reshape(-1), nsub, width))
     return folds.total()
 
 
@@ -269,9 +267,7 @@ def counts_1d(a, kd, rule):
     for (c,) in chunks([a], [kd]):
         n = c.size
         folds.room(n)
-        step = (n + parts - 1) // parts
-        each(n, parts, lambda p: part_count1(c, r, p * step, min(n, (p + 1) * step), out[p], nsub,
-                                             np.empty(BLOCK, np.int32)))
+        share(n, parts, lambda lo, hi, t: part_count1(c, r, lo, hi, out[t], nsub, np.empty(BLOCK, np.int32)))
     return folds.total()[:rule.nbins]
 
 
@@ -305,5 +301,6 @@ def bincount(x, length, weights=None):
     nsub = copies(length, 8)
     out = np.zeros((nparts(x.size, length * 8 * nsub), nsub, length), np.int64)
     for (c,) in chunks([x], [kernel_dtype(x.dtype)]):
-        _count_values(c.size, c, out)
+        share(c.size, out.shape[0],
+              lambda lo, hi, t: count_values(c, lo, hi, out[t].reshape(-1), nsub, length))
     return out.sum(axis=(0, 1))
