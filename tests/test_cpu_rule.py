@@ -1,6 +1,6 @@
 """The cpu kernels' bin finders (backend/cpu/rule.py) against NumPy on the values that
 break finders: every edge and its float neighbours, whole numbers, a constant on an
-edge, for each finder (SCALED, SCALED32, LINEAR, LINEAR32, NEAR, SEARCH). Inputs are larger than the
+edge, for each finder (SCALED, SCALED32, LINEAR, LINEAR32, SPAN32, NEAR, SEARCH). Inputs are larger than the
 NumPy path of small inputs (small.SMALL), so the numba kernels answer."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 import hotbin
 from hotbin.backend.cpu import rule as cpu_rule
 from hotbin.backend.cpu import reduce, small
+from hotbin.backend.cpu.chunks import kernel_dtype
 from hotbin.backend.cpu.reduce import minmax
 from hotbin.binning import cell_rule, histogram_rule
 
@@ -38,18 +39,21 @@ CASES = [  # dtype, bins, range (None: from the data), the finder the rule must 
     (np.float64, 1000, (-3.7, 11.3), cpu_rule.LINEAR),
     (np.float32, 256, (1.0, 2.0), cpu_rule.LINEAR32),  # float32 arithmetic gives the same edges
     (np.float32, 100, (100.0, 200.0), cpu_rule.LINEAR32),
-    (np.float32, 37, (0.0, 100.0), cpu_rule.LINEAR),  # only float64 arithmetic, cast, does
-    (np.float32, 1000, (0.0, 7.0), cpu_rule.LINEAR),
+    (np.float32, 37, (0.0, 100.0), cpu_rule.SPAN32),  # only float64 arithmetic, cast, does
+    (np.float32, 1000, (0.0, 7.0), cpu_rule.SPAN32),
     (np.float32, 1000, None, cpu_rule.LINEAR32),
     (np.float32, 37, None, cpu_rule.LINEAR32),
     # float32 ends where one rounding (float64, then cast) and two (float32 arithmetic)
     # give different edges (222 of them): only the float32 arithmetic is right
     (np.float32, 435, np.float32([-13.031572, 14.139103]), cpu_rule.LINEAR32),
     # float32 edges NumPy's linspace computed in float64 from the range's Python floats:
-    # recomputed from that float64 start (BinRule.span), not from the float32 first edge
-    (np.float32, 37, (-1.3, 2.1), cpu_rule.LINEAR),
-    (np.float32, 256, (-3.1, 259.7), cpu_rule.LINEAR),
-    (np.float32, 1024, (-74.05, -73.75), cpu_rule.LINEAR),
+    # recomputed from that float64 start (BinRule.span), not from the float32 first edge,
+    # the guess in float32 (SPAN32)
+    (np.float32, 37, (-1.3, 2.1), cpu_rule.SPAN32),
+    (np.float32, 256, (-3.1, 259.7), cpu_rule.SPAN32),
+    (np.float32, 1024, (-74.05, -73.75), cpu_rule.SPAN32),
+    (np.float32, 100_000, (-3.0, 3.0), cpu_rule.SPAN32),  # the float32 guess 0.008 bins off
+    (np.float32, 60, (1000.3, 1006.3), cpu_rule.SPAN32),  # far from 0: float32(lo) is not lo
     (np.float16, 10, None, cpu_rule.NEAR),
     (np.float16, 37, (-1.3, 2.1), cpu_rule.NEAR),
     (np.float64, np.array([-1.0, 0.0, 0.5, 2.0, 2.0000001]), None, cpu_rule.SEARCH),
@@ -69,12 +73,13 @@ def test_finders_on_edges_match_numpy(dt, bins, rng, mode):
     if isinstance(rng, np.ndarray):  # the ends of data: base holds them, the range comes from it
         base[:2], rng = rng, None
     rule = histogram_rule(base, bins, rng, minmax=minmax)
-    assert cpu_rule.rule_args(rule)[-1] == mode
+    kd = kernel_dtype(np.dtype(dt))
+    assert cpu_rule.rule_args(rule, kd)[-1] == mode
     a = _edge_values(rule.edges, dt, n)
     if rng is None:  # the data's range is base's: the same rule, the same edges
         a = np.clip(a, base.min(), base.max())
         a[:2] = base.min(), base.max()
-        assert cpu_rule.rule_args(histogram_rule(a, bins, rng, minmax=minmax))[-1] == mode
+        assert cpu_rule.rule_args(histogram_rule(a, bins, rng, minmax=minmax), kd)[-1] == mode
     got, edges = hotbin.histogram(a, bins, rng, backend="cpu")
     want, want_edges = np.histogram(a, bins, rng)
     np.testing.assert_array_equal(edges, want_edges)

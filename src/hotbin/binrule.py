@@ -116,6 +116,20 @@ class BinRule:
             return float(np.max(np.abs(t - np.arange(t.size))))
 
     @functools.cached_property
+    def slack32(self) -> float:
+        """:attr:`slack` of the guess in float32 arithmetic from the :attr:`linear` start,
+        ``float32(float32(v) - float32(lo)) * float32(scale)`` rounded at each step, which
+        is monotone in ``v`` as the float64 guess is: ``inf`` for rules that are not
+        linear in float32 edges. Computed at the edges as a kernel computes it."""
+        lin = self.linear
+        if lin is None or self.kernel_cmp.dtype != np.float32:
+            return np.inf
+        with np.errstate(all="ignore"):
+            t = (self.kernel_cmp - np.float32(lin[0])) * np.float32(self.scale)
+            slack = float(np.max(np.abs(t.astype(np.float64) - np.arange(t.size))))
+        return slack if np.isfinite(slack) else np.inf
+
+    @functools.cached_property
     def linear(self) -> tuple[float, float, bool] | None:
         """``(lo, step, f32)`` when every interior edge is exactly ``i * step + lo`` computed
         in float64 and cast to ``cmp.dtype`` (``f32`` False), or computed in float32 (``f32``

@@ -11,6 +11,12 @@ found (``mode``):
   in float32 arithmetic, and the whole loop in float32 (3x faster than LINEAR for float32
   data); the guess rounded to the nearest edge, that edge computed and one compare
   (:func:`_linear`);
+* SPAN32: float32 values under LINEAR's float32 edges from a float64 span (:attr:`BinRule.span`):
+  the guess and the compare in float32 (8 lanes), only the edge nearest the guess computed in
+  float64 and rounded to float32 (:func:`_span32`), where the float32 guess is within half a
+  bin of every edge (:attr:`BinRule.slack32`): the codes of 256 bins over (-3.1, 259.7), one
+  core of the 2-vCPU AMD EPYC VM (Zen 5), 0.33 -> 0.19 ns a value; 50M values, one thread,
+  the call 29.6-31.4 -> 23.3-24.5 ms (alternating processes);
 * NEAR: the guess is within one bin of the answer (:attr:`BinRule.slack` < 1); it is
   corrected by one compare each way against the loaded edges ``e[g]``, ``e[g + 1]``;
 * SEARCH: binary search of the edges (edges not from linspace, or a guess that can be
@@ -22,7 +28,7 @@ found (``mode``):
   the last bin, is then bit for bit what LINEAR finds, 25 % faster (50M float64 into 256
   bins over (0, 1), one thread of the 2-core AMD EPYC VM, with the adds: 41.4 -> 31.0 ms).
 
-LINEAR, NEAR and SEARCH are branch-free and cost the same wherever values fall: whole numbers,
+LINEAR, SPAN32, NEAR and SEARCH are branch-free and cost the same wherever values fall: whole numbers,
 values on edges and constants on an edge cost what uniform data costs (issue #18).
 The guess ``t(v) = (v - lo) * scale`` is monotone in ``v`` and ``|t(e[i]) - i| <= slack``
 at every edge, so a value of bin ``b`` (``e[b] <= v < e[b + 1]``) has
@@ -30,6 +36,8 @@ at every edge, so a value of bin ``b`` (``e[b] <= v < e[b + 1]``) has
 ``b`` or ``b + 1``, so one step each way suffices. LINEAR (``slack < 1/2``): ``rint(t(v))``
 is ``b`` or ``b + 1``, so ``r = rint(t(v))`` and one compare, ``v < e[r]``, tell them
 apart (``r`` is at most nb, and a value with ``r`` nb is in the last bin either way).
+SPAN32's float32 guess is monotone too (each rounding is), so its slack, taken at the edges
+as the kernel computes it (:attr:`BinRule.slack32`), bounds it the same way.
 """
 from __future__ import annotations
 
@@ -38,10 +46,10 @@ import numpy as np
 from ..._jit import njit
 from ...binning import BinRule
 
-__all__ = ["LINEAR", "LINEAR32", "NEAR", "SEARCH", "SCALED", "SCALED32", "codes", "cells2", "in_bin",
+__all__ = ["LINEAR", "LINEAR32", "NEAR", "SEARCH", "SCALED", "SCALED32", "SPAN32", "codes", "cells2", "in_bin",
            "rule_args"]
 
-LINEAR, NEAR, SEARCH, LINEAR32, SCALED, SCALED32 = 0, 1, 2, 3, 4, 5
+LINEAR, NEAR, SEARCH, LINEAR32, SCALED, SCALED32, SPAN32 = 0, 1, 2, 3, 4, 5, 6
 
 
 @njit(inline="always")
@@ -89,6 +97,11 @@ def codes(v, r, out):
         top32, none32 = np.float32(top), np.float32(nb)
         for k in range(v.size):
             g, ok = _linear32(v[k], e0, en, lo32, sc32, s32, top32)
+            out[k] = np.int32(g if ok else none32)
+    elif mode == SPAN32:
+        lo32, sc32, top32, none32 = np.float32(lo), np.float32(scale), np.float32(top), np.float32(nb)
+        for k in range(v.size):
+            g, ok = _span32(v[k], e0, en, lo32, sc32, lo, step, top32)
             out[k] = np.int32(g if ok else none32)
     elif mode == LINEAR:
         is32 = e.itemsize == 4  # edges rounded to float32, as NumPy's linspace casts them
@@ -151,6 +164,18 @@ def _linear32(x, e0, en, lo32, sc32, s32, top32):
     ok = (x >= e0) & (x <= en)
     r = np.rint((x - lo32) * sc32)
     a = np.float32(r * s32) + lo32
+    return min(r - (one if x < a else zero), top32), ok
+
+
+@njit(inline="always")
+def _span32(x, e0, en, lo32, sc32, lo, step, top32):
+    """(SPAN32's bin of the float32 x as a float32, whether x is in the edges): :func:`_linear`
+    with the guess and the compare in float32 and the edge ``r * step + lo`` in float64,
+    rounded to float32 as NumPy rounds its edges."""
+    one, zero = np.float32(1.0), np.float32(0.0)
+    ok = (x >= e0) & (x <= en)
+    r = np.rint((x - lo32) * sc32)
+    a = np.float32(np.float64(r) * step + lo)
     return min(r - (one if x < a else zero), top32), ok
 
 
@@ -289,4 +314,6 @@ def rule_args(rule: BinRule, dtype=None):
     scale = rule.scale
     if mode in (LINEAR, LINEAR32) and rule.exact_scale:
         mode, scale = (SCALED32 if mode == LINEAR32 else SCALED), rule.exact_scale
+    elif mode == LINEAR and dtype == np.float32 and rule.slack32 < 0.5:
+        mode = SPAN32
     return (e, e[0], e[-1], lo, scale, step, mode)
