@@ -1,12 +1,12 @@
 """Issue #18: the cpu bin finders alone (``hotbin.backend.cpu.rule.codes``), against the ones
 they replaced (kept here): LINEAR's guess corrected each way against two computed edges
 (before) and the nearest edge with one compare (now); SEARCH a value at a time (before) and a
-block of values in step (now).
+block of values in step (now); SPAN32 against LINEAR's float64 loop (before) for float32 values.
 
 One thread, values already in cache (2**20 of them), ns a value, the median of the rounds; every
 answer checked against :meth:`hotbin.binning.BinRule.index`. LINEAR: 256 bins over
-(-3.1, 259.7), float64 values, and float32 values (float32 edges NumPy computes in float64);
-LINEAR32: float32 values over a float32 range. SEARCH: log-spaced edges of several counts,
+(-3.1, 259.7), float64 values; SPAN32: float32 values there (float32 edges NumPy computes in
+float64); LINEAR32: float32 values over a float32 range. SEARCH: log-spaced edges of several counts,
 lognormal values.
 
     python benchmarks/cpu_codes.py [--rounds 20]
@@ -83,6 +83,12 @@ def search_each(v, r, out):
         out[k] = a
 
 
+def linear_float64(v, r, out):
+    """float32 values under float32 edges of a float64 span before SPAN32: LINEAR's loop, in
+    float64."""
+    R.codes(v, r[:-1] + (R.LINEAR,), out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=20)
@@ -92,8 +98,8 @@ def main(argv=None):
     n = 1 << 20
     u = rng.random(n) * 263 - 3.2
     cases = [("LINEAR, float64", u, 256, (-3.1, 259.7), R.LINEAR, linear_each_way),
-             ("LINEAR, float32 values and edges", u.astype(np.float32), 256, (-3.1, 259.7), R.LINEAR,
-              linear_each_way),
+             ("SPAN32 (LINEAR before)", u.astype(np.float32), 256, (-3.1, 259.7), R.SPAN32,
+              linear_float64),
              ("LINEAR32", u.astype(np.float32), 256, (np.float32(-3.1), np.float32(259.7)), R.LINEAR32,
               linear32_each_way)]
     logn = rng.lognormal(size=n)

@@ -3,8 +3,9 @@ boost-histogram, and how long hotbin takes to start.
 
 Each case warms up (JIT), checks every answer against NumPy, times ours (all threads and
 one thread) and the anchors in this process (median of repeats) and prints the ratios
-and the floor: the time to read the case's input once on all threads, timed in turn with
-hotbin's calls (:func:`paired`).
+and two floors, each timed in turn with hotbin's calls (:func:`paired`): the time to read the
+case's input once on all threads, and an add a value at the rate all threads add to counters
+in L1 (:func:`floor_cpu.add_time`), which no count that adds once a value can beat.
 ``--start`` also times start-up (benchmarks/start_cpu.py): ``pip install`` of this tree into
 fresh venvs, with and without the precompiled kernels, and each first call there against
 the same call warm.
@@ -28,18 +29,20 @@ from hotbin.backend.cpu import parallel
 
 
 def paired(fn, arrays, repeat):
-    """(median seconds of fn, median seconds to read ``arrays`` once: the floor), timed in turn
-    so both meet the same machine: the 2-vCPU VM's speed swings 2x within minutes, and a
-    floor measured once at the start put one run's ratios 1.1x-3.3x apart."""
+    """(median seconds of fn, median seconds to read ``arrays`` once: the floor, median ns of
+    an add with all threads adding: :func:`floor_cpu.add_time`), timed in turn so all meet the
+    same machine: the 2-vCPU VM's speed swings 2x within minutes, and a floor measured once at
+    the start put one run's ratios 1.1x-3.3x apart."""
     fn()  # warm-up (JIT, page faults)
     read = floor_cpu.reader(arrays)
-    ts, fs = [], []
+    ts, fs, adds = [], [], []
     for _ in range(repeat):
         fs.append(read())
+        adds.append(floor_cpu.add_time(rounds=1))
         t = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t)
-    return statistics.median(ts), statistics.median(fs)
+    return statistics.median(ts), statistics.median(fs), statistics.median(adds)
 
 
 def timeit(fn, repeat):
@@ -117,7 +120,7 @@ def main(argv=None):
         want = np.histogram(a, bins, rng_)[0]
         ours = lambda: hotbin.histogram(a, bins, rng_, backend="cpu")  # noqa: E731  (a GPU would take it)
         assert np.array_equal(ours()[0], want), work
-        t, floor = paired(ours, [a], repeat)
+        t, floor, add = paired(ours, [a], repeat)
         row(work, f"hotbin cpu ({threads} threads)", t, a.nbytes)
         row(work, "hotbin cpu (1 thread)", timeit(one_thread(ours), repeat), a.nbytes, t)
         for name, fn in (anchors_1d(a, bins, rng_) if anchors else {}).items():
@@ -126,6 +129,8 @@ def main(argv=None):
                 name += f" ({bad} bins differ from numpy)"
             row(work, name, timeit(fn, 3 if name == "numpy" else repeat), a.nbytes, t)
         rows.append((work, "floor (read bandwidth)", floor, a.nbytes / floor / 1e9, t / floor))
+        adds = a.size * add * 1e-9
+        rows.append((work, "floor (an add a value, all threads)", adds, a.nbytes / adds / 1e9, t / adds))
         return t
 
     # float64, 256 bins over a range: uniform, narrow (~60 bins used), constant
@@ -168,8 +173,11 @@ def main(argv=None):
             f"{os.cpu_count()} cores, hotbin threads {threads}, numpy {np.__version__}, "
             f"numba {numba.__version__}; measured parallel read bandwidth {bw / 1e9:.1f} GB/s; "
             f"core probe (floor_cpu.core_probe) before: {probe0}; after: {floor_cpu.probe_text()}")
-    lines = [head, "", "`ratio`: the implementation's time over hotbin's (all threads); for the "
-             "floor, hotbin's time over the floor (issue #18 wants <= 1.5).", "",
+    lines = [head, "", "`ratio`: the implementation's time over hotbin's (all threads); for a "
+             "floor, hotbin's time over it: the read floor (issue #18 wants <= 1.5) and the add floor, "
+             "an add a value at the rate all threads add to counters in L1 (floor_cpu.add_time), "
+             "which a count that adds once a value cannot beat (8-bit data adds once a pair of bytes).",
+             "",
              "| work | implementation | time (ms) | GB/s of input | ratio |",
              "|---|---|---|---|---|"]
     for work, name, t, gbs, ratio in rows:

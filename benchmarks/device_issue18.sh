@@ -4,6 +4,7 @@
 # Usage on the device machine, from the repository root: BEFORE=before_x bash benchmarks/device_issue18.sh
 # WHEELS=dir: wheels carried there (the anchors: datashader, pandas, boost-histogram, ...), installed
 # without dependencies into a temporary folder; HEATMAP=1 then also runs heatmap_cpu.py against them.
+# PARTS= (empty) skips cpu_call_parts.py, SUITE= (empty) cpu_suite.py.
 set -u
 OUT=${OUT:-device-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
@@ -13,7 +14,7 @@ if [ -n "${WHEELS:-}" ]; then
 fi
 lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|L2|L3|MHz" | tee "$OUT/lscpu.txt"
 cd benchmarks
-for tree in ../src ${BEFORE:+../$BEFORE/src}; do
+[ -n "${PARTS-1}" ] && for tree in ../src ${BEFORE:+../$BEFORE/src}; do
   echo "== $tree"; PYTHONPATH=$tree${site:+:$site} timeout ${PARTS_S:-200} python3 cpu_call_parts.py --rounds 5 ${PARTS_ARGS:-}
 done 2>&1 | tee "$OUT/parts.txt"
 [ -n "${HEATMAP:-}" ] && PYTHONPATH=../src${site:+:$site} timeout ${HEATMAP_S:-300} python3 heatmap_cpu.py \
