@@ -233,3 +233,31 @@ def test_minmax_zeros_of_both_signs():
     a = -a
     lo, hi = minmax(a)
     assert hi == 0 and not np.signbit(hi)
+
+
+SEARCH_EDGES = [  # SEARCH from the bucket of each value's key (BinRule.key_buckets)
+    np.array([-np.inf, -1.0, -0.0, 0.0, 5e-324, 1e-300, 3.0, 1e300, np.inf]),  # zeros, subnormal, infinities
+    np.array([0.0, 1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]),  # from 0.0: -0.0 is in the first bin
+    np.concatenate([1.0 + np.arange(200) * 2.0**-52, [1e300]]),  # crowded in a few keys, one far
+    np.array([-5.0, -5.0, -5.0, 0.0, 0.0, 2.0, 2.0]),  # repeated edges
+    -np.logspace(3, -3, 300),  # negative, log-spaced
+    np.sort(np.concatenate([-np.logspace(-3, 3, 100), np.logspace(-3, 3, 100)])),
+]
+
+
+@pytest.mark.parametrize("edges", SEARCH_EDGES)
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_search_by_key_buckets_matches_numpy(edges, dt):
+    """Values at every edge and its neighbours, both zeros, infinities, NaN and uniform values
+    (of each edge's magnitude), float64 and float32 data, against NumPy."""
+    with np.errstate(over="ignore"):
+        e = edges.astype(dt) if dt == np.float32 and np.isfinite(edges.astype(dt)).all() else edges
+    near = np.concatenate([e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf), [0.0, -0.0, np.nan]])
+    spread = RNG.choice(e[np.isfinite(e)], 3000) * RNG.uniform(0.5, 1.5, 3000)
+    with np.errstate(over="ignore", invalid="ignore"):
+        a = RNG.permutation(np.tile(np.concatenate([near, spread]), 17)).astype(dt)
+    assert a.size > 3 * small.SMALL  # the kernels answer, not NumPy
+    rule = histogram_rule(a, edges, None)
+    assert cpu_rule.rule_args(rule, kernel_dtype(a.dtype))[-1] == cpu_rule.SEARCH
+    assert rule.key_buckets.size > 0
+    np.testing.assert_array_equal(hotbin.histogram(a, edges, backend="cpu")[0], np.histogram(a, edges)[0])

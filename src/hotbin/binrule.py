@@ -211,6 +211,39 @@ class BinRule:
         ends[:-1] = inner  # the last of ``edges``: the open end, rounded, for :attr:`linear`
         return BinRule(edges=ends, cmp=c, uniform=True)
 
+    @functools.cached_property
+    def key_buckets(self) -> np.ndarray:
+        """Where a search of float edges starts, by the value's sortable key: the int64 array
+        ``[k0, shift, length, lo[0], ..., lo[K]]``. A value's key is the bits of
+        ``float64(v) + 0.0`` (-0.0 made 0.0) read as an int64, all but the sign bit flipped
+        when negative, so keys order as the values do. For a value in the edges, with bucket
+        ``b = (key - k0) >> shift`` (unsigned; ``b < K``), its bin lies in ``[lo[b], lo[b] +
+        length)``: ``lo[b]`` is the bin of bucket ``b``'s least key, at most the value's
+        bin, and ``lo[b + 1]`` the bin of the next bucket's least key, at least it. K: the
+        least power of 2 from 4 bins on that keeps ``length`` 2 or less, at most 2**16
+        (edges crowded in a few keys keep a longer search). Empty for integer edges."""
+        e = self.kernel_cmp
+        nb = self.nbins
+        if e.dtype.kind != "f" or nb < 2:
+            return np.empty(0, np.int64)
+        bits = (e.astype(np.float64) + 0.0).view(np.int64)
+        keys = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+        k0 = keys[0]
+        off = keys.view(np.uint64) - k0.view(np.uint64)  # exact: below 2**64, wrapping
+        span = int(off[-1])
+        k = 1 << max(2, (4 * nb - 1).bit_length())
+        while True:
+            k = min(k, 1 << 16)
+            shift = max(0, span.bit_length() - (k.bit_length() - 1))  # span >> shift < k
+            b = np.arange(k + 1, dtype=np.uint64)
+            top = (2**64 - 1) >> shift
+            starts = np.where(b <= top, np.minimum(b, top) << np.uint64(shift), np.uint64(2**64 - 1))
+            lo = np.maximum(np.searchsorted(off[:nb], starts, side="right").astype(np.int64) - 1, 0)
+            length = int(np.max(lo[1:] - lo[:-1])) + 1
+            if length <= 2 or k >= 1 << 16:
+                return np.concatenate([np.array([k0, shift, length], np.int64), lo])
+            k *= 4
+
     @property
     def kernel_cmp(self) -> np.ndarray:
         """Edges widened exactly to a dtype every kernel implements (f32, f64, i64, u64).
