@@ -5,7 +5,8 @@ Each case warms up (JIT), checks every answer against NumPy, times ours (all thr
 one thread) and the anchors in this process (median of repeats) and prints the ratios
 and two floors, each timed in turn with hotbin's calls (:func:`paired`): the time to read the
 case's input once on all threads, and an add a value at the rate all threads add to counters
-in L1 (:func:`floor_cpu.add_time`), which no count that adds once a value can beat.
+in L1 in a probe loop (:func:`floor_cpu.add_time`): what a count that adds once a value
+costs, give or take the probe loop's own overhead.
 ``--start`` also times start-up (benchmarks/start_cpu.py): ``pip install`` of this tree into
 fresh venvs, with and without the precompiled kernels, and each first call there against
 the same call warm.
@@ -176,7 +177,8 @@ def main(argv=None):
     lines = [head, "", "`ratio`: the implementation's time over hotbin's (all threads); for a "
              "floor, hotbin's time over it: the read floor (issue #18 wants <= 1.5) and the add floor, "
              "an add a value at the rate all threads add to counters in L1 (floor_cpu.add_time), "
-             "which a count that adds once a value cannot beat (8-bit data adds once a pair of bytes).",
+             "what a count that adds once a value costs, give or take the probe loop's overhead "
+             "(8-bit data adds once a pair of bytes).",
              "",
              "| work | implementation | time (ms) | GB/s of input | ratio |",
              "|---|---|---|---|---|"]

@@ -85,7 +85,8 @@ def _tally_l1(codes, h, reps):
 def add_time(rounds: int = 5) -> float:
     """The machine's time for one add to a counter, in ns, with every hotbin thread adding at
     once (:func:`_tally_l1` on each, its own counters in L1), best of ``rounds``: a count that
-    adds once a value takes at least its values times this (the add floor). It moves with
+    adds once a value takes about its values times this (the add floor; the probe loop's own
+    overhead is in it: the Xeon's float32 counts ran 0.93-0.98x of it). It moves with
     the host: on the 2-vCPU AMD EPYC VM, 2026-12-03, an add took 0.26-0.27 ns on one vCPU
     alone, and with both adding 0.41 ns each in one hour (as if the host ran the two vCPUs on
     one core's two hardware threads; the guest is not told) and 0.26 each in the next."""
