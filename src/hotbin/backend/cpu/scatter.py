@@ -14,6 +14,7 @@ import numpy as np
 
 from ..._jit import njit
 from .compact import others
+from .prefetch import prefetch
 from .rule import cells2, codes, in_bin
 from .wraps import add_many as _add_many, add_one as _add_one
 from .values import MAX, MEAN, MIN, VALUES, add_block, add_whole, merge_values
@@ -80,13 +81,15 @@ def _count(cx, m, h, hot, same, tmp, wraps):
 @njit(inline="always")
 def _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash):
     """cx[:m] = the cells of points b .. b+m (``trash`` for none; 2-D: :func:`~.rule.cells2`,
-    ``cy`` its scratch); returns how many landed in none."""
+    ``cy`` its scratch); returns how many landed in none. The next block's coordinates are
+    then fetched (:func:`_fetch_next`) while the caller adds these."""
     none = cx.dtype.type(trash)
     d = 0
     if two_d:
         d = cells2(x[b:b + m], y[b:b + m], rx, ry, cx, cy, none)
     else:
         codes(x[b:b + m], rx, cx)
+    _fetch_next(x, y, two_d, b + BLOCK, m)
     if ncat > 0:
         d = 0
         cs = cat[b:b + m]  # indices from 0: no negative-index checks
@@ -100,6 +103,27 @@ def _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash):
         for k in range(m):
             d += cx[k] == none
     return d
+
+
+@njit(inline="always")
+def _fetch_next(x, y, two_d, at, m):
+    """Prefetch (:func:`.prefetch.prefetch`) the cache lines of ``x[at:at + m]`` (and y's),
+    the next block, before a block's adds: the reads of the cells stream, the adds read no
+    coordinates, and the memory idled through them while the next block's first reads
+    waited. 20M points, the kernel alone on one core of the 2-vCPU AMD EPYC VM (Zen 5),
+    alternating processes, ns a point: float32 at 1024^2 uniform 1.27-1.43 -> 1.10-1.15,
+    float64 normal x at 100^2 1.47-1.89 -> 1.27-1.60; the whole call on 2 threads, 20M
+    float32 points at 1024^2, 0 / 50 / 90 % in one cell, 14.5-18.5 / 13.9-17.2 / 11.7-12.2 ->
+    12.1-14.4 / 10.5-16.8 / 9.2-12.0 ms; histogram2d of 20M float64 points at 1000^2 20.6-21.3
+    -> 16.2-18.9; a mean heatmap alike. Issued a line a step inside the adds instead, it
+    slowed them (1.4 -> 2.2)."""
+    step = max(1, 64 // x.itemsize)
+    last = x.size - 1
+    for k in range(0, m, step):
+        i = min(at + k, last)
+        prefetch(x, i)
+        if two_d:
+            prefetch(y, i)
 
 
 #: byte-lane masks of _count_codes (eight int8 codes in one uint64 word)
