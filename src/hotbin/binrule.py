@@ -31,13 +31,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BinRule", "MAX_SLACK", "exact_counts", "first_true", "int_at_least"]
+__all__ = ["BinRule", "MAX_SLACK", "exact_counts", "first_true", "int_at_least", "sort_keys"]
 
 # Comparison dtypes that kernels implement. Narrower types are widened exactly.
 _KERNEL_CMP = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64)}
 #: largest :attr:`BinRule.slack` (bins) for which kernels guess by multiplying and
 #: then step to the bin; beyond it the guess could be far off and rules are searched.
 MAX_SLACK = 4.0
+
+
+def sort_keys(bits: np.ndarray) -> np.ndarray:
+    """Float bits (read as signed integers) to integer keys that order as the floats do (-0.0
+    just below 0.0, NaNs outside the infinities), and back: the flip undoes itself."""
+    return bits ^ ((bits >> (8 * bits.itemsize - 1)) & np.iinfo(bits.dtype).max)
 
 
 @dataclass(frozen=True)
@@ -226,8 +232,7 @@ class BinRule:
         nb = self.nbins
         if e.dtype.kind != "f" or nb < 2:
             return np.empty(0, np.int64)
-        bits = (e.astype(np.float64) + 0.0).view(np.int64)
-        keys = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+        keys = sort_keys((e.astype(np.float64) + 0.0).view(np.int64))
         k0 = keys[0]
         off = keys.view(np.uint64) - k0.view(np.uint64)  # exact: below 2**64, wrapping
         span = int(off[-1])
@@ -235,9 +240,8 @@ class BinRule:
         while True:
             k = min(k, 1 << 16)
             shift = max(0, span.bit_length() - (k.bit_length() - 1))  # span >> shift < k
-            b = np.arange(k + 1, dtype=np.uint64)
-            top = (2**64 - 1) >> shift
-            starts = np.where(b <= top, np.minimum(b, top) << np.uint64(shift), np.uint64(2**64 - 1))
+            b = np.arange(k + 1, dtype=np.uint64)  # starts past 2**64 - 1 stand above every key
+            starts = np.where(b <= (2**64 - 1) >> shift, b << np.uint64(shift), np.uint64(2**64 - 1))
             lo = np.maximum(np.searchsorted(off[:nb], starts, side="right").astype(np.int64) - 1, 0)
             length = int(np.max(lo[1:] - lo[:-1])) + 1
             if length <= 2 or k >= 1 << 16:

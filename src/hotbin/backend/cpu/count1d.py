@@ -267,7 +267,8 @@ def counts_1d(a, kd, rule):
     for (c,) in chunks([a], [kd]):
         n = c.size
         folds.room(n)
-        share(n, parts, lambda lo, hi, t: part_count1(c, r, lo, hi, out[t], nsub, np.empty(BLOCK, np.int32)))
+        share(n, parts,
+              lambda lo, hi, t: part_count1(c, r, lo, hi, out[t], nsub, np.empty(BLOCK, np.int32)))
     return folds.total()[:rule.nbins]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...binrule import sort_keys
 from .chunks import kernel_dtype, readonly
 from .parallel import each, nparts
 
@@ -56,10 +57,10 @@ def minmax(a):
     if dt.kind != "f":
         return dt.type(lo), dt.type(hi)
     keys = np.array([lo, hi], key)
-    low, high = _flip(np.array([-np.inf, np.inf], dt).view(key))
+    low, high = sort_keys(np.array([-np.inf, np.inf], dt).view(key))
     if keys[0] < low or keys[1] > high:  # a NaN's key lies outside the infinities'
         return dt.type(np.nan), dt.type(np.nan)
-    return tuple(dt.type(v) for v in _flip(keys).view(dt))
+    return tuple(dt.type(v) for v in sort_keys(keys).view(dt))
 
 
 def _pieces(flat):
@@ -75,7 +76,3 @@ def _pieces(flat):
     dt = flat.dtype
     return dt.type(np.array(los, dt).min()), dt.type(np.array(his, dt).max())
 
-
-def _flip(b: np.ndarray) -> np.ndarray:
-    """Float bits (as signed integers) to sortable keys and back: the flip undoes itself."""
-    return b ^ ((b >> (8 * b.itemsize - 1)) & np.iinfo(b.dtype).max)
