@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import statistics
 import time
 
@@ -171,7 +170,7 @@ def main(argv=None):
         row(work, "numpy.cumsum", timeit(lambda: np.cumsum(x), repeat), x.nbytes, ours)
 
     head = (f"CPU suite, {datetime.date.today()}, {floor_cpu.cpu_model()}, "
-            f"{os.cpu_count()} cores, hotbin threads {threads}, numpy {np.__version__}, "
+            f"{floor_cpu.cpus()}, hotbin threads {threads}, numpy {np.__version__}, "
             f"numba {numba.__version__}; measured parallel read bandwidth {bw / 1e9:.1f} GB/s; "
             f"core probe (floor_cpu.core_probe) before: {probe0}; after: {floor_cpu.probe_text()}")
     lines = [head, "", "`ratio`: the implementation's time over hotbin's (all threads); for a "

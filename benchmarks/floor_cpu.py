@@ -144,6 +144,13 @@ def probe_text() -> str:
     return f"adds in L1 {adds:.3f} ns a value, a dependent chain {chain:.3f} ns"
 
 
+def cpus() -> str:
+    """The CPUs this process may run on: "n CPUs", and " (pinned: m on the machine)" where fewer than all."""
+    total = os.cpu_count() or 1
+    mine = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
+    return f"{mine} CPU{'s' if mine > 1 else ''}" + (f" (pinned: {total} on the machine)" if mine < total else "")
+
+
 def cpu_model() -> str:
     """The CPU's model name, with what a VM's generic name ("AMD EPYC") leaves out: family,
     model and stepping, the widest vector unit and L2 per core (/proc/cpuinfo and sysfs on
@@ -171,4 +178,4 @@ def cpu_model() -> str:
 
 
 if __name__ == "__main__":
-    print(cpu_model(), f"{os.cpu_count()} CPUs; core probe:", probe_text())
+    print(cpu_model(), f"{cpus()}; core probe:", probe_text())

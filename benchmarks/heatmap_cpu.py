@@ -134,7 +134,7 @@ def machine():
             versions.append(f"{mod} {__import__(mod).__version__}")
         except ModuleNotFoundError:
             pass
-    return (f"{os.cpu_count()} CPUs ({cpu}), hotbin threads {parallel.threads()}, "
+    return (f"{floor_cpu.cpus()} ({cpu}), hotbin threads {parallel.threads()}, "
             f"Python {platform.python_version()}; " + ", ".join(versions))
 
 

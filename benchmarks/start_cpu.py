@@ -11,6 +11,8 @@ Answers are checked inside the calls (each asserts against NumPy or a known tota
     python benchmarks/start_cpu.py [--repeat 3] [--out benchmarks/results/start-cpu-DATE.md]
 
 pip resolves numpy and numba from its cache or the index; installing takes a minute or two.
+``--offline`` (a machine with no index, such as the H200 host): the venvs see the system's
+packages (numpy, numba, setuptools: a .pth file) and pip builds this tree without build isolation.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -51,26 +54,35 @@ def _wall(args, env, repeat=1):
     return statistics.median(ts)
 
 
-def _install(venv: Path, precompile: bool) -> float:
+def _install(venv: Path, precompile: bool, offline: bool) -> float:
     """Seconds of ``pip install`` of this tree into a new venv (its creation not counted)."""
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "HOTBIN_"))}
+    if offline:  # this interpreter's packages (numpy, numba, setuptools), seen through a .pth file
+        py = str(venv / "bin" / "python")
+        site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              check=True, capture_output=True, text=True).stdout.strip()
+        Path(site, "offline.pth").write_text("\n".join(set(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
+                                             + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "HOTBIN_", "PYTHONPATH"))}
     if not precompile:
         env["HOTBIN_PRECOMPILE"] = "0"
     t = time.perf_counter()
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(ROOT)],
-                   check=True, env=env, capture_output=True)
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(ROOT),
+                          *(["--no-index", "--no-build-isolation"] if offline else [])],
+                         env=env, capture_output=True, text=True)
+    if pip.returncode:
+        raise SystemExit(f"pip install failed:\n{pip.stderr}")
     return time.perf_counter() - t
 
 
-def fresh_install_rows(repeat: int):
+def fresh_install_rows(repeat: int, offline: bool = False):
     """(what, seconds) for both installs: pip install, and each first call first / warm / extra."""
     rows = []
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "HOTBIN_", "PYTHONPATH"))}
     with tempfile.TemporaryDirectory() as top:
         for precompile, label in ((True, "precompiled"), (False, "HOTBIN_PRECOMPILE=0")):
             venv = Path(top) / label.replace("=", "")
-            rows.append((f"`pip install .` into a new venv ({label})", _install(venv, precompile)))
+            rows.append((f"`pip install .` into a new venv ({label})", _install(venv, precompile, offline)))
             py = str(venv / "bin" / "python")
             for what, code in FIRST_CALLS.items():
                 args = ([str(venv / "bin" / "hotbin"), "heatmap", "--demo", "-o",
@@ -90,14 +102,16 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3, help="warm runs per call (median)")
     p.add_argument("--out", help="write the markdown table here")
+    p.add_argument("--offline", action="store_true", help="no index: the system's numpy and numba")
     args = p.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from floor_cpu import cpu_model
+    from floor_cpu import cpu_model, cpus
 
-    lines = [f"Start-up, {datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, "
-             f"Python {sys.version.split()[0]}", "",
+    lines = [f"Start-up, {datetime.date.today()}, {cpu_model()}, {cpus()}, "
+             f"Python {sys.version.split()[0]}" + (" (--offline: the system's numpy, numba)" if args.offline else ""),
+             "",
              "| start-up (new interpreters, wall) | seconds |", "|---|---|"]
-    lines += [f"| {what} | {t} |" for what, t in fresh_install_rows(args.repeat)]
+    lines += [f"| {what} | {t} |" for what, t in fresh_install_rows(args.repeat, args.offline)]
     text = "\n".join(lines)
     print(text)
     if args.out:
