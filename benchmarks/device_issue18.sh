@@ -6,7 +6,7 @@
 # without dependencies into a temporary folder; HEATMAP=1 then also runs heatmap_cpu.py against them.
 # PARTS= (empty) skips cpu_call_parts.py, SUITE= (empty) cpu_suite.py. PIN=0,1 runs every benchmark on
 # those CPUs alone (taskset; hotbin's threads follow the affinity): a 2-core machine on the Xeon host.
-# START=1 also runs start_cpu.py --offline (fresh venvs over the system's numpy and numba).
+# START=1 also runs start_cpu.py --offline (fresh venvs over this python3's numpy and numba).
 set -u
 OUT=${OUT:-device-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache

@@ -11,7 +11,7 @@ Answers are checked inside the calls (each asserts against NumPy or a known tota
     python benchmarks/start_cpu.py [--repeat 3] [--out benchmarks/results/start-cpu-DATE.md]
 
 pip resolves numpy and numba from its cache or the index; installing takes a minute or two.
-``--offline`` (a machine with no index, such as the H200 host): the venvs see the system's
+``--offline`` (a machine with no index, such as the H200 host): the venvs see this interpreter's
 packages (numpy, numba, setuptools: a .pth file) and pip builds this tree without build isolation.
 """
 from __future__ import annotations
@@ -54,6 +54,12 @@ def _wall(args, env, repeat=1):
     return statistics.median(ts)
 
 
+def _clean_env() -> dict:
+    """This process's environment without what would steer a fresh install (numba's and
+    hotbin's settings, a PYTHONPATH to this tree)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "HOTBIN_", "PYTHONPATH"))}
+
+
 def _install(venv: Path, precompile: bool, offline: bool) -> float:
     """Seconds of ``pip install`` of this tree into a new venv (its creation not counted)."""
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -63,7 +69,7 @@ def _install(venv: Path, precompile: bool, offline: bool) -> float:
                               check=True, capture_output=True, text=True).stdout.strip()
         Path(site, "offline.pth").write_text("\n".join(set(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
                                              + "\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "HOTBIN_", "PYTHONPATH"))}
+    env = _clean_env()
     if not precompile:
         env["HOTBIN_PRECOMPILE"] = "0"
     t = time.perf_counter()
@@ -78,7 +84,7 @@ def _install(venv: Path, precompile: bool, offline: bool) -> float:
 def fresh_install_rows(repeat: int, offline: bool = False):
     """(what, seconds) for both installs: pip install, and each first call first / warm / extra."""
     rows = []
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "HOTBIN_", "PYTHONPATH"))}
+    env = _clean_env()
     with tempfile.TemporaryDirectory() as top:
         for precompile, label in ((True, "precompiled"), (False, "HOTBIN_PRECOMPILE=0")):
             venv = Path(top) / label.replace("=", "")
@@ -102,13 +108,13 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3, help="warm runs per call (median)")
     p.add_argument("--out", help="write the markdown table here")
-    p.add_argument("--offline", action="store_true", help="no index: the system's numpy and numba")
+    p.add_argument("--offline", action="store_true", help="no index: this interpreter's numpy and numba")
     args = p.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from floor_cpu import cpu_model, cpus
 
     lines = [f"Start-up, {datetime.date.today()}, {cpu_model()}, {cpus()}, "
-             f"Python {sys.version.split()[0]}" + (" (--offline: the system's numpy, numba)" if args.offline else ""),
+             f"Python {sys.version.split()[0]}" + (" (--offline: this interpreter's numpy, numba)" if args.offline else ""),
              "",
              "| start-up (new interpreters, wall) | seconds |", "|---|---|"]
     lines += [f"| {what} | {t} |" for what, t in fresh_install_rows(args.repeat, args.offline)]
