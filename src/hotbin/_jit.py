@@ -15,7 +15,6 @@ results).
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 
 __all__ = ["njit", "lazy"]
@@ -26,6 +25,7 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 @functools.lru_cache(maxsize=1)
 def package_stamp() -> bytes:
     """sha256 of every .py file of the package (names and contents), once per process."""
+    import hashlib  # here, not at import: 2-3 ms of a new process's first histogram
     h = hashlib.sha256()
     for root, dirs, files in os.walk(_PACKAGE):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")

@@ -28,9 +28,12 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from ..._jit import njit
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["Kernel", "each", "share", "PIECE", "MIN_PER_THREAD", "MAX_PARTIAL_BYTES", "nparts", "threads",
            "set_threads"]
@@ -87,6 +90,8 @@ def _executor(n: int) -> ThreadPoolExecutor:
     """A pool of at least ``n`` threads (grown, never shrunk). A pool replaced by a larger
     one is not shut down: another caller may be submitting to it; its idle threads exit
     once it is garbage."""
+    from concurrent.futures import ThreadPoolExecutor  # here: a small input's call never needs it (2 ms)
+
     global _pool, _pool_size
     with _pool_lock:
         if _pool is None or _pool_size < n:
