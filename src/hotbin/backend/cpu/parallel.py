@@ -36,12 +36,19 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["Kernel", "each", "share", "PIECE", "MIN_PER_THREAD", "MAX_PARTIAL_BYTES", "nparts", "threads",
-           "set_threads"]
+           "set_threads", "threads_for"]
 
 # --- tuning (benchmarks/cpu_suite.py) ------------------------------------------
-#: below this many elements per thread, fewer threads (a thread's start and its partial's
-#: merge dominate); inputs under two threads' worth run on the calling thread alone
-MIN_PER_THREAD = 1 << 15
+#: below this many elements per thread, fewer threads; inputs under two threads' worth run
+#: on the calling thread alone. Handing a job to a pool thread and waiting for it costs
+#: 32 us on the H200 host's Xeon and 58 us on the 2-vCPU AMD EPYC VM (Zen 5) (an empty job,
+#: median), about what a thread counts 100-200K values in. At 1 << 15 (before 2026-12-04)
+#: two threads ran slower than one from 64K elements up to 0.4-1M: histogram 100K float64
+#: values, 256 bins, bincount and cumsum of 100K int32, one / two threads: 72 / 91, 51 /
+#: 123, 69 / 152 us on the VM, 216 / 252, 176 / 243, 211 / 219 on the Xeon (2 of its cores).
+#: Two threads from 512K (and :func:`share`'s pieces cut so that each gets one): 600K
+#: float64 into 256 bins 270 -> 210 us on the VM, 934 -> 700 on the Xeon; 200K-400K alike
+MIN_PER_THREAD = 1 << 18
 #: elements a piece of :func:`share`. A fixed half per thread waits on the slower half: 50M
 #: float64 into 256 bins, 2 threads of the 2-vCPU AMD EPYC VM (Zen 5), one process's halves
 #: took 12.5 and 22 ms (their memory, not the threads: reversed in another process, 14 and
@@ -100,10 +107,15 @@ def _executor(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def threads_for(n: int, most: int | None = None, per_thread: int | None = None) -> int:
+    """Threads for ``n`` elements: ``min(threads(), n // per_thread)`` (MIN_PER_THREAD), at
+    least 1, at most ``most``."""
+    return max(1, min(threads(), n // (per_thread or MIN_PER_THREAD), most or threads()))
+
+
 def _spread(n, job, most=None):
-    """job(t, nt) on ``nt = min(threads(), n // MIN_PER_THREAD)`` threads (this one included),
-    at most ``most``."""
-    nt = min(threads(), max(1, n // MIN_PER_THREAD), most or threads())
+    """job(t, nt) on ``nt = threads_for(n, most)`` threads (this one included)."""
+    nt = threads_for(n, most)
     if nt == 1:
         return job(0, 1)
     pool = _executor(nt - 1)
@@ -125,11 +137,12 @@ def each(n: int, count: int, piece) -> None:
 
 def share(n: int, workers: int, piece, size: int | None = None) -> None:
     """``piece(lo, hi, t)`` for the pieces ``[lo, hi)`` of ``range(n)``, ``size`` (PIECE) elements each,
-    on at most ``workers`` threads: each thread ``t`` takes the next piece when done with
-    one, so a thread on a slower core, or reading slower memory, does fewer. Only for work
-    whose result the order of its pieces leaves alike (integer counts into a partial per
-    thread ``t``); float sums take :func:`each` (a fixed piece per partial)."""
-    size = size or PIECE
+    or fewer so that each thread gets one, on at most ``workers`` threads: each thread ``t``
+    takes the next piece when done with one, so a thread on a slower core, or reading slower
+    memory, does fewer. Only for work whose result the order of its pieces leaves alike
+    (integer counts into a partial per thread ``t``); float sums take :func:`each` (a fixed
+    piece per partial)."""
+    size = max(1, min(size or PIECE, -(-n // threads_for(n, workers))))
     count = -(-n // size)
     nxt = itertools.count()
     lock = threading.Lock()
@@ -148,7 +161,7 @@ class Kernel:
     """A nogil numba kernel ``fn(*args, t, nt)`` run on several threads.
 
     Use as a decorator; call as ``kernel(n, *args)`` with ``n`` the number of
-    elements it will read: ``min(threads(), n // MIN_PER_THREAD)`` threads run it
+    elements it will read: :func:`threads_for` threads run it
     (one, on the calling thread, for small inputs).
     """
 
@@ -163,5 +176,4 @@ def nparts(n: int, row_bytes: int) -> int:
     """Per-thread partials for ``n`` elements whose partial takes ``row_bytes``: one per
     thread, fewer when a thread would get under MIN_PER_THREAD or they would pass
     MAX_PARTIAL_BYTES."""
-    t = min(threads(), max(1, n // MIN_PER_THREAD))
-    return max(1, min(t, MAX_PARTIAL_BYTES // max(row_bytes, 1)))
+    return max(1, min(threads_for(n), MAX_PARTIAL_BYTES // max(row_bytes, 1)))
