@@ -162,3 +162,31 @@ def test_cumsum_block_order(backend, dtype, rng, monkeypatch):
         x = a.reshape(-1) if axis is None else a
         want = _block_order(x, 0 if axis is None else axis, 64)
         assert to_numpy(hotbin.cumsum(a, axis, backend=backend)).tobytes() == want.tobytes(), axis
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_cpu_cumsum_kernels_block_order(dtype, threaded, rng, monkeypatch):
+    """The cpu kernels past the small path: one pass on the calling thread (scans under two
+    threads' worth of SCAN_MIN_PER_THREAD) and the two threaded passes, both in the documented
+    block order bit for bit, inclusive and exclusive, rows and columns."""
+    from hotbin import scan_order
+    from hotbin.backend.cpu import parallel, scan
+    monkeypatch.setattr(scan_order, "SCAN_BLOCK", 64)
+    if threaded:
+        monkeypatch.setattr(scan, "SCAN_MIN_PER_THREAD", 4096)
+        monkeypatch.setattr(parallel, "MIN_PER_THREAD", 4096)
+    old = parallel.set_threads(2 if threaded else 1)
+    try:
+        a = (rng.standard_normal((3, 7001)) * 1e4).astype(dtype)
+        for axis, x in ((None, a), (1, a), (0, a.T.copy())):
+            want = (np.cumsum(x, axis=axis) if x.dtype.kind == "i" else
+                    _block_order(x.reshape(-1) if axis is None else x, 0 if axis is None else axis, 64))
+            got = hotbin.cumsum(x, axis, backend="cpu")
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), axis
+            ex = hotbin.cumsum(x, axis, exclusive=True, backend="cpu")
+            shifted = scan_order.shift_exclusive(want.reshape(-1) if axis is None else want,
+                                                 0 if axis is None else axis)
+            assert ex.tobytes() == shifted.tobytes(), ("exclusive", axis)
+    finally:
+        parallel.set_threads(old)

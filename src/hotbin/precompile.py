@@ -42,6 +42,7 @@ def work(family=None):
     import hotbin
     from hotbin.backend.cpu.banded import BAND_MIN_POINTS
     from hotbin.backend.cpu.reduce import KERNEL_FROM
+    from hotbin.backend.cpu.scan import SCAN_MIN_PER_THREAD
 
     rng = np.random.default_rng(0)
     n = 1 << 15
@@ -75,6 +76,9 @@ def work(family=None):
         ("other", "bincount", lambda: [hotbin.bincount(i64), hotbin.bincount(i64, weights=f64)]),
         ("other", "cumsum float64 / float32 / int64 / int32", lambda: [
             hotbin.cumsum(a) for a in (f64, f32, i64, i64.astype(np.int32))]),
+        ("other", "cumsum float64 / float32 / int64 / int32 on two threads (scan.SCAN_MIN_PER_THREAD)",
+         lambda: _two_threads(lambda: [hotbin.cumsum(np.resize(a, 2 * SCAN_MIN_PER_THREAD))
+                                       for a in (f64, f32, i64, i64.astype(np.int32))])),
         ("other", "heatmaps by category: int8 (pandas) codes, float64 / float32; int64 codes", lambda: [
             hotbin.heatmap(f64, f64[::-1], by=i64.astype(np.int8) % 8, width=512, height=512),
             hotbin.heatmap(f32, f32[::-1], by=i64.astype(np.int8) % 8, width=512, height=512),
@@ -94,6 +98,18 @@ def work(family=None):
                  lambda x=xb, kw=kw: values(x, 1024, kw)),
             ]
     return [c for c in calls if family in (None, c[0])]
+
+
+def _two_threads(call):
+    """call() with the cpu kernels on two threads (the calls here run on one: a scan's
+    threaded passes are kernels of their own)."""
+    from hotbin.backend.cpu import parallel
+
+    old = parallel.set_threads(2)
+    try:
+        return call()
+    finally:
+        parallel.set_threads(old)
 
 
 def _run(calls):
