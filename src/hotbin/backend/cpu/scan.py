@@ -156,8 +156,9 @@ def _lanes_view(a, shape, od):
 #: 2026-12-04: on the H200 host's Xeon (2 cores) 1M int32 / float64 1.0-1.7 / 1.2-1.5 ms
 #: against 1.4 / 1.4, 4.5M 13.1 / 8.1-12.8 against 9.5 / 8.2, 50M 138-148 / 150-195 against
 #: 94 / 128; on the 2-vCPU AMD EPYC VM (Zen 5) 1M 0.52 / 0.46 against 0.42 / 0.58, 4.5M
-#: 4.8 / 4.4 against 7.7 / 9.7, 50M 46 / 41 against 40 / 58 (there float scans gain from
-#: no second thread; blocks added 4 in step took 50M float64 to 49.5 ms and int32 to 47)
+#: 4.8 / 4.4 against 7.7 / 9.7, 50M 46 / 41 against 40 / 58 (there one pass beat the
+#: threaded float passes at every size; adding 4 blocks in step in them took 50M float64 to
+#: 49.5 ms but int32 to 47, and was left out)
 SCAN_MIN_PER_THREAD = 1 << 21
 
 
