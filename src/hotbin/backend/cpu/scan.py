@@ -30,10 +30,12 @@ def _sum(v, zero):
 
 @Kernel
 def _row_sums(a, zero, block, sums, t, nt):
-    """``sums[o, b]``: block ``b`` of row ``a[o]`` added left to right from ``zero``."""
+    """``sums[o, b]``: block ``b`` of row ``a[o]`` added left to right from ``zero``; thread
+    ``t`` takes the ``t``-th run of consecutive blocks (as :func:`_row_scan`)."""
     m = a.shape[1]
     nblk = sums.shape[1]
-    for u in range(t, sums.size, nt):
+    per = -(-sums.size // nt)
+    for u in range(t * per, min(sums.size, (t + 1) * per)):
         o, b = u // nblk, u % nblk
         sums[o, b] = _sum(a[o, b * block:min(m, (b + 1) * block)], zero)
 
@@ -41,11 +43,17 @@ def _row_sums(a, zero, block, sums, t, nt):
 @Kernel
 def _row_scan(a, offsets, block, exclusive, out, t, nt):
     """Rows of ``a`` scanned block by block from ``offsets[o, b]`` (exclusive: shifted by one).
+    Thread ``t`` takes the ``t``-th run of consecutive blocks: every other block to each of two
+    threads read and wrote memory slower than one thread did on the 2-vCPU AMD EPYC VM (Zen 5;
+    this pass over 50M float64, the output written before: 31.9 ms on two threads, 23.2 on
+    one, 16.8 in halves; into a new output 45.7 -> 24.3; the H200 host's Xeon, 2 cores: 83.6-92
+    -> 68.5-83.6 ms), in the same order in each block, so the same bits.
 
     ``out`` may be ``a`` itself only when not ``exclusive`` (a block writes past its end)."""
     m = a.shape[1]
     nblk = offsets.shape[1]
-    for u in range(t, offsets.size, nt):
+    per = -(-offsets.size // nt)
+    for u in range(t * per, min(offsets.size, (t + 1) * per)):
         o, b = u // nblk, u % nblk
         s = offsets[o, b]
         hi = min(m, (b + 1) * block)
@@ -156,9 +164,10 @@ def _lanes_view(a, shape, od):
 #: 2026-12-04: on the H200 host's Xeon (2 cores) 1M int32 / float64 1.0-1.7 / 1.2-1.5 ms
 #: against 1.4 / 1.4, 4.5M 13.1 / 8.1-12.8 against 9.5 / 8.2, 50M 138-148 / 150-195 against
 #: 94 / 128; on the 2-vCPU AMD EPYC VM (Zen 5) 1M 0.52 / 0.46 against 0.42 / 0.58, 4.5M
-#: 4.8 / 4.4 against 7.7 / 9.7, 50M 46 / 41 against 40 / 58 (there one pass beat the
-#: threaded float passes at every size; adding 4 blocks in step in them took 50M float64 to
-#: 49.5 ms but int32 to 47, and was left out)
+#: 4.8 / 4.4 against 7.7 / 9.7, 50M 46 / 41 against 40 / 58 (with every other block to
+#: each thread; in halves, 50M float64 took 35 ms on two threads there, 9M still 11 against
+#: 8 in one pass; adding 4 blocks in step took 50M float64 to 49.5 ms but int32 to 47, and
+#: was left out)
 SCAN_MIN_PER_THREAD = 1 << 21
 
 
