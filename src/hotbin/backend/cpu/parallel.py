@@ -113,9 +113,9 @@ def threads_for(n: int, most: int | None = None, per_thread: int | None = None) 
     return max(1, min(threads(), n // (per_thread or MIN_PER_THREAD), most or threads()))
 
 
-def _spread(n, job, most=None):
-    """job(t, nt) on ``nt = threads_for(n, most)`` threads (this one included)."""
-    nt = threads_for(n, most)
+def _spread(n, job, most=None, per_thread=None):
+    """job(t, nt) on ``nt = threads_for(n, most, per_thread)`` threads (this one included)."""
+    nt = threads_for(n, most, per_thread)
     if nt == 1:
         return job(0, 1)
     pool = _executor(nt - 1)
@@ -160,16 +160,18 @@ def share(n: int, workers: int, piece, size: int | None = None) -> None:
 class Kernel:
     """A nogil numba kernel ``fn(*args, t, nt)`` run on several threads.
 
-    Use as a decorator; call as ``kernel(n, *args)`` with ``n`` the number of
-    elements it will read: :func:`threads_for` threads run it
-    (one, on the calling thread, for small inputs).
+    Use as a decorator (``functools.partial(Kernel, per_thread=m)`` for a kernel whose
+    threads each read at least ``m`` elements); call as ``kernel(n, *args)`` with ``n`` the
+    number of elements it will read: ``threads_for(n, per_thread=m)`` threads run it (one, on
+    the calling thread, for small inputs).
     """
 
-    def __init__(self, fn):
+    def __init__(self, fn, per_thread=None):
         self.fn = njit(cache=True, nogil=True)(fn)
+        self.per_thread = per_thread
 
     def __call__(self, n, *args):
-        return _spread(n, lambda t, nt: self.fn(*args, t, nt))
+        return _spread(n, lambda t, nt: self.fn(*args, t, nt), per_thread=self.per_thread)
 
 
 def nparts(n: int, row_bytes: int) -> int:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...binrule import sort_keys
 from .chunks import kernel_dtype, readonly
-from .parallel import MIN_PER_THREAD, each, threads_for
+from .parallel import each, threads_for
 
 __all__ = ["minmax"]
 
@@ -29,10 +29,6 @@ __all__ = ["minmax"]
 KERNEL_FROM = 1 << 16
 #: elements per piece where NumPy answers a large array (:func:`_pieces`)
 PIECE = 1 << 18
-#: a thread of the kernel reads at least this many elements: a min and max costs 0.2 ns an
-#: element on one core of the 2-vCPU AMD EPYC VM (Zen 5) and a handoff to a pool thread
-#: 17-68 us there, so two threads gain from about 1M elements
-PER_THREAD = 1 << 19
 
 #: the integers the kernel reads each dtype it takes as (a float's sortable key), two
 #: signatures, both in the wheel (:mod:`hotbin.precompile`); other dtypes (8/16-bit data,
@@ -50,15 +46,14 @@ def minmax(a):
         return dt.type(a.min()), dt.type(a.max())
     if dt not in _KEYS or not dt.isnative:
         return _pieces(a.reshape(-1))
-    from .ends import ends  # numba: not imported by small calls
+    from .ends import PER_THREAD, ends  # numba: not imported by small calls
 
     key = _KEYS[dt]
     flat = readonly(a.reshape(-1).view(key))
     parts = threads_for(flat.size, per_thread=PER_THREAD)
     out = np.empty((parts, 2), key)
     rest = np.iinfo(key).max if dt.kind == "f" else 0
-    # the elements that make Kernel run as many threads as there are parts
-    ends(parts * MIN_PER_THREAD if parts > 1 else 0, flat, key.type(rest), key.type(8 * key.itemsize - 1), out)
+    ends(flat.size, flat, key.type(rest), key.type(8 * key.itemsize - 1), out)  # on ``parts`` threads
     lo, hi = out[:, 0].min(), out[:, 1].max()
     if dt.kind != "f":
         return dt.type(lo), dt.type(hi)
