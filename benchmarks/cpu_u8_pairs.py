@@ -1,8 +1,9 @@
-"""Issue #18: 8-bit histograms a byte at a time against a pair of bytes at a time (cpu backend).
+"""Issue #18: 8-bit histograms a byte at a time, a pair of bytes at a time, and each piece the
+way its thread timed faster (cpu backend, ``hotbin.backend.cpu.count1d._byte_counts``).
 
-The tuning behind ``hotbin.backend.cpu.count1d.PAIRS_FROM``: 200M uint8 values into 256 bins
-(uniform / narrow / constant), both ways in alternation in one process, all threads; medians
-of the rounds, every answer checked against NumPy.
+200M uint8 values into 256 bins (uniform / narrow / constant), the ways in alternation in one
+process (``count1d.WAYS``), all threads; medians of the rounds, every answer checked against
+NumPy.
 
     python benchmarks/cpu_u8_pairs.py [--n 200000000] [--rounds 7]
 """
@@ -15,7 +16,9 @@ import time
 import numpy as np
 
 import hotbin
-from hotbin.backend.cpu import count1d
+from hotbin.backend.cpu import count1d, parallel
+
+from floor_cpu import cpu_model
 
 
 def main(argv=None):
@@ -27,14 +30,15 @@ def main(argv=None):
     data = {"uniform": rng.integers(0, 256, args.n, dtype=np.uint8),
             "narrow": rng.integers(100, 161, args.n).astype(np.uint8),
             "constant": np.full(args.n, 201, np.uint8)}
-    ways = {"a byte at a time": 1 << 62, "by pairs": count1d.PAIRS_FROM}
+    ways = {"a byte at a time": (count1d.BYTES,), "by pairs": (count1d.PAIRS,), "timed": count1d.WAYS}
+    print(f"CPU: {cpu_model()}, {parallel.threads()} threads")
     try:
         for name, a in data.items():
             want = np.bincount(a, minlength=256)
             times = {way: [] for way in ways}
             for _ in range(args.rounds + 1):  # the first round warms up
-                for way, start in ways.items():
-                    count1d.PAIRS_FROM = start
+                for way, tried in ways.items():
+                    count1d.WAYS = tried
                     t = time.perf_counter()
                     got = hotbin.histogram(a, 256, (0, 256), backend="cpu")[0]
                     times[way].append(time.perf_counter() - t)
@@ -42,7 +46,7 @@ def main(argv=None):
             print(f"{name:9} " + "  ".join(f"{way} {1e3 * statistics.median(t[1:]):6.1f} ms"
                                            for way, t in times.items()), flush=True)
     finally:
-        count1d.PAIRS_FROM = ways["by pairs"]
+        count1d.WAYS = ways["timed"]
 
 
 if __name__ == "__main__":

@@ -111,18 +111,23 @@ def test_uint8_full_range(backend, rng):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.bool_])
-def test_8bit_counted_by_pairs(dtype, rng, monkeypatch):
-    """The cpu backend counts 8-bit values two bytes at a time (count1d._byte_pairs): every byte
-    once, whatever the size's parity, the start's alignment or the stride (a lone byte at
+@pytest.mark.parametrize("ways", [(0, 1), (1, 0), (0,), (1,)])
+def test_8bit_counted_either_way(dtype, ways, rng, monkeypatch):
+    """The cpu backend counts large 8-bit inputs by pairs of bytes or a byte at a time, each
+    piece the way its thread timed faster (count1d._byte_counts; ``ways``: tried in this
+    order, a thread's first two pieces one each way): every byte once, whatever the size's
+    parity, the start's alignment, the stride or the pieces each way counted (a lone byte at
     either end is counted apart)."""
-    from hotbin.backend.cpu import count1d
+    from hotbin.backend.cpu import count1d, parallel
     monkeypatch.setattr(count1d, "PAIRS_FROM", 8)
-    a = rng.integers(0, 256, 4099, dtype=np.uint8).view(dtype) if dtype != np.bool_ else rng.random(4099) < 0.3
+    monkeypatch.setattr(count1d, "WAYS", ways)
+    monkeypatch.setattr(parallel, "PIECE", 256)  # many pieces: the ways mixed in a call
+    a = rng.integers(0, 256, 40_099, dtype=np.uint8).view(dtype) if dtype != np.bool_ else rng.random(40_099) < 0.3
     lo, hi = (-128, 128) if dtype == np.int8 else (0, 256)
     for x in (a, a[1:], a[1:-1], a[2:], a[::3], a[:9], a[:1]):
         for bins, r in ((256, (lo, hi)), (7, (lo + 3.5, hi - 40))):
             check("cpu", x, bins, r)
-    hot = np.full(5001, 201, np.uint8).view(dtype)[1:]  # bool: a mask of 201s, all True
+    hot = np.full(50_001, 201, np.uint8).view(dtype)[1:]  # bool: a mask of 201s, all True
     check("cpu", hot, 256, (lo, hi))
 
 

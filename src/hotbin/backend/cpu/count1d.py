@@ -4,6 +4,8 @@ weighted sums by the bins of one axis, into private per-thread partials merged a
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..._jit import njit
@@ -178,80 +180,119 @@ PAD = 128
 #: the most values counted into uint32 partials between two folds into int64 (no counter
 #: can pass 2**32 - 1)
 FOLD_AT = (1 << 32) - 1
-#: 8-bit inputs from this many values are counted two at a time (:func:`_byte_pairs`)
+#: 8-bit inputs from this many values are counted by pairs of bytes or a byte at a time,
+#: whichever each thread times faster (:func:`_byte_counts`); a byte at a time below
 PAIRS_FROM = 1 << 20
 
 
 def lut_counts(a, kd, rule):
     """8/16-bit integers: count each raw value, then fold values into bins exactly. uint32
-    partials, folded into int64 (:func:`_raw_counts`). 8-bit
-    values from PAIRS_FROM on are counted two at a time (:func:`_byte_pairs`)."""
+    partials, folded into int64 (:func:`_raw_counts`); 8-bit values from PAIRS_FROM on by
+    :func:`_byte_counts`."""
     u = np.dtype(f"u{kd.itemsize}")
     if kd.itemsize == 1 and a.size >= PAIRS_FROM:
-        return fold_values(_byte_pairs(a, kd, u), value_table(rule, kd), rule.nbins)
+        return fold_values(_byte_counts(a, kd, u), value_table(rule, kd), rule.nbins)
     nvals = 1 << (8 * kd.itemsize)
     nsub = copies(nvals)
     return fold_values(_raw_counts(a, kd, u, nvals, nsub), value_table(rule, kd), rule.nbins)
 
 
 class _Folds:
-    """uint32 partials ``part`` and their int64 total: :meth:`room` before counting n more
-    values into ``part`` folds it (``fold(part)``: its int64 sums) into the total and zeroes
-    it when the values since the last fold could pass FOLD_AT; :meth:`total` folds the rest.
+    """uint32 partials ``parts`` and their int64 total: :meth:`room` before counting n more
+    values into them folds them (``fold()``: their int64 sums) into the total and zeroes
+    them when the values since the last fold could pass FOLD_AT; :meth:`total` folds the rest.
     Once a call, not after each chunk: 200M uint8 by pairs on the H200 host's 16-core Xeon, 16
     threads, spent 3.2-4.1 ms of its call outside the kernel with a fold after each of its 4
     chunks, 1.6-1.8 with one (benchmarks/cpu_call_parts.py)."""
 
-    def __init__(self, part, fold):
-        self.part, self.fold = part, fold
+    def __init__(self, fold, *parts):
+        self.fold, self.parts = fold, parts
         self.done, self.since = 0, 0
 
     def room(self, n):
         if self.since + n > FOLD_AT:
-            self.done = self.done + self.fold(self.part)
-            self.part[:] = 0
+            self.done = self.done + self.fold()
+            for p in self.parts:
+                p[:] = 0
             self.since = 0
         self.since += n
 
     def total(self):
-        return self.done + self.fold(self.part)
+        return self.done + self.fold()
 
 
-def _raw_counts(a, kd, u, nvals, nsub, view=None):
+def _raw_counts(a, kd, u, nvals, nsub):
     """int64 counts of the ``nvals`` raw values of ``a`` (:func:`count_values`, ``nsub``
-    interleaved copies, each PAD bytes longer, folded as :class:`_Folds` folds); ``view(c)``:
-    what of each chunk ``c`` (as ``u``) to count, in its own dtype (the caller counts the rest)."""
+    interleaved copies, each PAD bytes longer, folded as :class:`_Folds` folds)."""
     part = np.zeros((nparts(a.size, nvals * 4 * nsub), nsub, nvals + PAD // 4), np.uint32)
-    folds = _Folds(part, lambda p: p.sum(axis=(0, 1), dtype=np.int64)[:nvals])
+    folds = _Folds(lambda: part.sum(axis=(0, 1), dtype=np.int64)[:nvals], part)
     _, nsub, width = part.shape
     for (c,) in chunks([a], [kd]):
-        v = c.view(u) if view is None else view(c.view(u))
+        v = c.view(u)
         folds.room(v.size)
         share(v.size, part.shape[0],
               lambda lo, hi, t: count_values(v, lo, hi, part[t].reshape(-1), nsub, width))
     return folds.total()
 
 
-def _byte_pairs(a, kd, u):
-    """int64 counts of the 256 raw byte values of the 8-bit ``a``, counted a pair of bytes at
-    a time: the bytes read as uint16 words, one increment per word into 65536 counters
-    (256 KB: in L2 on current server cores, 512 KB-2 MB each), then each word's count added
-    to both of its bytes. Half the increments of a byte at a time, and an increment, not the
-    read, is what a byte costs: 200M uint8 on the 2-core AMD EPYC VM, medians of 7 alternations
-    in one process, eight runs (benchmarks/cpu_u8_pairs.py): uniform / narrow / constant
-    64.9-119.1 / 62.2-111.5 / 59.5-96.7 ms a byte at a time into 4 interleaved copies,
-    47.4-101.8 / 41.8-85.3 / 35.6-62.3 by pairs, faster in 23 of 24 pairs of medians."""
+def _byte_counts(a, kd, u):
+    """int64 counts of the 256 raw byte values of the 8-bit ``a``, each piece of it counted
+    the faster of two ways (:data:`WAYS`), as the thread counting it measured them:
+
+    * PAIRS: the bytes read as uint16 words, one add per word into 65536 counters (256 KB:
+      in L2 on current server cores, 512 KB-2 MB each), each word's count then added to both
+      of its bytes: half the adds of a byte at a time, each into L2;
+    * BYTES: an add a byte into interleaved copies of 256 counters (8 KB, in L1).
+
+    Which is faster depends on the core and the data. 200M uint8, 2 threads, uniform / narrow /
+    constant (benchmarks/cpu_u8_pairs.py): on the H200 host's Xeon (2 cores) 38.7 / 42.9 /
+    24.8 ms a byte at a time, 62.0 / 36.6 / 18.5 by pairs (an add to a random counter of 1 MB
+    costs it 1.34 ns); on the 2-vCPU AMD EPYC VM (Zen 5) 25.9 / 24.5 / 4.9 and 21.4 / 18.6 /
+    6.0 (0.47 ns). So each thread counts its first pieces one way each, timed, and each next
+    piece the way whose time a byte over the pieces it counted that way is the least: the way
+    in use is timed on, and gives way when data that slow it make it the slower."""
     single = np.zeros(256, np.int64)
+    parts = nparts(a.size, 65536 * 4)
+    nsub = copies(256)
+    pairs = np.zeros((parts, 65536 + PAD // 4), np.uint32)
+    each_byte = np.zeros((parts, nsub, 256 + PAD // 4), np.uint32)
+    for p in (pairs, each_byte):  # their pages faulted in now, not in the first piece timed
+        p.reshape(parts, -1)[:, ::1024] = 0
+    spent = np.zeros((parts, 2))  # [thread, way]: seconds, bytes counted
+    done = np.zeros((parts, 2))
 
-    def words(b):  # a first byte off a 2-byte boundary and a last odd one are counted alone
-        head = b.ctypes.data & 1
-        tail = (b.size - head) & 1
-        for v in (b[:head], b[b.size - tail:]):
+    def fold():
+        grid = pairs.sum(axis=0, dtype=np.int64)[:65536].reshape(256, 256)  # [high, low] byte of a word
+        return grid.sum(axis=0) + grid.sum(axis=1) + each_byte.sum(axis=(0, 1), dtype=np.int64)[:256]
+
+    def piece(b, w, lo, hi, t):  # words [lo, hi) of w, bytes [2 lo, 2 hi) of b
+        untried = [way for way in WAYS if done[t, way] == 0]
+        way = untried[0] if untried else min(WAYS, key=lambda k: spent[t, k] / done[t, k])
+        start = time.perf_counter()
+        if way == PAIRS:
+            count_values(w, lo, hi, pairs[t], 1, 0)
+        else:
+            count_values(b, 2 * lo, 2 * hi, each_byte[t].reshape(-1), nsub, each_byte.shape[2])
+        spent[t, way] += time.perf_counter() - start
+        done[t, way] += 2 * (hi - lo)
+
+    folds = _Folds(fold, pairs, each_byte)
+    for (c,) in chunks([a], [kd]):
+        c = c.view(u)
+        head = c.ctypes.data & 1  # a first byte off a 2-byte boundary and a last odd one: alone
+        tail = (c.size - head) & 1
+        for v in (c[:head], c[c.size - tail:]):
             single[:] += np.bincount(v, minlength=256)
-        return b[head:b.size - tail].view(np.uint16)
+        b = c[head:c.size - tail]
+        w = b.view(np.uint16)
+        folds.room(b.size)
+        share(w.size, parts, lambda lo, hi, t: piece(b, w, lo, hi, t))
+    return folds.total() + single
 
-    grid = _raw_counts(a, kd, u, 65536, 1, words).reshape(256, 256)  # [high, low] byte of a word
-    return grid.sum(axis=0) + grid.sum(axis=1) + single
+
+#: the ways :func:`_byte_counts` counts 8-bit values, timed in this order
+PAIRS, BYTES = 0, 1
+WAYS = (PAIRS, BYTES)
 
 
 def counts_1d(a, kd, rule):
@@ -261,8 +302,8 @@ def counts_1d(a, kd, rule):
     nsub = copies(width)
     parts = nparts(a.size, width * 4 * nsub)
     out = np.zeros((parts, nsub * width + PAD // 4), np.uint32)
-    folds = _Folds(out, lambda o: o.sum(axis=0, dtype=np.int64)[:nsub * width].reshape(nsub, width)
-                   .sum(axis=0))
+    folds = _Folds(lambda: out.sum(axis=0, dtype=np.int64)[:nsub * width].reshape(nsub, width).sum(axis=0),
+                   out)
     r = rule_args(rule, kd)
     for (c,) in chunks([a], [kd]):
         n = c.size
