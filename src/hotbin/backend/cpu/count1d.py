@@ -183,6 +183,9 @@ FOLD_AT = (1 << 32) - 1
 #: 8-bit inputs from this many values are counted by pairs of bytes or a byte at a time,
 #: whichever each thread times faster (:func:`_byte_counts`); a byte at a time below
 PAIRS_FROM = 1 << 20
+#: the ways :func:`_byte_counts` counts 8-bit values, timed in this order
+PAIRS, BYTES = 0, 1
+WAYS = (PAIRS, BYTES)
 
 
 def lut_counts(a, kd, rule):
@@ -288,11 +291,6 @@ def _byte_counts(a, kd, u):
         folds.room(b.size)
         share(w.size, parts, lambda lo, hi, t: piece(b, w, lo, hi, t))
     return folds.total() + single
-
-
-#: the ways :func:`_byte_counts` counts 8-bit values, timed in this order
-PAIRS, BYTES = 0, 1
-WAYS = (PAIRS, BYTES)
 
 
 def counts_1d(a, kd, rule):
