@@ -245,11 +245,19 @@ SEARCH_EDGES = [  # SEARCH from the bucket of each value's key (BinRule.key_buck
 ]
 
 
-@pytest.mark.parametrize("edges", SEARCH_EDGES)
+SPLIT_EDGES = [  # every bucket of keys holds at most one edge: one compare (BinRule.key_splits)
+    np.array([-np.inf, -1e3, -1.0, 0.0, 1.0, 1e3, np.inf]),  # +inf in the last bin, NaN in none
+    np.logspace(-3, 3, 65).astype(np.float32),  # float32 edges
+    np.concatenate([[0.0], np.logspace(-3, 3, 65), [np.inf]]).astype(np.float32),
+]
+
+
+@pytest.mark.parametrize("edges", SEARCH_EDGES + SPLIT_EDGES)
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 def test_search_by_key_buckets_matches_numpy(edges, dt):
     """Values at every edge and its neighbours, both zeros, infinities, NaN and uniform values
-    (of each edge's magnitude), float64 and float32 data, against NumPy."""
+    (of each edge's magnitude), float64 and float32 data, against NumPy; SPLIT_EDGES by one
+    compare against each bucket's edge."""
     with np.errstate(over="ignore"):
         e = edges.astype(dt) if dt == np.float32 and np.isfinite(edges.astype(dt)).all() else edges
     near = np.concatenate([e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf), [0.0, -0.0, np.nan]])
@@ -260,4 +268,5 @@ def test_search_by_key_buckets_matches_numpy(edges, dt):
     rule = histogram_rule(a, edges, None)
     assert cpu_rule.rule_args(rule, kernel_dtype(a.dtype))[-1] == cpu_rule.SEARCH
     assert rule.key_buckets.size > 0
+    assert rule.key_splits.size > 0 or not any(edges is e for e in SPLIT_EDGES)
     np.testing.assert_array_equal(hotbin.histogram(a, edges, backend="cpu")[0], np.histogram(a, edges)[0])

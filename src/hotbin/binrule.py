@@ -248,6 +248,20 @@ class BinRule:
                 return np.concatenate([np.array([k0, shift, length], np.int64), lo])
             k *= 4
 
+    @functools.cached_property
+    def key_splits(self) -> np.ndarray:
+        """The one edge each bucket of :attr:`key_buckets` may hold, where its ``length`` is 2
+        or less: ``split[b] = kernel_cmp[lo[b] + 1]``, NaN where ``lo[b]`` is the last bin. A
+        value of bucket ``b`` in the edges then lies in bin ``lo[b] + (v >= split[b])`` (a
+        compare with NaN is false): the bucket's start and its edge are loaded together, not
+        one after the other. Empty for longer searches and integer edges."""
+        tab = self.key_buckets
+        if tab.size == 0 or tab[2] > 2:
+            return np.empty(0, self.kernel_cmp.dtype)
+        e, lo = self.kernel_cmp, tab[3:]
+        nxt = np.minimum(lo + 1, self.nbins - 1)
+        return np.where(lo < self.nbins - 1, e[nxt], np.nan).astype(e.dtype)
+
     @property
     def kernel_cmp(self) -> np.ndarray:
         """Edges widened exactly to a dtype every kernel implements (f32, f64, i64, u64).
