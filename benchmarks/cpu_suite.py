@@ -73,10 +73,12 @@ def one_thread(fn):
 def anchors_1d(a, bins, rng_):
     """NumPy, fast-histogram and boost-histogram on the case; ``bins`` edges (``rng_`` None):
     boost-histogram's Variable axis; a range from the data (``bins`` an int, ``rng_`` None):
-    the anchors get the data's range, found outside their time."""
+    the anchors get the data's range, found outside their time, and boost-histogram once more
+    with the range found in its time as its users find it (NumPy's min and max)."""
     out = {"numpy": lambda: np.histogram(a, bins, rng_)[0]}
     edges = np.ndim(bins) == 1
-    if rng_ is None and not edges:
+    found = rng_ is None and not edges
+    if found:
         rng_ = (a.min(), a.max())
     try:
         import fast_histogram as fh
@@ -94,6 +96,13 @@ def anchors_1d(a, bins, rng_):
             return h.view()
         out["boost-histogram (1 thread)"] = lambda: boost(1)
         out[f"boost-histogram ({threads} threads)"] = lambda: boost(threads)
+        if found:
+            def boost_found(t):
+                h = bh.Histogram(bh.axis.Regular(bins, a.min(), a.max()))
+                h.fill(a, threads=t)
+                return h.view()
+            out[f"boost-histogram ({threads} threads, its range from numpy min, max)"] = \
+                lambda: boost_found(threads)
     except ImportError:
         pass
     return out
