@@ -205,10 +205,10 @@ def _search_keys(v, e, tab, out, at):
 def _split_keys(v, e, tab, split, out):
     """SEARCH from the bucket of each value's key where a bucket holds at most one edge
     (:attr:`BinRule.key_splits`): the bucket's first bin plus one compare against its edge,
-    one loop, both loads from the bucket's index and neither waiting on the other. 256
-    log-spaced edges, the codes alone, one core (build/probe, 2**20 lognormal values in
-    cache): the H200 host's Xeon float64 3.0 -> 2.2 ns a value, float32 4.7 -> 3.1; the AMD
-    EPYC VM (Zen 5) 1.4 -> 1.3 and 1.6 -> 1.4."""
+    one loop, both loads from the bucket's index and neither waiting on the other. The codes
+    alone, one core, 2**20 lognormal values, 256 log-spaced edges (benchmarks/cpu_codes.py):
+    the H200 host's Xeon 5.30 -> 4.12 ns a value (4096 edges 5.58 -> 4.89); the AMD EPYC VM
+    (Zen 5) alike within its noise (1.37 -> 1.43, 1.62 -> 1.51)."""
     nb = e.size - 1
     e0, en = e[0], e[nb]
     k0, shift = np.uint64(tab[0]), np.uint64(tab[1])
