@@ -4,11 +4,12 @@ they replaced (kept here): LINEAR's guess corrected each way against two compute
 value's key (before) and one compare against the bucket's one edge (now, where no bucket holds
 two); SPAN32 against LINEAR's float64 loop (before) for float32 values.
 
-One thread, values already in cache (2**20 of them), ns a value, the median of the rounds; every
-answer checked against :meth:`hotbin.binning.BinRule.index`. LINEAR: 256 bins over
-(-3.1, 259.7), float64 values; SPAN32: float32 values there (float32 edges NumPy computes in
-float64); LINEAR32: float32 values over a float32 range. SEARCH: log-spaced edges of several counts,
-lognormal values (float32 values under float32 edges once).
+One thread, values in L2 (2**16 float64 and their int32 codes, 768 KB; 2**20 before 2026-12-04),
+REPS calls a round, ns a value, the median of the rounds; every answer checked against
+:meth:`hotbin.binning.BinRule.index`. LINEAR: 256 bins over (-3.1, 259.7), float64 values;
+SPAN32: float32 values there (float32 edges NumPy computes in float64); LINEAR32: float32 values
+over a float32 range. SEARCH: log-spaced edges of several counts, lognormal values (float32
+values under float32 edges once).
 
     python benchmarks/cpu_codes.py [--rounds 20]
 """
@@ -76,13 +77,17 @@ def linear_float64(v, r, out):
     R.codes(v, r[:-1] + (R.LINEAR,), out)
 
 
+#: calls a round: 2M values, so that a round takes milliseconds
+REPS = 32
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=20)
     args = ap.parse_args(argv)
-    print(f"CPU: {cpu_model()}; one thread; 2**20 values in cache; ns a value, medians of {args.rounds}")
+    print(f"CPU: {cpu_model()}; one thread; 2**16 values in L2; ns a value, medians of {args.rounds}")
     rng = np.random.default_rng(1)
-    n = 1 << 20
+    n = 1 << 16
     u = rng.random(n) * 263 - 3.2
     cases = [("LINEAR, float64", u, 256, (-3.1, 259.7), R.LINEAR, linear_each_way),
              ("SPAN32 (LINEAR before)", u.astype(np.float32), 256, (-3.1, 259.7), R.SPAN32,
@@ -104,7 +109,7 @@ def main(argv=None):
         out = np.empty(n, np.int32)
         times = {}
         for way, fn in (("before", before), ("now", R.codes)):
-            times[way] = timeit(lambda: fn(x, t, out), args.rounds) / n * 1e9
+            times[way] = timeit(lambda: [fn(x, t, out) for _ in range(REPS)], args.rounds) / (n * REPS) * 1e9
             assert np.array_equal(out, want), (name, way)
         print(f"{name:42} before {times['before']:6.3f}  now {times['now']:6.3f}  "
               f"({times['before'] / times['now']:.2f}x)", flush=True)

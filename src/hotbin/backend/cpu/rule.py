@@ -206,9 +206,9 @@ def _split_keys(v, e, tab, split, out):
     """SEARCH from the bucket of each value's key where a bucket holds at most one edge
     (:attr:`BinRule.key_splits`): the bucket's first bin plus one compare against its edge,
     one loop, both loads from the bucket's index and neither waiting on the other. The codes
-    alone, one core, 2**20 lognormal values, 256 log-spaced edges (benchmarks/cpu_codes.py):
-    the H200 host's Xeon 5.30 -> 4.12 ns a value (4096 edges 5.58 -> 4.89); the AMD EPYC VM
-    (Zen 5) alike within its noise (1.37 -> 1.43, 1.62 -> 1.51)."""
+    alone, one core, 2**16 lognormal values in L2, 256 log-spaced edges (benchmarks/cpu_codes.py):
+    the H200 host's Xeon float64 3.14 -> 2.22 ns a value, float32 values and edges 4.42 -> 2.40
+    (another run 4.59 -> 2.96, 5.64 -> 3.49); the AMD EPYC VM (Zen 5) 1.39 -> 1.34, 1.61 -> 1.38."""
     nb = e.size - 1
     e0, en = e[0], e[nb]
     k0, shift = np.uint64(tab[0]), np.uint64(tab[1])
