@@ -90,19 +90,16 @@ def anchors_1d(a, bins, rng_):
         import boost_histogram as bh
         threads = parallel.threads()
 
-        def boost(t):
-            h = bh.Histogram(bh.axis.Variable(bins) if edges else bh.axis.Regular(bins, *rng_))
+        def boost(t, find=False):
+            r = (a.min(), a.max()) if find else rng_
+            h = bh.Histogram(bh.axis.Variable(bins) if edges else bh.axis.Regular(bins, *r))
             h.fill(a, threads=t)
             return h.view()
         out["boost-histogram (1 thread)"] = lambda: boost(1)
         out[f"boost-histogram ({threads} threads)"] = lambda: boost(threads)
         if found:
-            def boost_found(t):
-                h = bh.Histogram(bh.axis.Regular(bins, a.min(), a.max()))
-                h.fill(a, threads=t)
-                return h.view()
             out[f"boost-histogram ({threads} threads, its range from numpy min, max)"] = \
-                lambda: boost_found(threads)
+                lambda: boost(threads, find=True)
     except ImportError:
         pass
     return out

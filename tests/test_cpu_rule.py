@@ -57,7 +57,7 @@ CASES = [  # dtype, bins, range (None: from the data), the finder the rule must 
     (np.float16, 10, None, cpu_rule.NEAR),
     (np.float16, 37, (-1.3, 2.1), cpu_rule.NEAR),
     (np.float64, np.array([-1.0, 0.0, 0.5, 2.0, 2.0000001]), None, cpu_rule.SEARCH),
-    (np.float64, np.logspace(-2, 2, 301), None, cpu_rule.SEARCH),  # more than one SEARCH_LANES block
+    (np.float64, np.logspace(-2, 2, 301), None, cpu_rule.SEARCH),  # more than one search.SEARCH_LANES block
     (np.float32, np.logspace(-2, 2, 1001), None, cpu_rule.SEARCH),  # float32 values, float64 edges
     (np.float64, np.array([0.0, 1.0, 1.0, 1.0, 2.0, 3.0, 3.0]), None, cpu_rule.SEARCH),  # repeated edges
     (np.float64, np.array([-0.5, 0.25]), None, cpu_rule.SEARCH),  # one bin: no halving
@@ -268,5 +268,5 @@ def test_search_by_key_buckets_matches_numpy(edges, dt):
     rule = histogram_rule(a, edges, None)
     assert cpu_rule.rule_args(rule, kernel_dtype(a.dtype))[-1] == cpu_rule.SEARCH
     assert rule.key_buckets.size > 0
-    assert rule.key_splits.size > 0 or not any(edges is e for e in SPLIT_EDGES)
+    assert rule.key_splits.size > 0 or not any(edges is s for s in SPLIT_EDGES)
     np.testing.assert_array_equal(hotbin.histogram(a, edges, backend="cpu")[0], np.histogram(a, edges)[0])

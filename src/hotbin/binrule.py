@@ -258,9 +258,10 @@ class BinRule:
         tab = self.key_buckets
         if tab.size == 0 or tab[2] > 2:
             return np.empty(0, self.kernel_cmp.dtype)
-        e, lo = self.kernel_cmp, tab[3:]
-        nxt = np.minimum(lo + 1, self.nbins - 1)
-        return np.where(lo < self.nbins - 1, e[nxt], np.nan).astype(e.dtype)
+        lo = tab[3:]
+        split = self.kernel_cmp[lo + 1]  # lo[b] <= nbins - 1: an edge each
+        split[lo == self.nbins - 1] = np.nan
+        return split
 
     @property
     def kernel_cmp(self) -> np.ndarray:
