@@ -475,3 +475,20 @@ def test_dask_flow_matches_memory(messy):
     got2 = hotbin.hist2d(da.from_array(a, chunks=900), da.from_array(a[::-1].copy(), chunks=900), 3,
                          [(-2, 2), (-1, 1)])
     assert got2 == ref2
+
+
+@pytest.mark.parametrize("bins", [1, 3])
+def test_integer_range_ends_beyond_2_53_as_numpy(backend, bins):
+    """int64 data over integer range ends above 2**53: NumPy keeps ``lo <= v <= hi`` compared
+    exactly, and ``hist``, its ``fill`` and its flow bins must too, as ``histogram`` does."""
+    a = np.arange(2**53 - 8, 2**53 + 24)
+    r = (2**53 + 1, 2**53 + 9)
+    want, _ = np.histogram(a, bins, r)
+    h = hotbin.hist(a, bins, r, backend=backend)
+    assert h.values().tolist() == want.tolist()
+    under, over = int(np.count_nonzero(a < r[0])), int(np.count_nonzero(a > r[1]))
+    assert h.values(flow=True).tolist() == [under, *want.tolist(), over]
+    h.fill(a, backend=backend)
+    assert h.values().tolist() == (2 * want).tolist()
+    got, _ = hotbin.histogram(np.tile(a, (2, 1)), bins, r, axis=1, backend=backend)
+    assert np.asarray(got).tolist() == [want.tolist()] * 2

@@ -22,7 +22,7 @@ from . import backend as _backends
 from . import validate
 from .arrays import adapt, as_dask, is_dask, restore, shared_copy
 from .batch import check_axis, per_slice
-from .binning import check_data, exact_counts, histogram2d_rules, histogram_rule, histogramdd_rules
+from .binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules
 from .grid import columns, grid
 from .numpy_compat import no_edges, numpy_only, numpy_result
 from .blocks import Plan
@@ -35,11 +35,6 @@ __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bi
 def backends() -> list[str]:
     """Names of the backends usable on this machine (``"cpu"`` always first)."""
     return _backends.available()
-
-
-def _hist1d(be, x, rule, w, red):
-    """``be.histogram(x, rule, w, red)``, made exact for rules with :attr:`BinRule.exact`."""
-    return exact_counts(rule, be.histogram(x, rule, w, red), lambda sub: be.histogram(x, sub, w, red))
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=None,
@@ -110,7 +105,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     (rule,) = ex.rules(lambda s, mm: [histogram_rule(s[0], bins, range, minmax=mm,
                                                      weights=None if ex.lazy else w)], [x])
     if axis is None:
-        (hist,) = weighted(ex, lambda be, d, ww, red: _hist1d(be, d[0], rule, ww, red), [x], w,
+        (hist,) = weighted(ex, lambda be, d, ww, red: be.histogram(d[0], rule, ww, red), [x], w,
                            (rule.nbins,), deterministic)
     else:
         hist = per_slice(ex.be, x, rule, axis)

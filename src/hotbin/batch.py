@@ -2,7 +2,7 @@
 
 All slices share one bin rule. They reach the backend a slab at a time (a slice
 longer than a slab alone, as a strided view), so a transposed input or a memmap
-is never copied whole; the rule's exact integer range is kept per slab.
+is never copied whole (the backend's counts keep the rule's exact integer range).
 """
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import operator
 import numpy as np
 
 from .arrays import to_host
-from .binning import exact_counts
 
 __all__ = ["per_slice", "check_axis", "SLAB_BYTES"]
 
@@ -31,8 +30,7 @@ def per_slice(be, x, rule, axis):
     memmap is never copied whole.
     """
     rows = _moveaxis(x, axis)
-    parts = [exact_counts(rule, _rows(be, v, rule), lambda sub: _rows(be, v, sub))
-             for v in _slabs(rows, SLAB_BYTES)]
+    parts = [_rows(be, v, rule) for v in _slabs(rows, SLAB_BYTES)]
     if len(parts) == 1:
         out = parts[0]
     else:

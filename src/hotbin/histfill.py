@@ -70,9 +70,13 @@ def flow_rule(rule: BinRule) -> tuple[BinRule, bool]:
 
     Without one (the last edge is the dtype's top: ``+inf`` or the integer
     maximum) nothing but NaN lies above the axis; the rule is then the two bins
-    ``[lowest, e0)``, ``[e0, en]``.
+    ``[lowest, e0)``, ``[e0, en]``. For a rule with exact integer ends
+    (:attr:`BinRule.exact`) the ends are those integers, compared in the data's dtype.
     """
     c = rule.cmp
+    if rule.exact is not None and rule.exact[0] <= rule.exact[1]:
+        # integer range ends NumPy compares exactly: so do the flow bins, in the data's dtype
+        c = np.array(rule.exact)
     dt = c.dtype
     if dt.kind == "f":
         lowest, highest = dt.type(-np.inf), dt.type(np.inf)

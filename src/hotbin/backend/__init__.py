@@ -84,7 +84,7 @@ import threading
 import numpy as np
 
 from ..arrays import on_gpu, shared_copy, to_host
-from ..binning import plain_rule
+from ..binning import exact_counts, plain_rule
 from ..reductions import SUM_F64
 
 __all__ = ["NAMES", "ENV", "load", "available", "select", "name_for", "offloaded", "gpu_usable", "call",
@@ -110,23 +110,35 @@ PRIMITIVES = frozenset({"minmax", "max_abs", "histogram", "histogram_rows", "his
                         "cumsum", "luma_histogram"})
 
 
+#: the counting primitives, whose results :func:`_exact` makes exact for integer range ends
+COUNTING = frozenset({"histogram", "histogram_rows", "histogram2d"})
+
+
 class Backend:
     """A loaded backend: its package's names, with primitives that fall back to cpu
-    where the backend answers NotImplemented."""
+    where the backend answers NotImplemented, and counts made exact where a rule's
+    integer range ends need it (:func:`_exact`): every front door counts through here."""
 
     def __init__(self, mod):
         self.module = mod
 
     def __getattr__(self, attr):
         value = getattr(self.module, attr)
-        if attr in PRIMITIVES and self.module.NAME != FALLBACK:
-            def primitive(*args, **kwargs):
+        fallback = attr in PRIMITIVES and self.module.NAME != FALLBACK
+        if not fallback and attr not in COUNTING:
+            return value
+
+        def primitive(*args, **kwargs):
+            # the module's function is looked up at each call
+            if fallback:
                 return call(self.module, attr, *args, **kwargs)
-            primitive.__doc__ = value.__doc__
-            # kept: the wrapper looks the module's function up at each call
-            self.__dict__[attr] = primitive
-            return primitive
-        return value
+            return getattr(self.module, attr)(*args, **kwargs)
+
+        primitive.__doc__ = value.__doc__
+        if attr in COUNTING:
+            primitive = _exact(primitive, attr)
+        self.__dict__[attr] = primitive
+        return primitive
 
     def has(self, capability: str) -> bool:
         return capability in self.module.CAPABILITIES
@@ -270,6 +282,29 @@ def call(be, op: str, *args, **kwargs):
         cpu = load(FALLBACK).module
         out = getattr(cpu, op)(*map(_host, args), **{k: _host(v) for k, v in kwargs.items()})
     return out
+
+
+def _exact(count, op: str):
+    """``count`` (the primitive ``op``) with the bins fixed that kernels get wrong under a rule
+    with :attr:`~hotbin.binning.BinRule.exact` (int64/uint64 data over integer range ends of
+    magnitude 2**53 or more, where NumPy compares the ends exactly): one more pass under the
+    rule's integer sub-rule (:func:`~hotbin.binning.exact_counts`). The one place this is
+    done, so ``histogram``, ``hist`` and its ``fill``, batches and Dask chunks agree."""
+    if op == "histogram2d":
+        def exact2d(x, y, rx, ry, *args, **kwargs):
+            if rx.exact is not None or ry.exact is not None:  # no builder makes one (NumPy's
+                # histogram2d compares its ends in the edges' dtype): refuse rather than miscount
+                raise ValueError("histogram2d: rules with exact integer range ends are 1-D only")
+            return count(x, y, rx, ry, *args, **kwargs)
+        exact2d.__doc__ = count.__doc__
+        return exact2d
+
+    def exact1d(a, rule, *args, **kwargs):
+        out = count(a, rule, *args, **kwargs)
+        return exact_counts(rule, out, lambda sub: count(a, sub, *args, **kwargs))
+
+    exact1d.__doc__ = count.__doc__
+    return exact1d
 
 
 def _host(v):
