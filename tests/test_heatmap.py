@@ -680,3 +680,47 @@ def test_count_values_are_made_when_first_read():
     assert v.dtype == np.float64 and np.array_equal(v, hm.counts.astype(np.float64))
     assert hm.values is v
     assert np.array_equal((hm + hm).values, 2 * v)
+
+
+def _ulps_around(lo, hi, dtype):
+    """Values of ``dtype`` from a few floats below ``lo`` to a few above ``hi``."""
+    vals = []
+    for end in (lo, hi):
+        v = np.array(end, dtype)
+        down, up = [v], [v]
+        for _ in range(3):
+            down.append(np.nextafter(down[-1], dtype(-np.inf)))
+            up.append(np.nextafter(up[-1], dtype(np.inf)))
+        vals += down + up
+    return np.unique(np.array(vals, dtype))
+
+
+#: ranges a few floats wide, where linspace's cells have zero width at one end
+_NARROW = [(1.0, float(np.nextafter(1.0, 2.0))), (1.0, float(np.nextafter(np.nextafter(1.0, 2.0), 2.0))),
+           (-1.0, float(np.nextafter(-1.0, 0.0))), (0.0, 5e-324), (-0.0, 1e-323),
+           (1e300, float(np.nextafter(1e300, np.inf))), (1.0, float(np.nextafter(np.float32(1), 2)))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("r", _NARROW)
+def test_narrow_range_cells_as_numpy_edges(backend, dtype, r):
+    """Cells narrower than a float: every value lands in the cell of NumPy's edges
+    (``linspace(lo, hi, n + 1)``, ``edges[i] <= v < edges[i+1]``), on both axes, open or closed."""
+    if max(abs(r[0]), abs(r[1])) > float(np.finfo(dtype).max):
+        pytest.skip("the range is beyond float32's")
+    v = _ulps_around(*r, dtype)
+    for n in range(1, 6):
+        edges = np.linspace(*r, n + 1)
+        x64 = v.astype(np.float64)
+        keep = (x64 >= r[0]) & (x64 < r[1])
+        want = np.bincount(np.searchsorted(edges, x64[keep], "right") - 1, minlength=n)
+        other = np.zeros(v.size, dtype)
+        hm = hotbin.heatmap(v, other, width=n, height=1, x_range=r, y_range=(-1, 1), backend=backend)
+        assert to_numpy(hm.counts)[0].tolist() == want.tolist(), n
+        assert hm.dropped == v.size - keep.sum()
+        hm = hotbin.heatmap(other, v, width=1, height=n, x_range=(-1, 1), y_range=r, backend=backend)
+        assert to_numpy(hm.counts)[:, 0].tolist() == want.tolist(), n
+        closed = hotbin.heatmap(v, other, width=n, height=1, x_range=r, y_range=(-1, 1), closed=True,
+                                backend=backend)
+        ref, _, _ = np.histogram2d(other, v, [1, n], [(-1, 1), r])
+        assert to_numpy(closed.counts).tolist() == ref.astype(np.int64).tolist(), n

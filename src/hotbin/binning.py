@@ -318,7 +318,10 @@ def cell_rule(n: int, lo, hi, name: str, closed: bool = False) -> BinRule:
     taken from the data). Otherwise it is open at ``hi``, so adjacent heatmaps
     tile without double counting: kernels implement that by using the rule with
     ``hi`` replaced by the largest float64 below it as the closed end
-    (``cmp[-1]``), so both need the same kernel.
+    (``cmp[-1]``), so both need the same kernel. A range only a few floats wide
+    can have cells of zero width at ``hi``: they hold nothing under NumPy's edges
+    (``edges[i] <= v < edges[i+1]``), and a closed end cannot say so, so those
+    are the rule's :attr:`~hotbin.binrule.BinRule.tail` (counted without them, then padded).
 
     The rules of recent cells are kept (:data:`CELL_RULES`; their arrays read-only): a
     viewer or a loop asks for the same cells again, and a rule is ~130 µs of linspace and
@@ -344,8 +347,13 @@ def _cell_rule(n, lo, hi, closed, *_signs) -> BinRule | None:
     if not np.isfinite(edges).all():
         return None
     cmp = edges.copy()
+    tail = 0
     if not closed:
-        cmp[-1] = np.nextafter(hi, -np.inf)  # closed at the float just below hi == open at hi
+        # closed at the float just below hi == open at hi; cells from the first edge equal
+        # to hi on have zero width there and hold nothing (a range a few ulps wide)
+        k = max(int(np.searchsorted(edges, hi, side="left")), 1)
+        cmp[k:] = np.nextafter(hi, -np.inf)
+        tail = n - k
     for a in (edges, cmp):
         a.flags.writeable = False  # shared by every caller of these cells
-    return BinRule(edges=edges, cmp=cmp, uniform=True)
+    return BinRule(edges=edges, cmp=cmp, uniform=True, tail=tail)

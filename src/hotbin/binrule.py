@@ -65,6 +65,10 @@ class BinRule:
     #: numbers), not from the float32 first edge: a hint for :attr:`linear`, which checks
     #: it bit for bit
     span: tuple | None = None
+    #: how many of the last bins can hold nothing: cells of zero width at an open end
+    #: (:func:`hotbin.binning.cell_rule` of a range a few ulps wide), which a closed end
+    #: cannot express. Kernels count under :attr:`counted` and the bins are padded after it
+    tail: int = 0
 
     def __post_init__(self):
         # No rule may cost O(bins) per value: a guess that overflows (scale 0) or
@@ -77,6 +81,16 @@ class BinRule:
     @property
     def nbins(self) -> int:
         return self.edges.size - 1
+
+    @functools.cached_property
+    def counted(self) -> BinRule:
+        """The rule kernels count under: this one, or for a :attr:`tail` the first
+        ``nbins - tail`` bins (the last closed at ``cmp[-1]``); the tail's bins are empty."""
+        if not self.tail:
+            return self
+        k = self.nbins - self.tail
+        return BinRule(edges=self.edges[:k + 1], cmp=np.append(self.cmp[:k], self.cmp[-1]),
+                       uniform=self.uniform)
 
     @property
     def lo(self) -> float:
@@ -329,6 +343,7 @@ class BinRule:
         e = self.cmp
         i = np.searchsorted(e, c, side="right") - 1
         i[c == e[-1]] = self.nbins - 1
+        i = np.minimum(i, self.nbins - self.tail - 1)
         out = (c >= e[0]) & (c <= e[-1])
         if self.exact is not None:
             out &= (v >= self.exact[0]) & (v <= self.exact[1])
