@@ -724,3 +724,27 @@ def test_narrow_range_cells_as_numpy_edges(backend, dtype, r):
                                 backend=backend)
         ref, _, _ = np.histogram2d(other, v, [1, n], [(-1, 1), r])
         assert to_numpy(closed.counts).tolist() == ref.astype(np.int64).tolist(), n
+
+
+def test_mercator_drops_points_off_the_map_symmetrically(backend, rng):
+    """Web Mercator keeps ``|lon| <= 180`` and ``|lat| < MAX_LAT``: points off the map (infinite,
+    beyond the poles' cut, past the antimeridian) are NaN from ``mercator`` and dropped and
+    counted by the heatmap, for every range, and north and south alike."""
+    from hotbin.project import MAX_LAT, mercator
+
+    edge = [np.inf, -np.inf, 86.0, -86.0, 85.0, -85.0, MAX_LAT, -MAX_LAT, 90.0, -90.0, np.nan, 0.0, 0.0]
+    lon = np.concatenate([np.zeros(len(edge) - 2), [181.0, -180.0], rng.uniform(-180, 180, 200),
+                          [180.0, -180.0, np.inf, -200.0]])
+    lat = np.concatenate([edge, rng.uniform(-89, 89, 200), [1.0, 1.0, 0.0, 0.0]])
+    on = (np.abs(lon) <= 180) & (np.abs(lat) < MAX_LAT)
+    x, y = mercator(lon, lat)
+    assert np.array_equal(np.isnan(x), ~on) and np.array_equal(np.isnan(y), ~on)
+    assert np.array_equal(y[on], -mercator(lon, -lat)[1][on])  # odd in lat, bit for bit
+    for y_range in (None, (-90, 90), (-MAX_LAT, MAX_LAT), (-85.06, 85.06)):
+        for x_range in (None, (-180, 180), (-200, 200)):
+            kw = dict(width=5, height=6, project="mercator", x_range=x_range, y_range=y_range,
+                      backend=backend)
+            hm = hotbin.heatmap(lon, lat, **kw)
+            assert int(to_numpy(hm.counts).sum()) == on.sum() and hm.dropped == (~on).sum()
+            south = hotbin.heatmap(lon, -lat, **kw)
+            assert to_numpy(south.counts).tolist() == to_numpy(hm.counts)[::-1].tolist()

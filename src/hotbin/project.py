@@ -1,8 +1,8 @@
 """Map projections: longitude/latitude to Web Mercator (EPSG:3857), and its tiles.
 
 ``mercator(lon, lat)`` gives metres on the spherical Web Mercator of web maps
-(radius 6378137 m), latitudes clipped to +-85.0511287798 degrees (the square
-world of XYZ tiles). Works on NumPy, CuPy and dask arrays alike: elementwise,
+(radius 6378137 m); points off the square world of XYZ tiles (``|lat|`` from
+85.0511287798 degrees on, ``|lon|`` beyond 180) are NaN. Works on NumPy, CuPy and dask arrays alike: elementwise,
 float64, no copy beyond the result. ``tile_bounds(z, x, y)`` is the extent of
 XYZ tile ``x, y`` at zoom ``z`` (``y`` counted from the north, as Leaflet,
 MapLibre and QGIS do). ``to_xarray(hm)`` is a heatmap as a DataArray with its CRS.
@@ -52,15 +52,20 @@ def _ns(a):
 def mercator(lon, lat):
     """``(x, y)`` in Web Mercator metres of longitudes and latitudes in degrees (float64).
 
-    NaN stays NaN; latitudes beyond +-MAX_LAT are clipped to it (the edge of the
-    map), longitudes are not wrapped.
+    A point off the map, outside ``|lon| <= 180`` and ``|lat| < MAX_LAT`` (the
+    latitude whose ``y`` is the square world's edge; infinite and NaN coordinates
+    too), becomes NaN in both, so every caller drops it. ``y`` is odd in ``lat``
+    bit for bit (computed from ``|lat|``, its sign restored), so the map is
+    symmetric about the equator.
     """
     xp = _ns(lon)
     lon = xp.asarray(lon, dtype=np.float64) if xp is not np else np.asarray(lon, np.float64)
-    lat = xp.clip(xp.asarray(lat, dtype=np.float64) if xp is not np else np.asarray(lat, np.float64),
-                  -MAX_LAT, MAX_LAT)
-    x = lon * (math.pi / 180.0 * RADIUS)
-    y = RADIUS * xp.log(xp.tan(math.pi / 4.0 + lat * (math.pi / 360.0)))
+    lat = xp.asarray(lat, dtype=np.float64) if xp is not np else np.asarray(lat, np.float64)
+    on = (abs(lon) <= 180.0) & (abs(lat) < MAX_LAT)  # False for NaN
+    a = xp.where(on, abs(lat), 0.0)  # off the map: no log of an infinite tangent
+    x = xp.where(on, lon * (math.pi / 180.0 * RADIUS), np.nan)
+    y = xp.where(on, xp.copysign(RADIUS * xp.log(xp.tan(math.pi / 4.0 + a * (math.pi / 360.0))), lat),
+                 np.nan)
     return x, y
 
 
@@ -87,15 +92,37 @@ def tile_bounds(z: int, x: int, y: int) -> tuple[float, float, float, float]:
 
 
 def projected(project, x, y, x_range, y_range):
-    """Coordinates and ranges in the projection's units, and its CRS."""
+    """Coordinates and ranges in the projection's units, and its CRS.
+
+    Points off the map are NaN (:func:`mercator`): dropped and counted. A range
+    is clipped to the map; an end at or beyond the map's edge (``|lon| >= 180``,
+    ``|lat| >= MAX_LAT``) becomes the edge, the top one moved just past it, so every
+    point on the map is inside, at both ends alike.
+    """
     if project not in PROJECTIONS:
         raise ValueError(f"project: expected one of {', '.join(PROJECTIONS)}, got {project!r}")
     x, y = mercator(x, y)
     if x_range is not None:
-        x_range = tuple(float(v) for v in mercator(np.asarray(given_range(x_range, "x_range")), 0.0)[0])
+        x_range = _metres(given_range(x_range, "x_range"), 180.0, 0)
     if y_range is not None:
-        y_range = tuple(float(v) for v in mercator(0.0, np.asarray(given_range(y_range, "y_range")))[1])
+        y_range = _metres(given_range(y_range, "y_range"), MAX_LAT, 1)
     return x, y, x_range, y_range, CRS
+
+
+def _metres(r, limit, axis):
+    """A range in degrees along ``axis`` (0: lon, 1: lat) as metres, clipped to ``+-limit``."""
+    edge = float(mercator(*np.array([(180.0, 0.0), (0.0, np.nextafter(MAX_LAT, 0))][axis]))[axis])
+    ends = []
+    for v, sign in zip(r, (-1.0, 1.0)):
+        if sign * v >= limit:
+            m = sign * edge
+            ends.append(float(np.nextafter(m, np.inf)) if sign > 0 else m)
+        else:
+            ends.append(float(mercator(*((v, 0.0) if axis == 0 else (0.0, v)))[axis]))
+    if not ends[0] < ends[1]:
+        name = ("x_range", "y_range")[axis]
+        raise ValueError(f"{name}: [{r[0]}, {r[1]}] holds no point of the map")
+    return tuple(ends)
 
 
 def to_xarray(hm):
