@@ -1,190 +1,242 @@
-"""``hotbin heatmap --scheduler``: the same heatmap on a Dask cluster.
+"""``hotbin heatmap --scheduler`` and ``hotbin serve --scheduler``: the same job on a Dask cluster.
 
-The files become a dask dataframe (``dd.read_csv`` / ``dd.read_parquet``; a
-directory of Parquet keeps its hive partitions); the workers parse text columns
-(junk cells become NaN and their rows are counted and skipped), filter by
-``--where`` and code the ``--by`` categories, per partition; then
-:func:`hotbin.heatmap` bins the lazy columns and tree-merges the partials.
-Dask infers CSV column types from a sample of the first rows; when a later
-partition holds a cell that is not a number the job is read again with those
-columns as text (one line on stderr), never ending in a Dask traceback.
+The files are split into contiguous shares, one task each; every task reads its share
+with the same DuckDB query as the local job (:class:`hotbin.io.Source`: the same
+junk-row rules, the same ``--where``), so the cluster's answer is the local one.
+The heatmap runs as passes of tasks: the extent (one aggregate query per share) or
+the exact percentiles of ``--clip`` (the selection's ``fn`` and ``merge`` run on the
+workers), the categories of ``--by``, then one partial :class:`hotbin.Heatmap` per
+share, merged on the client with ``+``. Junk rows are counted per share and named by
+file and line, as locally.
 """
 from __future__ import annotations
 
+import functools
 import logging
-import os
+import operator
 import sys
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import UserError
-from .datafiles import PARQUET_EXT, need
+from ..io import Data, Junk, Source, data_files, need
 
 __all__ = ["on_cluster", "lazy_columns"]
 
 
-def on_cluster(args, spec, files, junk, where):
-    """``(Heatmap, points)``: the heatmap of ``files`` computed on the cluster ``args.scheduler``."""
-    dd = need("dask", "--scheduler", module="dask.dataframe", extra="dask")
-    distributed = need("distributed", "--scheduler", extra="dask")
-    numbers = [c for c in (args.x, args.y, args.agg[1]) if c]
-    columns = list(dict.fromkeys(numbers + ([args.by] if args.by else []) + (where.columns if where else [])))
-    numeric = list(dict.fromkeys(numbers + sorted(where.numeric if where else ())))
-    parquet = [f.lower().endswith(PARQUET_EXT) for f in files]
-    if any(parquet) and not all(parquet):
-        raise UserError("--scheduler: give either CSV or Parquet files, not both")
+@dataclass(frozen=True)
+class _Job:
+    """What every task reads: its share of the files below ``base`` and the query's columns."""
+
+    base: str | None
+    numbers: tuple
+    category: str | None
+    where: str | None
+    strict: bool
+    chunk_rows: int
+    project: bool
+
+    def data(self, share):
+        src = Source(None, self.numbers, self.category, self.where, self.strict, files=share, base=self.base)
+        return src, Data(src, self.chunk_rows)
+
+    def chunks(self, data):
+        if not self.project:
+            return data
+        from .stream import _Projected
+
+        return _Projected(data)
+
+
+def _connect(scheduler, distributed):
     for name in ("distributed", "distributed.worker", "distributed.scheduler", "distributed.nanny"):
         logging.getLogger(name).setLevel(logging.CRITICAL)  # errors come back as one line
-
-    def frame(text):
-        try:
-            if all(parquet):
-                return dd.read_parquet(spec if os.path.isdir(spec) else files, columns=columns)
-            sep = "\t" if files[0].lower().endswith((".tsv", ".tsv.gz", ".tab")) else ","
-            return dd.read_csv(files, sep=sep, usecols=columns, blocksize=max(args.chunk_rows, 1) * 32,
-                               dtype={c: "object" for c in columns if c in text or c not in numeric})
-        except (ValueError, KeyError) as exc:  # a missing column, a malformed file
-            raise UserError(f"{files[0]}: {str(exc).splitlines()[0]}") from None
-
-    if args.scheduler == "local":
+    if scheduler == "local":
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
                                            silence_logs=logging.CRITICAL)
-        client = distributed.Client(cluster)
-    else:
-        cluster, client = None, distributed.Client(args.scheduler, timeout="20s")
+        return cluster, distributed.Client(cluster)
+    return None, distributed.Client(scheduler, timeout="20s")
+
+
+def _shares(files, client):
+    """The files in contiguous shares, about two per worker thread."""
+    threads = sum(client.nthreads().values()) or 1
+    k = max(1, min(len(files), 2 * threads))
+    return [list(s) for s in np.array_split(np.array(files, dtype=object), k) if len(s)]
+
+
+def on_cluster(args, files, base, numbers, where):
+    """``(Heatmap, points, Junk, notes)``: the heatmap of ``files`` computed on ``args.scheduler``."""
+    distributed = need("distributed", "--scheduler", extra="dask")
+    need("dask", "--scheduler", extra="dask")
+    job = _Job(base, tuple(numbers), args.by, where, args.strict, args.chunk_rows, bool(args.project))
+    cluster, client = _connect(args.scheduler, distributed)
     try:
-        try:
-            return _job(args, dd, frame(()), numeric, junk, where)
-        except ValueError as exc:
-            if all(parquet) or "Mismatched dtypes" not in str(exc):
-                raise
-        print("hotbin heatmap: a cell that is not a number lies beyond the rows dask samples for the "
-              "column types; reading the number columns as text", file=sys.stderr)
-        return _job(args, dd, frame(set(numeric)), numeric, junk, where)
+        return _heatmap(args, job, client, _shares(files, client))
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
-def _job(args, dd, df, numeric, junk, where):
+def _heatmap(args, job, client, shares):
+    from ..project import CRS, mercator
+    from ..ranges import data_range, percentile_ranges
+    from .stream import _Labels
+
+    ranges = [args.x_range, args.y_range]
+    if args.project:
+        ranges = [None if r is None else tuple(float(v) for v in mercator(*((np.asarray(r), 0.0) if k == 0
+                  else (0.0, np.asarray(r))))[k]) for k, r in enumerate(ranges)]
+    closed = tuple(r is None for r in ranges)
+    auto = [k for k, r in enumerate(ranges) if r is None]
+    scans = client.gather(client.map(_scan, shares, job=job, auto=auto, pure=False))
+    notes = list(dict.fromkeys(n for s in scans for n in s["notes"]))
+    if auto and args.clip:
+        def run_pass(fn, merge):
+            return merge(client.gather(client.map(_select, shares, job=job, auto=auto, fn=fn, merge=merge,
+                                                  pure=False)))
+
+        found = percentile_ranges(run_pass, len(auto), args.clip)
+    elif auto:
+        found = []
+        for k in range(len(auto)):
+            ends = [s["extent"][k] for s in scans if s["extent"][k] is not None]
+            found.append((min(e[0] for e in ends), max(e[1] for e in ends)) if ends else None)
+        if args.project:
+            found = [None if e is None else tuple(float(v) for v in mercator(*((np.asarray(e), 0.0) if k == 0
+                     else (0.0, np.asarray(e))))[k]) for k, e in zip(auto, found)]
+    for k, ext in zip(auto, found if auto else []):
+        ranges[k] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[k])
+    labels = None
+    if args.by:
+        kind = next((s["kind"] for s in scans if s["kind"] is not None), None)
+        labels = _Labels({v for s in scans for v in s["labels"]}, kind)
+    grid = dict(agg=args.agg[0], width=args.width, height=args.height, x_range=ranges[0], y_range=ranges[1],
+                closed=closed, backend=args.backend)
+    parts = client.gather(client.map(_count, shares, job=job, labels=labels, grid=grid, pure=False))
+    hm = functools.reduce(operator.add, [p for p, _ in parts])
+    n = sum(k for _, k in parts)
+    hm = replace(hm, x_name=args.x, y_name=args.y, crs=CRS if args.project else hm.crs)
+    return hm, n, _junk(scans, args.strict), notes
+
+
+def _junk(scans, strict):
+    """The shares' junk rows as one :class:`hotbin.io.Junk` (shares in file order)."""
+    junk = Junk(strict)
+    for s in scans:
+        rows, first, kinds = s["junk"]
+        junk.rows += rows
+        junk.first += first[:junk.SHOW - len(junk.first)]
+        junk.kinds |= kinds
+    return junk
+
+
+def _scan(share, job, auto):
+    """A task: the extent of the axes ``auto``, the categories, the junk rows and notes of a share."""
+    src, data = job.data(share)
+    with src:
+        extent = data.extent(auto, lonlat=job.project) if auto else []
+        if not auto:
+            data.extent([])  # the junk rows and the checks, from the same query
+        labels, kind = [], None
+        if job.category:
+            from ..io.read import quote
+
+            col = src.query(f"SELECT DISTINCT {quote(job.category)} FROM src").to_arrow_table().column(0)
+            labels, kind = [v for v in col.to_pylist() if v is not None], col.type
+        j = src.junk
+        return {"extent": extent, "labels": labels, "kind": kind, "notes": src.notes,
+                "junk": (j.rows, j.first, j.kinds)}
+
+
+def _select(share, job, auto, fn, merge):
+    """A task: one pass of the percentile selection over a share, merged."""
+    src, data = job.data(share)
+    with src:
+        acc = merge([])
+        for cols, _ in job.chunks(data):
+            acc = merge([acc, fn(*(cols[k] for k in auto))])
+        return acc
+
+
+def _count(share, job, labels, grid):
+    """A task: the partial heatmap of a share and its number of points."""
     from ..heatmap import heatmap
 
-    df, bad = _numbers(dd, df, numeric)
-    nbad = 0 if bad is None else int(bad.sum().compute())  # one more pass, only for text columns
-    if nbad:
-        junk.rows = nbad  # places unknown: partitions carry no line numbers
-        if args.strict:
-            raise UserError(f"{nbad:,} rows hold a cell that is not a number (without --strict "
-                            "they are skipped and counted)")
-        df = df[~bad]
-    if where is not None:
-        df = df[df.map_partitions(_where_mask, where.text, meta=(None, bool))]
-    labels, by = None, None
-    agg, value = args.agg
-    cols = [df[args.x], df[args.y], df[value] if value else None]
-    if args.by:
-        by, labels = _codes(df[args.by])
-        if nbad or where is not None:  # rows were filtered: categories need the partitions' lengths
-            lengths = tuple(int(v) for v in df.map_partitions(len).compute())
-            cols, by = ([None if c is None else c.to_dask_array(lengths=lengths) for c in cols],
-                        by.to_dask_array(lengths=lengths))
-    hm = heatmap(*cols, agg=agg, by=by,
-                 width=args.width, height=args.height, x_range=args.x_range, y_range=args.y_range,
-                 clip=args.clip, project=args.project, backend=args.backend)
-    from dataclasses import replace
-
-    hm = replace(hm, x_name=args.x, y_name=args.y,
-                 categories=tuple(labels) if labels is not None else hm.categories)
-    return hm, int(np.asarray(hm.points).sum()) + hm.dropped + hm.skipped
+    src, data = job.data(share)
+    weighted = len(job.numbers) > 2
+    total, n = None, 0
+    with src:
+        for cols in (c for c, _ in job.chunks(data)):
+            part = heatmap(cols[0], cols[1], cols[2] if weighted else None,
+                           by=None if labels is None else labels.codes(cols[-1]), **grid)
+            total = part if total is None else total + part
+            n += cols[0].size
+    if total is None:
+        empty = np.empty(0)
+        total = heatmap(empty, empty, empty if weighted else None,
+                        by=None if labels is None else labels.codes(None), **grid)
+    return total, n
 
 
-def _numbers(dd, df, names):
-    """The dataframe with the columns ``names`` as float64 and the rows holding a cell that is not
-    a number (parsed per partition on the workers; empty cells stay NaN), or None when every
-    column is numeric."""
-    bad = None
-    for name in names:
-        raw = df[name]
-        if raw.dtype.kind in "biuf":
-            df = df.assign(**{name: raw.astype("float64")})
-            continue
-        num = dd.to_numeric(raw, errors="coerce")
-        junk = num.isna() & ~raw.isna()
-        bad = junk if bad is None else bad | junk
-        df = df.assign(**{name: num.astype("float64")})
-    return df, bad  # bad None: every column numeric, no pass to count junk
-
-
-def _where_mask(pdf, text):
-    """The rows of a pandas partition that ``--where text`` keeps (evaluated by pyarrow)."""
-    import pyarrow as pa
-
-    from .where import parse
-
-    w = parse(text)
-    table = pa.table({c: pa.array(pdf[c].to_numpy(), from_pandas=True) for c in w.columns})
-    table = table.append_column("__row__", pa.array(np.arange(len(pdf))))
-    keep = np.zeros(len(pdf), bool)
-    keep[table.filter(w.expression).column("__row__").to_numpy()] = True
-    return pdf.assign(**{"__keep__": keep})["__keep__"]
-
-
-def _codes(col):
-    """``(integer codes, labels or None)`` of a category column: integers are their own codes;
-    text is coded over its sorted labels (one pass finds them), as :func:`hotbin.heatmap` in memory."""
-    if col.dtype.kind in "iub":
-        return col.astype("int64"), None
-    if col.dtype.kind == "f":
-        raise UserError("--by: the column holds fractional numbers; categories are text or integers")
-    labels = sorted(str(v) for v in col.dropna().unique().compute())
-    codes = col.map_partitions(_code_partition, labels, meta=(col.name, "int64"))
-    return codes, labels
-
-
-def _code_partition(s, labels):
-    """The codes of a pandas partition over ``labels`` (-1: none of them, or empty)."""
-    import pandas as pd
-
-    codes = pd.Categorical(s.astype(object).where(s.notna(), None), categories=labels).codes
-    return pd.Series(codes.astype(np.int64), index=s.index, name=s.name)
+def _load(share, job, labels):
+    """A task: the columns of a share in memory (``x``, ``y``, ``weight``, ``by`` codes)."""
+    src, data = job.data(share)
+    with src:
+        parts = [cols for cols, _ in data]
+    keys = ["x", "y", "weight"][:len(job.numbers)]
+    out = {k: np.concatenate([p[i] for p in parts]) if parts else np.zeros(0) for i, k in enumerate(keys)}
+    if labels is not None:
+        codes = [labels.codes(p[-1]).indices.fill_null(-1).to_numpy(zero_copy_only=False) for p in parts]
+        out["by"] = np.concatenate(codes).astype(np.int32) if codes else np.zeros(0, np.int32)
+    return out, (src.junk.rows, src.junk.first, src.junk.kinds)
 
 
 def lazy_columns(args):
     """``(columns, labels, description)`` for ``hotbin serve --scheduler``: the needed columns
-    of INPUT as dask arrays on the cluster (its client stays open while the server runs),
-    the rows with a cell that is not a number dropped and counted, ``--by`` coded."""
-    from .sources import data_files
-
-    dd = need("dask", "--scheduler", module="dask.dataframe", extra="dask")
+    of INPUT as dask arrays held on the cluster (its client stays open while the server runs),
+    read by the same DuckDB query as locally (rows that cannot be read skipped and counted),
+    ``--by`` coded over the labels of every share."""
     distributed = need("distributed", "--scheduler", extra="dask")
-    files, _ = data_files(args.input)
+    da = need("dask", "--scheduler", module="dask.array", extra="dask")
+    from .stream import _Labels
+
+    files, base = data_files(args.input)
     numbers = [c for c in (args.x, args.y, args.value) if c]
-    wanted = numbers + ([args.by] if args.by else [])
-    if args.scheduler == "local":
-        distributed.Client(distributed.LocalCluster(dashboard_address=None,
-                                                    silence_logs=logging.CRITICAL))
-    else:
-        distributed.Client(args.scheduler, timeout="20s")
-    try:
-        df = (dd.read_parquet(files, columns=wanted) if files[0].lower().endswith(PARQUET_EXT)
-              else dd.read_csv(files, usecols=wanted, dtype={c: "object" for c in wanted}))
-    except (ValueError, KeyError) as exc:
-        raise UserError(f"{files[0]}: {str(exc).splitlines()[0]}") from None
-    df, bad = _numbers(dd, df, numbers)
-    if bad is not None:
-        nbad = int(bad.sum().compute())
-        if nbad and args.strict:
-            raise UserError(f"{nbad:,} rows hold a cell that is not a number (without --strict they "
-                            "are skipped and counted)")
-        if nbad:
-            print(f"hotbin serve: skipped {nbad:,} row{'s' if nbad != 1 else ''} with a cell that is "
-                  "not a number", file=sys.stderr)
-            df = df[~bad]
+    job = _Job(base, tuple(numbers), args.by, None, args.strict, 1 << 20, False)
+    _, client = _connect(args.scheduler, distributed)
+    shares = _shares(files, client)
     labels = None
-    keys = ["x", "y", "weight"][:len(numbers)]
-    cols = {k: df[c] for k, c in zip(keys, numbers)}
     if args.by:
-        cols["by"], labels = _codes(df[args.by])
-    cols = {k: v.to_dask_array(lengths=True) for k, v in cols.items()}
-    return cols, labels, f"{len(files)} file(s) on the Dask cluster"
+        scans = client.gather(client.map(_scan, shares, job=job, auto=[], pure=False))
+        kind = next((s["kind"] for s in scans if s["kind"] is not None), None)
+        labels = _Labels({v for s in scans for v in s["labels"]}, kind)
+    loaded = client.map(_load, shares, job=job, labels=labels, pure=False)
+    info = client.gather(client.map(_lengths, loaded, pure=False))
+    junk = Junk(args.strict)
+    for _, (rows, first, kinds) in info:
+        junk.rows += rows
+        junk.first += first[:junk.SHOW - len(junk.first)]
+        junk.kinds |= kinds
+    if junk.message():
+        print(f"hotbin serve: {junk.message()}", file=sys.stderr)
+    keys = ["x", "y", "weight"][:len(numbers)] + (["by"] if args.by else [])
+    cols = {}
+    for k in keys:
+        dtype = np.int32 if k == "by" else np.float64
+        pieces = [da.from_delayed(client.submit(_column, f, k, pure=False), shape=(n,), dtype=dtype)
+                  for f, (n, _) in zip(loaded, info)]
+        cols[k] = da.concatenate(pieces) if pieces else da.zeros(0, dtype=dtype)
+    names = None if labels is None or labels.integer else labels.labels
+    return cols, names, f"{len(files)} file(s) on the Dask cluster"
+
+
+def _lengths(loaded):
+    out, junk = loaded
+    return len(out["x"]), junk
+
+
+def _column(loaded, key):
+    return loaded[0][key]
+

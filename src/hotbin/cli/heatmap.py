@@ -43,14 +43,16 @@ def register(sub):
                     "in chunks, and write the picture or the data. Try: hotbin heatmap --demo -o heatmap.png")
     columns.add(p)
     p.add_argument("--where", metavar="EXPR",
-                   help="keep the rows where EXPR holds: comparisons of columns with numbers or 'text', "
-                        "and/or/not, parentheses, e.g. \"fare > 0 and not vendor == 'CMT'\"")
+                   help="keep the rows where the SQL expression EXPR holds (DuckDB: comparisons, and/or/not, "
+                        "IN, BETWEEN, LIKE, IS NULL, timestamps), e.g. \"fare > 0 and vendor <> 'CMT'\" or "
+                        "\"pickup >= '2026-02-01'\"; rows where it is NULL are left out")
     p.add_argument("--project", choices=PROJECTIONS,
                    help="x, y are longitude and latitude in degrees, binned in Web Mercator metres "
                         "(EPSG:3857); --x-range/--y-range stay in degrees")
     p.add_argument("--width", type=int, default=None, help=f"cells across (default {SIDE})")
     p.add_argument("--height", type=int, default=None,
-                   help=f"cells down (default: from the extent's aspect when --width is given, else {SIDE})")
+                   help=f"cells down (default: from the extent's aspect when --width, or both ranges, are "
+                        f"given, else {SIDE})")
     p.add_argument("--x-range", metavar="LO,HI", type=_pair, help="half-open x extent (default: the data's)")
     p.add_argument("--y-range", metavar="LO,HI", type=_pair, help="half-open y extent (default: the data's)")
     p.add_argument("--clip", metavar="LO,HI", type=_pair,
@@ -68,8 +70,8 @@ def register(sub):
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on the Dask cluster at ADDRESS (tcp://host:8786), or 'local' for a local one")
     p.add_argument("--strict", action="store_true",
-                   help="a cell that is not a number is an error naming its line (default: the row "
-                        "is skipped and counted)")
+                   help="a row that cannot be read (a cell that is not a number, too few or too many "
+                        "columns) is an error naming its line (default: the row is skipped and counted)")
     p.add_argument("--json", action="store_true",
                    help="print a summary as JSON on stdout (n, dropped, ranges, max, output, ...)")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
@@ -93,16 +95,16 @@ def run(args) -> int:
     colormap(args.cmap)
     args.agg = columns.value_column(args.agg, args.weight)
     if args.width is None and args.height is None:
-        args.width = args.height = SIDE
+        args.width, args.height = _grid(args)
     args.width = SIDE if args.width is None else args.width  # --height alone: 1024 across
     check_cells(args.width, args.height or 1, weighted=args.agg[1] is not None)
     check_clip(args.clip)
     blur(np.zeros((1, 1)), args.smooth)  # checks --smooth
     if args.chunk_rows < 1:
         raise UserError(f"--chunk-rows must be positive, got {args.chunk_rows}")
-    from .where import parse
-
-    where = parse(args.where) if args.where else None
+    where = args.where.strip() if args.where else None
+    if args.where is not None and not where:
+        raise UserError("--where: give a SQL expression, e.g. \"fare > 0\"")
     junk = None
     if args.demo:
         if args.input:
@@ -123,34 +125,74 @@ def run(args) -> int:
 
 def _from_input(args, where):
     """``(Heatmap, points, what, where the ranges came from, Junk)`` of INPUT."""
-    from .datafiles import Junk, Request, open_data
+    from ..io import STDIN, Data, Source, data_files
     from .stream import Progress, from_data
 
     if not args.input:
         raise UserError("give an INPUT file (CSV or Parquet), or --demo")
     if not (args.x and args.y):
         raise UserError("name the coordinate columns with --x COL --y COL")
-    junk = Junk(args.strict)
+    numbers = [c for c in (args.x, args.y, args.agg[1]) if c]
     if args.scheduler:
         from .cluster import on_cluster
-        from .sources import STDIN, data_files
 
         if args.input == STDIN:
             raise UserError("--scheduler: the workers read files; standard input is not one")
-        files, _ = data_files(args.input)
-        hm, n = on_cluster(args, args.input, files, junk, where)
+        files, base = data_files(args.input)
+        hm, n, junk, notes = on_cluster(args, files, base, numbers, where)
         what, source = (os.path.basename(files[0]) if len(files) == 1 else f"{len(files)} files"), "dask"
     else:
-        numbers = [c for c in (args.x, args.y, args.agg[1]) if c]
-        data = open_data(args.input, Request(numbers, args.by, where), args.chunk_rows, junk)
-        try:
+        with Source(args.input, numbers, args.by, where, args.strict) as src:
+            notes = src.notes
+            for note in notes:
+                print(f"hotbin heatmap: {note}", file=sys.stderr)
+            data = Data(src, args.chunk_rows)
             hm, n, source = from_data(args, data, Progress(args.progress or sys.stderr.isatty()))
-        finally:
-            data.cleanup()
-        what = data.label
+            what, junk = data.label, src.junk
+    if args.scheduler:
+        for note in notes:
+            print(f"hotbin heatmap: {note}", file=sys.stderr)
     if junk.message():
         print(f"hotbin heatmap: {junk.message()}", file=sys.stderr)
+    if source in ("data", "dask") and (args.x_range is None or args.y_range is None):
+        _warn_concentrated(hm)
     return hm, n, what, source, junk
+
+
+def _grid(args):
+    """``(width, height)`` without --width/--height: the ranges' aspect when both are given (in Web
+    Mercator metres with --project), the longer side :data:`SIDE`; else :data:`SIDE` square."""
+    if args.x_range is None or args.y_range is None:
+        return SIDE, SIDE
+    (x0, x1), (y0, y1) = args.x_range, args.y_range
+    if args.project:
+        from ..project import mercator
+
+        (x0, x1), (y0, y1) = mercator(np.array([x0, x1]), np.array([y0, y1]))
+    w, h = abs(float(x1) - float(x0)), abs(float(y1) - float(y0))
+    if not (np.isfinite(w) and np.isfinite(h)) or w <= 0 or h <= 0:
+        return SIDE, SIDE  # check_cells and the ranges' own checks name the problem
+    if w >= h:
+        return SIDE, max(1, int(round(SIDE * h / w)))
+    return max(1, int(round(SIDE * w / h))), SIDE
+
+
+def _warn_concentrated(hm):
+    """A warning on stderr when a range from the data puts most points in a few cells (outliers
+    stretched it): over 90 % of the points in under 1 % of the cells."""
+    from ..arrays import to_host
+
+    points = np.asarray(to_host(hm.points), np.int64)
+    cells = points.reshape(-1, hm.height * hm.width).sum(axis=0)
+    total = int(cells.sum())
+    few = max(1, cells.size // 100)
+    if total < 100 or cells.size < 100:
+        return
+    top = int(np.partition(cells, cells.size - few)[-few:].sum())
+    if top > 0.9 * total:
+        print(f"hotbin heatmap: warning: {top / total:.1%} of the points fall in {few:,} of the "
+              f"{cells.size:,} cells (under 1 %): outliers may stretch the range from the data; try "
+              "--clip 0.1,99.9 or --x-range/--y-range", file=sys.stderr)
 
 
 def _pair(text):

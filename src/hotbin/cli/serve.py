@@ -106,21 +106,20 @@ def run(args) -> int:
 def load(args):
     """``(columns, category labels, description)``: the needed columns of INPUT, in memory.
 
-    Read by :func:`hotbin.cli.datafiles.open_data` a chunk at a time, as ``hotbin heatmap``
-    reads them (junk rows skipped and counted), then joined; the ``--by`` column becomes
+    Read by :class:`hotbin.io.Source` in batches, as ``hotbin heatmap`` reads them (rows that
+    cannot be read skipped and counted), then joined; the ``--by`` column becomes
     integer codes over its labels (integers as their own codes, else text sorted; -1: none).
     """
-    from .datafiles import Junk, Request, open_data
+    from ..io import Data, Source
     from .heatmap import CHUNK_ROWS
 
     numbers = [c for c in (args.x, args.y, args.value) if c]
-    junk = Junk(args.strict)
-    data = open_data(args.input, Request(numbers, args.by), CHUNK_ROWS, junk)
-    try:
+    with Source(args.input, numbers, args.by, None, args.strict) as src:
+        for note in src.notes:
+            print(f"hotbin serve: {note}", file=sys.stderr)
+        data = Data(src, CHUNK_ROWS)
         parts = [cols for cols, _ in data]
-        what = data.label
-    finally:
-        data.cleanup()
+        what, junk = data.label, src.junk
     if junk.message():
         print(f"hotbin serve: {junk.message()}", file=sys.stderr)
     keys = ["x", "y", "weight"][:len(numbers)]

@@ -1,13 +1,11 @@
 """The heatmap of data files streamed in chunks: ranges, categories, then one counting pass.
 
-Passes over the data (:class:`hotbin.cli.datafiles.Data`), each a chunk at a time
-so memory stays bounded:
+Passes over the data (:class:`hotbin.io.Data`, DuckDB queries), the counting one a
+chunk at a time so memory stays bounded:
 
-1. the ranges: given (in degrees with ``--project``), else the finite extent from
-   Parquet row-group statistics when they answer (no data page read), else one
-   pass for the extent (and the categories of ``--by``), or two to four passes for
-   the exact percentiles of ``--clip``;
-2. the categories of ``--by`` when no extent pass found them: one pass;
+1. the ranges: given (in degrees with ``--project``), else the finite extent from one
+   aggregate query, or two to four passes for the exact percentiles of ``--clip``;
+2. the categories of ``--by``: one query for the column's distinct values;
 3. the counting pass: a partial :class:`hotbin.Heatmap` per chunk by
    :func:`hotbin.heatmap`, merged with ``+`` (the partials' merge rule).
 
@@ -16,7 +14,8 @@ own codes ``0 .. max``, else text sorted, as :func:`hotbin.heatmap` codes them
 in memory; each chunk is passed as a dictionary array over all the labels, so
 every partial has the same categories. With ``--project mercator`` each chunk's
 longitude and latitude become Web Mercator metres (:func:`hotbin.project.mercator`)
-before anything else, so every pass sees the projected points.
+before anything else, points off the map (``|lon| > 180``, ``|lat| > MAX_LAT``)
+becoming NaN, so every pass sees the projected points and the extent only the map's.
 """
 from __future__ import annotations
 
@@ -27,6 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..io.read import quote as _quote
 from . import UserError
 
 __all__ = ["from_data", "Progress"]
@@ -49,6 +49,7 @@ def from_data(args, data, progress):
     auto = [k for k, r in enumerate(ranges) if r is None]
     labels = None
     source = "given"
+    found = []
     if auto and args.clip:
         passes = [0]
 
@@ -61,18 +62,19 @@ def from_data(args, data, progress):
 
         found, source = percentile_ranges(run_pass, len(auto), args.clip), "percentiles"
     elif auto:
-        found = data.extents([(args.x, args.y)[k] for k in auto])
-        source = "parquet statistics"
-        if found is not None and args.project:
+        found, source = data.extent(auto, lonlat=bool(args.project)), "data"
+        unit = " degrees (points on the Web Mercator map only)" if args.project else ""
+        for k, e in zip(auto, found):
+            if e is not None:
+                print(f"hotbin heatmap: {'xy'[k]} range from the data: {e[0]:.10g}, {e[1]:.10g}{unit}",
+                      file=sys.stderr)
+        if args.project:  # the extent of the points the map can show, in metres
             found = [None if e is None else tuple(float(v) for v in mercator(*((np.asarray(e), 0.0) if k == 0
                      else (0.0, np.asarray(e))))[k]) for k, e in zip(auto, found)]
-        if found is None:
-            found, labels = _scan(chunks, progress, auto, bool(args.by), "finding the extent")
-            source = "data"
     for k, ext in zip(auto, found if auto else []):
         ranges[k] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[k])
-    if args.by and labels is None:
-        labels = _scan(chunks, progress, [], True, "finding the categories")[1]
+    if args.by:
+        labels = _categories(data.source)
     x_range, y_range = ranges
     agg, value = args.agg
     weighted = value is not None
@@ -101,29 +103,21 @@ class _Projected:
         self.data = data
 
     def __iter__(self):
-        from ..project import mercator
+        from ..project import MAX_LAT, mercator
 
         for cols, done in self.data:
-            yield [*mercator(cols[0], cols[1]), *cols[2:]], done
+            lon, lat = cols[0], cols[1]
+            off = ~((np.abs(lon) <= 180) & (np.abs(lat) <= MAX_LAT))
+            if off.any():  # beyond the map: a point in no cell, dropped and counted
+                lon, lat = np.where(off, np.nan, lon), np.where(off, np.nan, lat)
+            yield [*mercator(lon, lat), *cols[2:]], done
 
 
-def _scan(chunks, progress, auto, categories, label):
-    """One pass: the finite extent of the columns ``auto`` (``(lo, hi)`` or None each) and, with
-    ``categories``, the :class:`_Labels` of the last column."""
-    import pyarrow.compute as pc
-
-    lo, hi = np.full(2, np.inf), np.full(2, -np.inf)
-    seen, kind = set(), None
-    for cols, done in progress.over(chunks, label):
-        for k in auto:
-            f = cols[k][np.isfinite(cols[k])]
-            if f.size:
-                lo[k], hi[k] = min(lo[k], f.min()), max(hi[k], f.max())
-        if categories:
-            kind = kind or cols[-1].type
-            seen.update(v for v in pc.unique(cols[-1]).to_pylist() if v is not None)
-    found = [(lo[k], hi[k]) if lo[k] <= hi[k] else None for k in auto]
-    return found, (_Labels(seen, kind) if categories else None)
+def _categories(source):
+    """The :class:`_Labels` of the category column: one DuckDB query for its distinct values."""
+    table = source.query(f"SELECT DISTINCT {_quote(source.category)} FROM src").to_arrow_table()
+    col = table.column(0)
+    return _Labels({v for v in col.to_pylist() if v is not None}, col.type)
 
 
 class _Labels:
