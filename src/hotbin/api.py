@@ -241,12 +241,19 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None, *, backend=None):
     Returns
     -------
     edges : array
-        NumPy's edges, same values and dtype, as the same kind of array as ``a``.
+        NumPy's edges, same values and dtype, as the same kind of array as ``a``:
+        for a dask array a lazy dask array (a range from the data is found by one
+        pass over the chunks when it is computed; string rules need the data in
+        memory and raise).
     """
     if numpy_only(a, weights, range, bins):
         return numpy_result(np.histogram_bin_edges, a, bins, range, weights)
     ex = executor(backend, a, weights)
+    ex.check_bins(bins)
     x, w = validate.values(ex, a, weights)
+    if ex.lazy:  # dask: lazy edges, the extent pass (when needed) in their graph
+        (edges,) = ex.lazy_edges(lambda s, mm: [histogram_rule(s[0], bins, range, minmax=mm)], [x])
+        return edges
     return ex.restore(histogram_rule(x, bins, range, minmax=ex.be.minmax, weights=w).edges.copy(), a)
 
 

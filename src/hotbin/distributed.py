@@ -122,6 +122,37 @@ class Dask(Executor):
             stand[i] = np.empty(0, dt) if lo > hi else np.array([lo, hi], dt)
         return build(stand, lambda v: (v[0], v[1]))
 
+    def lazy_edges(self, build, arrays):
+        """The edges of the rules of ``build(stand_ins, minmax)`` (as :meth:`rules`) as dask
+        arrays: when the rules need the data's extent, its pass runs in their graph, so
+        nothing is computed now (errors about the data, such as a range that is not finite,
+        come with the result)."""
+        dask, da = self._dask, dask_array()
+        needed = []
+
+        def probe(v):
+            needed.append(v)
+            return v.dtype.type(0), v.dtype.type(1)
+
+        stand = [np.zeros(0 if a.size == 0 else 1, a.dtype) for a in arrays]
+        shapes = [r.edges for r in build(stand, probe)]  # shape and dtype: no data read
+        if not needed:
+            return [da.from_array(e.copy(), chunks=e.shape) for e in shapes]
+        which = [i for i, s in enumerate(stand) if any(s is v for v in needed)]
+        lazy = [self.run(Plan(lambda be, x: block_extent(be, x, False),
+                              ((_extent(arrays[i].dtype), (2,)),)), arrays[i])[0] for i in which]
+
+        def edges(*found):
+            st = list(stand)
+            for i, (lo, hi) in zip(which, found):
+                dt = arrays[i].dtype
+                st[i] = np.empty(0, dt) if lo > hi else np.array([lo, hi], dt)
+            return [r.edges.copy() for r in build(st, lambda v: (v[0], v[1]))]
+
+        task = dask.delayed(edges, pure=True)(*lazy)
+        return [da.from_delayed(task[k], shape=e.shape, dtype=e.dtype, meta=np.empty(0, e.dtype))
+                for k, e in enumerate(shapes)]
+
     def extents(self, arrays, finite=False):
         """``(lo, hi)`` of each array now (of the finite values as float64 with ``finite``);
         ``lo > hi`` for no values."""
