@@ -268,9 +268,13 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
         (:mod:`hotbin.frames`). ``values`` then has shape ``(ncat, height,
         width)``, one grid per category, and ``categories`` their labels.
     data : table, optional
-        A pandas, polars or pyarrow table (or dask dataframe) whose columns
-        ``x``, ``y``, ``weights`` and ``by`` name; ``to_xarray()`` names its dims
-        after them.
+        A table whose columns ``x``, ``y``, ``weights`` and ``by`` name: pandas,
+        polars (a LazyFrame collects only those columns), pyarrow, dask (lazy), a
+        DuckDB relation or any object with ``__arrow_c_stream__``
+        (:mod:`hotbin.tables`); ``to_xarray()`` names its dims after them. Nulls
+        and NaT are missing: a point without ``x`` or ``y`` is dropped, one
+        without a weight or category skipped; timestamps are int64 nanoseconds
+        (:mod:`hotbin.frames`).
     width, height : int
         Number of cells along x (columns) and y (rows); ``height=None`` follows
         the aspect of the ranges (square cells). At most
@@ -344,8 +348,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     """
     if x is None or y is None:
         raise TypeError("heatmap: needs x and y (arrays, or column names with data=)")
-    x_in, ya, weights, by = (frames.column(data, k, what) for k, what in
-                             ((x, "x"), (y, "y"), (weights, "weights"), (by, "by")))
+    x_in, ya, weights, by = frames.columns(data, x=x, y=y, weights=weights, by=by)
     names = frames.name_of(x, "x"), frames.name_of(y, "y")
     agg = check_agg(agg, weights)
     crs = None
