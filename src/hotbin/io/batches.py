@@ -38,7 +38,7 @@ class Data:
         rows = 0
         try:
             reader = src.query("SELECT * FROM src").to_arrow_reader(self.chunk_rows)
-            for batch in _closing(reader):
+            for batch in _rebatch(_closing(reader), self.chunk_rows):
                 cols = [np.asarray(batch.column(i).to_numpy(zero_copy_only=False), np.float64)
                         for i in range(n)]
                 if src.category:
@@ -83,3 +83,20 @@ def _closing(reader):
         yield from reader
     finally:
         reader.close()
+
+
+def _rebatch(batches, rows):
+    """Record batches of exactly ``rows`` rows (the last one fewer) from batches of any size."""
+    import pyarrow as pa
+
+    buf, have = [], 0
+    for batch in batches:
+        while batch.num_rows:
+            take = min(rows - have, batch.num_rows)
+            buf.append(batch.slice(0, take))
+            have, batch = have + take, batch.slice(take)
+            if have == rows:
+                yield buf[0] if len(buf) == 1 else pa.Table.from_batches(buf).combine_chunks().to_batches()[0]
+                buf, have = [], 0
+    if have:
+        yield buf[0] if len(buf) == 1 else pa.Table.from_batches(buf).combine_chunks().to_batches()[0]
