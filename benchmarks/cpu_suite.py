@@ -11,7 +11,7 @@ costs, give or take the probe loop's own overhead.
 fresh venvs, with and without the precompiled kernels, and each first call there against
 the same call warm.
 
-    python benchmarks/cpu_suite.py [--quick] [--start] [--out benchmarks/results/cpu-DATE.md]
+    python benchmarks/cpu_suite.py [--quick] [--start] [--out benchmarks/results/cpu-MACHINE.md]
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ points in one hot cell (the rest uniform; positions jittered, never constant dat
 arrays (host work included) and the kernels alone (``backend.cuda.spatial.histogram2d``),
 and ``agg="count"`` by 8 categories (int8 codes, as pandas stores them). G points/s; the
 floor is the input's bytes per point over the read bandwidth measured in the same run
-(benchmarks/anchor_spatial.cu ``read_only``); ratios: kernel / floor, hot / uniform,
+(benchmarks/anchors/anchor_spatial.cu ``read_only``); ratios: kernel / floor, hot / uniform,
 API / kernel. Targets (issue #16): mean and max >= 50 G points/s at every hot share,
 count by 8 categories >= 40.
 
@@ -60,7 +60,7 @@ def data(n, hot, seed=7):
 
 def read_bandwidth(x, y):
     """GB/s of a read-only kernel over x and y (the floor's bandwidth)."""
-    mod = cp.RawModule(code=(HERE / "anchor_spatial.cu").read_text(), options=("-std=c++17",))
+    mod = cp.RawModule(code=(HERE / "anchors" / "anchor_spatial.cu").read_text(), options=("-std=c++17",))
     kern = mod.get_function("read_only")
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     buf = cp.concatenate([x, y]).view(cp.uint8)

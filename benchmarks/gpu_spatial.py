@@ -11,7 +11,7 @@ y_range, backend="cuda")``: "api") and the backend primitive (``spatial.histogra
 work before the first launch is inside) and 10 calls queued back to back ("queued": the
 device's own time per call); the tiled strategy with its other scatter (scatter_codes,
 "block") and the "direct" strategy; against a plain global-atomic kernel and a
-warp-aggregated one (benchmarks/anchor_spatial.cu, u32 grid, float-multiply cells)
+warp-aggregated one (benchmarks/anchors/anchor_spatial.cu, u32 grid, float-multiply cells)
 and cupy.histogram2d (2^26 points). G points/s, ratios to the anchors in the same
 run, and the floor: 8 bytes per point over a measured read bandwidth. ``--api-only``
 times the public call and the primitive alone (any version of the package: the
@@ -81,7 +81,7 @@ def profile(fn):
 
 
 def anchors():
-    mod = cp.RawModule(code=(HERE / "anchor_spatial.cu").read_text(), options=("-std=c++17",))
+    mod = cp.RawModule(code=(HERE / "anchors" / "anchor_spatial.cu").read_text(), options=("-std=c++17",))
     return {k: mod.get_function(k) for k in ("global_atomic", "warp_aggregated", "read_only")}
 
 
@@ -307,7 +307,7 @@ def write_md(path, results, rows, lrows, dev, date):
     floor = results["floor_Gpts"]
     lines = [f"# GPU 2-D binning and luma histogram — {dev}, {date}", "",
              "`PYTHONPATH=src python3 benchmarks/gpu_spatial.py` (medians of CUDA-event timings;"
-             " anchors from `benchmarks/anchor_spatial.cu` in the same run).", "",
+             " anchors from `benchmarks/anchors/anchor_spatial.cu` in the same run).", "",
              f"Read bandwidth (read-only kernel over the 2 GiB of x, y): {results['read_GBps']:.0f} GB/s"
              f" → floor {floor:.0f} G points/s at 8 B/point.", "",
              "## 2-D: 2^28 float32 points into 1024 × 1024 (G points/s)", ""]
@@ -359,8 +359,8 @@ def main():
     if not a.skip_luma:
         bench_luma(results, lrows)
     (out / "gpu_spatial.json").write_text(json.dumps(results, indent=1))
-    write_md(out / f"gpu-spatial-{date}-h200.md", results, rows, lrows, dev, date)
-    print((out / f"gpu-spatial-{date}-h200.md").read_text())
+    write_md(out / "gpu-spatial-h200.md", results, rows, lrows, dev, date)  # the date is inside
+    print((out / "gpu-spatial-h200.md").read_text())
 
 
 if __name__ == "__main__":

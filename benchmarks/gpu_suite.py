@@ -2,7 +2,7 @@
 
 Run on a CUDA machine from the repository root::
 
-    nvcc -O3 -arch=sm_90 -shared -Xcompiler -fPIC -o /tmp/libcub_anchor.so benchmarks/cub_anchor.cu
+    nvcc -O3 -arch=sm_90 -shared -Xcompiler -fPIC -o /tmp/libcub_anchor.so benchmarks/anchors/cub_anchor.cu
     PYTHONPATH=src python3 benchmarks/gpu_suite.py --cub /tmp/libcub_anchor.so --out results.md
 
 Every timed answer is checked against an exact reference first (integer
@@ -461,7 +461,7 @@ def table(floor_gbs, device, date):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cub", default=None, help="path of libcub_anchor.so")
-    ap.add_argument("--out", default="gpu_results.md")
+    ap.add_argument("--out", default="gpu-h200.md", help="results/<suite>-<machine>.md")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--small", action="store_true", help="smaller inputs (smoke test)")
     ap.add_argument("--only", default="G1,G2,G3,scan", help="comma-separated groups to run "
@@ -475,7 +475,7 @@ def main():
     print(dev, date)
     big, mid = (1 << 31, 1 << 28) if not args.small else (1 << 24, 1 << 22)
     fl = floor(cub)
-    # issue #17 item 2 (benchmarks/device_issue17c.sh): the lanes layout's loads in flight and
+    # issue #17 item 2 (`bash benchmarks/device.sh suite`): the lanes layout's loads in flight and
     # block shapes, on the kernels whose grid is one wave of what registers allow
     u8_variants = [("unroll2", {"unroll": 2}), ("unroll8", {"unroll": 8}),
                    ("1024x2", {"block": 1024, "blocks_per_sm": 2}), ("256x8", {"block": 256, "blocks_per_sm": 8}),

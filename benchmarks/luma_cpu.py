@@ -10,7 +10,7 @@ skimage (``rgb2gray`` + ``exposure.histogram``) and Pillow (``convert("L")`` +
 ``histogram()``) use other luma weights and float or rounding rules, so they are
 timed for scale only, not compared for equality.
 
-    python benchmarks/luma_cpu.py [--quick] [--out benchmarks/results/luma-cpu-DATE.md]
+    python benchmarks/luma_cpu.py [--quick] [--out benchmarks/results/luma-cpu-MACHINE.md]
 """
 from __future__ import annotations
 

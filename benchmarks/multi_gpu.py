@@ -3,7 +3,7 @@
     PYTHONPATH=src python3 benchmarks/multi_gpu.py [--log2 33] [--gpus 1 2] [--out DIR]
 
 Needs dask, distributed and (preferably) dask-cuda; on the device machine they come
-as carried wheels (benchmarks/device_multi_gpu.sh). One worker per GPU through
+as carried wheels (`bash benchmarks/device.sh multi-gpu`). One worker per GPU through
 dask-cuda's ``LocalCUDACluster``; if dask-cuda cannot start, the same layout by hand
 (a ``SpecCluster`` of one nanny per GPU, each with its own ``CUDA_VISIBLE_DEVICES``),
 and the table says which ran.
@@ -246,8 +246,9 @@ def main():
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / f"multi-gpu-{stamp}-h200.md").write_text(text + "\n")
-        (out / f"multi-gpu-{stamp}-h200.json").write_text(json.dumps(
+        name = f"multi-gpu-h200x{max(args.gpus)}"  # results/<suite>-<machine>.md; the date is inside
+        (out / f"{name}.md").write_text(text + "\n")
+        (out / f"{name}.json").write_text(json.dumps(
             {"rows": [{k: v for k, v in r.items() if k != "counts"} for r in rows], "in_process": ref},
             indent=1))
     if bad:

@@ -1,8 +1,10 @@
 """Small runs of the kernels changed for issues #13, #14 and #16, for compute-sanitizer on the GPU machine.
 
-    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py [guess]
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py [guess|hist16|scan]
 
-(``guess``: only the fixed-point scale guessed on the device, issue #17.)
+(One case alone: ``guess``, the fixed-point scale guessed on the device; ``hist16``, the uint16
+many-bin counts and the weighted sums in every forced layout, against NumPy; ``scan``, the float
+scans on arrays of several blocks, flat, offset and along an axis, against the cpu backend.)
 
 Float scans in the shared block order (scan.cu lane_sums/lane_scan, flat and along an
 axis), fixed-point sums with the two-factor scale (hist1d.cu, spatial.cu), a
@@ -40,6 +42,45 @@ if sys.argv[1:] == ["guess"]:  # only the scale guessed on the device (sample_sc
             ref = hotbin.histogram(v, 100, (0, 1), weights=ww, deterministic=True, backend="cpu")[0]
             assert np.array_equal(got, ref), (wdt, case)
     print("sanitize_kernels guess: all answers equal the cpu backend's")
+    sys.exit(0)
+if sys.argv[1:] == ["hist16"]:  # hist_shift, hist_sum, max_abs_bits on small inputs, every forced layout
+    from hotbin.backend import cuda as cb
+    from hotbin.backend.cuda import tuning
+
+    rng = np.random.default_rng(5)
+    v = rng.integers(0, 65536, 100003).astype(np.uint16)
+    s = rng.integers(-32768, 32768, 100003).astype(np.int16)
+    for ov in ({}, {"copies": 1}, {"layout": "shift16"}, {"layout": "shift16", "copies": 1}, {"unroll": 8}):
+        with tuning.forced(**ov):
+            for a, bins, r in ((v, 4096, (0, 65536)), (v, 65536, (0, 65536)), (v, 2048, (32768, 65536)),
+                               (s, 4096, (-32768, 32768))):
+                for x in (a, a[1:-3]):
+                    h, _ = hotbin.histogram(cp.asarray(x), bins, r)
+                    assert np.array_equal(h.get(), np.histogram(x, bins, r)[0]), (ov, bins, r)
+    x = rng.normal(0, 2, 100003).astype(np.float32)
+    w = rng.normal(size=x.size).astype(np.float32)
+    for ov in ({}, {"copies": 1}, {"copies": 32, "blocks_per_sm": 1}, {"layout": "global"}):
+        with tuning.forced(**ov):
+            for xx, ww in ((x, w), (x[1:], w[1:]), (x[1:], w[:-1]), (x.astype(np.float64), w)):
+                for det in (False, True):
+                    h, _ = hotbin.histogram(cp.asarray(xx), 256, (-3, 3), weights=cp.asarray(ww), deterministic=det)
+                    ref = np.histogram(xx, 256, (-3, 3), weights=ww.astype(np.float64))[0]
+                    assert np.allclose(h.get(), ref, rtol=1e-6, atol=1e-6), (ov, det)
+    for a in (w, w[1:], w.astype(np.float64)[3:]):
+        assert cb.sums.max_abs(cp.asarray(a)) == float(np.max(np.abs(a)))
+    print("sanitize_kernels hist16: all answers equal NumPy's")
+    sys.exit(0)
+if sys.argv[1:] == ["scan"]:  # float scans of several blocks: flat, from an offset, along an axis
+    rng = np.random.default_rng(1)
+    for dt in (np.float32, np.float64):
+        for shape, axis, skip in ((((1 << 18) + 7,), None, 0), (((1 << 18) + 7,), None, 1), ((5, 4100), 1, 0),
+                                  ((3, 9001), 1, 0), ((300, 3), 0, 0)):
+            a = (rng.standard_normal(shape) * 100).astype(dt)
+            d = cp.asarray(a)
+            got = hotbin.cumsum(d[skip:] if skip else d, axis=axis).get()
+            ref = hotbin.cumsum(a[skip:] if skip else a, axis=axis, backend="cpu")
+            assert got.tobytes() == ref.tobytes(), (dt, shape, axis, skip)
+    print("sanitize_kernels scan: all answers equal the cpu backend's")
     sys.exit(0)
 for dt in (np.float32, np.float64):
     x = rng.normal(size=(3, 5000)).astype(dt)

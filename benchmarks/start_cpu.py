@@ -8,7 +8,7 @@ again ("warm", median of repeats); issue #18 wants first - warm <= 2 s. Also the
 histogram of a new interpreter (warm cache) against ``import numpy`` alone, in alternation (target 0.4 s).
 Answers are checked inside the calls (each asserts against NumPy or a known total).
 
-    python benchmarks/start_cpu.py [--repeat 3] [--out benchmarks/results/start-cpu-DATE.md]
+    python benchmarks/start_cpu.py [--repeat 3] [--out benchmarks/results/start-cpu-MACHINE.md]
 
 pip resolves numpy and numba from its cache or the index; installing takes a minute or two.
 ``--offline`` (a machine with no index, such as the H200 host): the venvs see this interpreter's

@@ -1,7 +1,7 @@
 """Heatmap mean of NumPy points: the wgpu backend (fixed-point sums on the device since issue #16's
 WGSL sums) against the cpu backend (what backend="wgpu" ran before: the registry's fallback).
 
-    PYTHONPATH=src python3 benchmarks/wgpu_mean_ab.py
+    PYTHONPATH=src python3 benchmarks/probes/wgpu_mean_ab.py
 
 2^26 float32 points and weights, 1024 x 1024 cells, 0 / 90 / 100 % in one cell; M points/s of
 the whole public call (median of 5). The wgpu figure includes the upload of x, y and w through

@@ -7,7 +7,7 @@ Histogram of float64 into 256 bins over (0, 1), cumsum of int32 and float64, bin
 values 0-99, histogram2d of float64 points into 64x64 cells; every answer checked against NumPy,
 NumPy's time beside (its 2-D histogram only up to 200K points). Medians of the rounds, us.
 
-    python benchmarks/cpu_threads.py [--out benchmarks/results/cpu-threads-DATE.md]
+    python benchmarks/probes/cpu_threads.py [--out benchmarks/results/cpu-threads-MACHINE.md]
 """
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ import numpy as np
 import hotbin
 from hotbin.backend.cpu import parallel
 
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from floor_cpu import cpu_model, cpus
 
 SIZES = (20_000, 70_000, 200_000, 400_000, 600_000, 1_000_000, 2_000_000, 4_500_000, 9_000_000)

@@ -12,7 +12,7 @@ narrow (a hundredth of the range) and constant; every way in alternation, median
 every answer checked against NumPy. Prints the CPU model and the read time of the values (one
 thread). 5M values stay in the last-level cache; 50M come from memory.
 
-    python benchmarks/cpu_tally.py [--sums] [--n 5000000] [--rounds 21]
+    python benchmarks/probes/cpu_tally.py [--sums] [--n 5000000] [--rounds 21]
 """
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ from hotbin.backend.cpu.rule import codes, rule_args
 from hotbin.backend.cpu.scatter import BLOCK
 from hotbin.binning import histogram_rule
 
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from floor_cpu import cpu_model
 
 

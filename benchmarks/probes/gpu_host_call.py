@@ -3,7 +3,7 @@
 Run on a CUDA machine from the repository root, with whichever hotbin ``PYTHONPATH`` names (the
 tree before a change too)::
 
-    PYTHONPATH=src:benchmarks python3 benchmarks/gpu_host_call.py --label after --out after.json
+    PYTHONPATH=src:benchmarks python3 benchmarks/probes/gpu_host_call.py --label after --out after.json
 
 For each row (float32 2^28 over (0, 1), uint8 2^31 over (0, 256), 256 bins; uint16 2^28, 4096 and
 65536 bins over (0, 65536); uniform, narrow, constant, as gpu_suite.py makes them; every answer
@@ -33,6 +33,8 @@ import time
 
 import cupy as cp
 import numpy as np
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from cuda_timing import timeit
 from gpu_suite import datasets_f32, datasets_u8, datasets_u16, gbs, ref_hist, ref_values
 

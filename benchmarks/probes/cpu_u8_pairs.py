@@ -5,7 +5,7 @@ way its thread timed faster (cpu backend, ``hotbin.backend.cpu.count1d._byte_cou
 process (``count1d.WAYS``), all threads; medians of the rounds, every answer checked against
 NumPy.
 
-    python benchmarks/cpu_u8_pairs.py [--n 200000000] [--rounds 7]
+    python benchmarks/probes/cpu_u8_pairs.py [--n 200000000] [--rounds 7]
 """
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ import numpy as np
 import hotbin
 from hotbin.backend.cpu import count1d, parallel
 
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from floor_cpu import cpu_model
 
 

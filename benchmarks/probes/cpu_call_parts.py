@@ -10,7 +10,7 @@ Every answer is checked against NumPy.
 * Heatmaps of 20M float32 points on 1024^2 with 0 / 50 / 90 / 100 % in one cell (as
   heatmap_cpu.py): the kernel is hist._hist, the fold hist._fold.
 
-    python benchmarks/cpu_call_parts.py [--quick] [--rounds 7] [--only bytes|heatmap]
+    python benchmarks/probes/cpu_call_parts.py [--quick] [--rounds 7] [--only bytes|heatmap]
 """
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ import numpy as np
 import hotbin
 from hotbin.backend.cpu import count1d, hist, parallel
 
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from floor_cpu import cpu_model
 from heatmap_cpu import HOT_SHARES, SIZE, make_points
 

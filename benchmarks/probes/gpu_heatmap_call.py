@@ -2,7 +2,7 @@
 
 Run on a CUDA machine from the repository root::
 
-    PYTHONPATH=src:benchmarks python3 benchmarks/gpu_heatmap_call.py [--n 28]
+    PYTHONPATH=src:benchmarks python3 benchmarks/probes/gpu_heatmap_call.py [--n 28]
 
 gpu_spatial.py's data (2^n float32 points in [0, 1)^2, a share in one cell of 1024^2) and its
 two calls: ``hotbin.heatmap(x, y, width=1024, height=1024, ranges, backend="cuda")`` ("api") and
@@ -23,6 +23,9 @@ import statistics
 import time
 
 import cupy as cp
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from cuda_timing import timeit
 from gpu_spatial import API_KW, points
 

@@ -1,6 +1,6 @@
 """Batched histograms on the GPU: one histogram per row, ``hotbin.histogram(a, ..., axis=-1)``.
 
-    PYTHONPATH=src python3 benchmarks/gpu_batched.py [--out FILE] [--sweep]
+    PYTHONPATH=src python3 benchmarks/probes/gpu_batched.py [--out FILE] [--sweep]
 
 Shapes from use: 512 rows of 1 MiB (a batch of images' bytes), 4096 rows of 64 KiB, 65536
 rows of 4 KiB (short records), uint8 into 256 bins; and 4096 float32 rows of 16384 values
@@ -16,6 +16,9 @@ import argparse
 import datetime
 
 import numpy as np
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from cuda_timing import timeit
 
 import cupy as cp

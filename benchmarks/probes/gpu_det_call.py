@@ -2,7 +2,7 @@
 
 Run on a CUDA machine from the repository root, with whichever hotbin ``PYTHONPATH`` names::
 
-    PYTHONPATH=src:benchmarks python3 benchmarks/gpu_det_call.py [--n 28]
+    PYTHONPATH=src:benchmarks python3 benchmarks/probes/gpu_det_call.py [--n 28]
 
 Data as gpu_suite.py's group W (2^n float32 values over 256 bins of (0, 1), float32 weights in
 [-0.25, 1.75), uniform / narrow / constant; every answer checked bitwise against the sums at the
@@ -21,6 +21,9 @@ import statistics
 
 import cupy as cp
 import numpy as np
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from gpu_suite import datasets_f32, gbs, hash_u32
 
 import hotbin

@@ -1,6 +1,6 @@
 """Tuning of the pinned buffers of ``backend.cuda.stage`` (issue #17 item 3), one device call.
 
-    PYTHONPATH=src python3 benchmarks/gpu_host_tune.py
+    PYTHONPATH=src python3 benchmarks/probes/gpu_host_tune.py
 
 On a 1 GiB float32 NumPy array: (1) pageable -> pinned copies alone by the host threads (GB/s
 by threads and piece size), (2) registering the array's own pages (``cudaHostRegister``,
@@ -19,6 +19,9 @@ import cupy as cp
 
 import hotbin
 from hotbin.backend.cuda import stage
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from gpu_host import wall  # benchmarks/ is on the path when run as a script
 
 MiB = 1 << 20

@@ -4,7 +4,7 @@ Every backend scans floats in blocks of ``hotbin.scan_order.SCAN_BLOCK`` values,
 one GPU thread per block (hotbin.backend.cuda.scan, kernels/scan.cu). Every timing is
 checked bitwise against the cpu backend first. Run from the repository root::
 
-    PYTHONPATH=src:benchmarks python3 benchmarks/scan_block_sweep.py [BLOCK ...]
+    PYTHONPATH=src:benchmarks python3 benchmarks/probes/scan_block_sweep.py [BLOCK ...]
         hotbin.cumsum on 2^28 float32 and the kernels for several block lengths
     ... scan_block_sweep.py --api
         hotbin.cumsum on 2^28 float32 and float64 against the traffic floor (two reads and
@@ -18,6 +18,8 @@ import time
 
 import cupy as cp
 import numpy as np
+import os
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from cuda_timing import timeit
 
 import hotbin

@@ -4,7 +4,7 @@ at a time on every thread (``reduce._pieces``, which still answers other dtypes,
 Checks both against NumPy; prints the CPU model, the thread count and the read floor (the
 array read once on all threads).
 
-    python benchmarks/cpu_minmax.py [--n 50000000]
+    python benchmarks/probes/cpu_minmax.py [--n 50000000]
 """
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ import numpy as np
 
 from hotbin.backend.cpu import parallel, reduce
 
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from cpu_suite import timeit
 from floor_cpu import cpu_model, read_time
 

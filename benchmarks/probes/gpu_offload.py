@@ -1,7 +1,7 @@
 """Where host data runs faster on the GPU: the cpu backend against the cuda backend on NumPy
 input, by size (issue #17 item 3: the thresholds of ``backend.cuda.tuning.OFFLOAD_BYTES``).
 
-    PYTHONPATH=src python3 benchmarks/gpu_offload.py [--out DIR] [--max-mib 256]
+    PYTHONPATH=src python3 benchmarks/probes/gpu_offload.py [--out DIR] [--max-mib 256]
 
 Wall-clock milliseconds of whole calls on float32 NumPy arrays (results back on the host, as
 the caller gets them), median after warm-up, for input sizes from 64 KiB to ``--max-mib``

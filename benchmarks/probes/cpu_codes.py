@@ -11,7 +11,7 @@ SPAN32: float32 values there (float32 edges NumPy computes in float64); LINEAR32
 over a float32 range. SEARCH: log-spaced edges of several counts, lognormal values (float32
 values under float32 edges once).
 
-    python benchmarks/cpu_codes.py [--rounds 20]
+    python benchmarks/probes/cpu_codes.py [--rounds 20]
 """
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ from hotbin._jit import njit
 from hotbin.backend.cpu import rule as R
 from hotbin.binning import histogram_rule
 
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from cpu_suite import timeit
 from floor_cpu import cpu_model
 

@@ -9,7 +9,7 @@ NumPy's bincount.
   one counter);
 * runs RUN: count1d._tally with one copy, in runs of RUN.
 
-    python benchmarks/cpu_runs.py [--quick] [--rounds 7]
+    python benchmarks/probes/cpu_runs.py [--quick] [--rounds 7]
 """
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ import numpy as np
 from hotbin._jit import njit
 from hotbin.backend.cpu import count1d
 
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: the suites' helpers
 from floor_cpu import cpu_model
 
 
