@@ -360,3 +360,9 @@ def test_arrays_beside_names():
     ref = hotbin.heatmap("x", "y", "w", data=tbl, agg="sum", width=W, height=H)
     np.testing.assert_array_equal(hm.values, ref.values)
     assert (hm.dropped, hm.skipped) == (ref.dropped, ref.skipped)
+
+
+def test_timestamps_beyond_int64_nanoseconds_are_named():
+    tbl = pa.table({"t": pa.array([np.datetime64("2900-01-01", "us")] * 2), "y": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="x: column 't': as int64 nanoseconds"):
+        hotbin.heatmap("t", "y", data=tbl)

@@ -112,8 +112,8 @@ def _arrow_numbers(col, label):
 
 def _dask_numbers(s, label):
     """A dask Series as numbers: NumPy-typed as it is, others float64 in every partition."""
-    if not hasattr(s, "dtype") or (isinstance(s.dtype, np.dtype) and s.dtype.kind in "biufc"):
-        return s
+    if not hasattr(s, "map_partitions") or (isinstance(s.dtype, np.dtype) and s.dtype.kind in "biufc"):
+        return s  # dask arrays, and NumPy-typed columns
     _pandas_numbers(s._meta, label)  # text is an error now, not when computed
     return s.map_partitions(_float_partition, label, meta=(s.name, "f8"))
 

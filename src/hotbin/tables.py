@@ -58,7 +58,7 @@ def select(data, keys: dict) -> dict:
 
         _check(list(data.columns), keys)
         rel = data.select(*(duckdb.ColumnExpression(n) for n in wanted))
-        return _by_name(rel.to_arrow_table(), wanted)
+        return _by_name((getattr(rel, "to_arrow_table", None) or rel.arrow)(), wanted)
     if mod == "pyarrow" and hasattr(data, "column") and hasattr(data, "schema"):  # Table, RecordBatch
         _check(data.schema.names, keys)
         return _by_name(data, wanted)
