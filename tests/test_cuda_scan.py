@@ -134,7 +134,7 @@ def test_one_block_is_numpy_and_signs(dtype, rng):
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("vecs,threads", [(8, 128), (16, 64), (32, 32), (8, 256)])
 def test_tile_shapes(dtype, vecs, threads, rng):
-    """Every tile shape the sweep (benchmarks/scan_block_sweep.py) may pick adds the same way."""
+    """Every tile shape the sweep (benchmarks/probes/scan_block_sweep.py) may pick adds the same way."""
     a = cp.asarray(values(rng, 70 * B + 13, dtype))
     ref = hotbin.cumsum(a)
     x = a.reshape(1, -1, 1)

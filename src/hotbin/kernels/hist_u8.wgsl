@@ -28,7 +28,7 @@ var<workgroup> pc: array<u32, PRIV_WORDS>;
 // The UNROLL loads of one trip: j, j + stride, ... (past the end: the last load again,
 // not counted). Each is a value of its own, never an array element: a function-scope array
 // indexed in a loop went to local memory on NVIDIA's Vulkan compiler (3x slower than one
-// load per trip, results/wgpu-2026-11-30.md).
+// load per trip, results/wgpu-h200.md).
 struct Loads {
     v0: vec4<u32>,
     v1: vec4<u32>,

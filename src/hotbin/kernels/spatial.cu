@@ -473,7 +473,7 @@ __global__ void __launch_bounds__(THREADS, PREFETCH ? 2 : 3) scatter_codes(
 //    with one global atomic, and the runs are written out by consecutive lanes to
 //    consecutive addresses. Same arguments and results as scatter_codes (2.2-2.3 ms for
 //    2^28 points, with block barriers, global atomics and same-address shared atomics on
-//    32 counters in each batch, 80 registers: results/gpu-2026-12-02-h200-issue17h.md).
+//    32 counters in each batch, 80 registers: results/gpu-spatial-h200.md).
 //
 //    The next batch's points are copied into the warp's staging area (cp.async) while
 //    this one is sorted, and a batch is written out in the next round, after that round's

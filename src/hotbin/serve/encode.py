@@ -17,7 +17,7 @@ __all__ = ["png_bytes"]
 
 #: deflate level: 1, in bands on both cores, encoded a 1280 x 800 view of 10M points in 13.5 ms
 #: (295 KB) against 65 ms (226 KB) for level 6 in one stream
-#: (benchmarks/serve_bench.py, "PNG encoding"; benchmarks/results/serve-2026-12-01-cpu.md)
+#: (benchmarks/serve_bench.py, "PNG encoding"; benchmarks/results/serve-epyc2.md)
 LEVEL = 1
 #: threads deflating bands at once
 THREADS = max(1, min(8, os.cpu_count() or 1))

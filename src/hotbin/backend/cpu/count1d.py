@@ -23,7 +23,7 @@ __all__ = ["LUT_KINDS", "lut_counts", "counts_1d", "sums_1d", "bincount", "part_
 #: values of 8/16-bit integers are counted raw, then folded through a lookup table
 LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 
-# --- tuning (benchmarks/cpu_tally.py) -------------------------------------------
+# --- tuning (benchmarks/probes/cpu_tally.py) ------------------------------------
 #: values binned a block at a time by the 1-D counts: at most BLOCK, at most VALUE_BYTES of
 #: them, so that a block of values, its int32 codes and 8 copies of 256 bins share a 32 KiB
 #: L1d. 50M float64 uniform into 256 bins, one thread: 47.8 ms in blocks of 2048 (16 KiB),
@@ -37,7 +37,7 @@ def _tally(h, c, n, nsub, width, src, at):
     all alike is added at once (:func:`_one_bin`; else a run of one value is a chain of adds
     to one counter, or to nsub: 200M constant uint8 a byte at a time into 8 copies, one
     thread, 80.2 -> 13.3 ms on the AMD EPYC VM, 96.8 -> 37.4 on the H200 host's Xeon,
-    benchmarks/cpu_u8_pairs.py). Other runs go to ``nsub`` (a power of 2 up to SUBS)
+    benchmarks/probes/cpu_u8_pairs.py). Other runs go to ``nsub`` (a power of 2 up to SUBS)
     interleaved copies of ``width`` counters, SUBS points a step (:func:`_copies`), or with
     one copy a point at a time (a run of some values then chains less than in the unrolled
     step: 20M uint16 words into 65536 counters, all alike, 11.0 ms a point at a time, 34.4
@@ -72,7 +72,7 @@ def _copies(h, c, n, nsub, width, src, at):
 
 
 #: values :func:`_tally` looks at a time for a run of one value. 100M uint16 words into 65536
-#: counters, one thread, uniform / narrow / constant (benchmarks/cpu_runs.py): on the H200
+#: counters, one thread, uniform / narrow / constant (benchmarks/probes/cpu_runs.py): on the H200
 #: host's Xeon 132.0 / 68.9 / 261.9 ms a point at a time, 164.4 / 103.6 / 45.6 in runs of 512,
 #: 129.6 / 68.4 / 33.6 in runs of 4096; on the AMD EPYC VM 71.6 / 53.5 / 29.3, 72.4 / 55.1 / 8.0
 #: and 73.8 / 55.9 / 10.9
@@ -206,7 +206,7 @@ class _Folds:
     them when the values since the last fold could pass FOLD_AT; :meth:`total` folds the rest.
     Once a call, not after each chunk: 200M uint8 by pairs on the H200 host's 16-core Xeon, 16
     threads, spent 3.2-4.1 ms of its call outside the kernel with a fold after each of its 4
-    chunks, 1.6-1.8 with one (benchmarks/cpu_call_parts.py)."""
+    chunks, 1.6-1.8 with one (benchmarks/probes/cpu_call_parts.py)."""
 
     def __init__(self, fold, *parts):
         self.fold, self.parts = fold, parts
@@ -248,7 +248,7 @@ def _byte_counts(a, kd, u):
     * BYTES: an add a byte into interleaved copies of 256 counters (8 KB, in L1).
 
     Which is faster depends on the core and the data. 200M uint8, 2 threads, uniform / narrow /
-    constant (benchmarks/cpu_u8_pairs.py): on the H200 host's Xeon (2 cores) 38.7 / 42.9 /
+    constant (benchmarks/probes/cpu_u8_pairs.py): on the H200 host's Xeon (2 cores) 38.7 / 42.9 /
     24.8 ms a byte at a time, 62.0 / 36.6 / 18.5 by pairs (an add to a random counter of 1 MB
     costs it 1.34 ns); on the 2-vCPU AMD EPYC VM (Zen 5) 25.9 / 24.5 / 4.9 and 21.4 / 18.6 /
     6.0 (0.47 ns). So each thread counts its first pieces one way each, timed, and each next

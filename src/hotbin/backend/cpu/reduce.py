@@ -7,7 +7,7 @@ vectorize, where a float min that must keep NaN does not) find both ends and whe
 NaN is there. 50M values, 2 threads of the AMD EPYC VM, against NumPy's min and max a piece
 at a time (each piece read twice, the second time from cache: what this module did before),
 float64 / float32 / int64 / int32: 14.5 / 11.4 / 19.4 / 10.3 -> 9.1 / 4.8 / 9.2 / 5.1 ms, the
-read floor 8.2 / 4.3 / 9.7 / 6.1 (benchmarks/cpu_minmax.py).
+read floor 8.2 / 4.3 / 9.7 / 6.1 (benchmarks/probes/cpu_minmax.py).
 
 NumPy's own min and max answer small and strided arrays, and a piece at a time on every
 thread byte-swapped ones and dtypes other than float64, float32, int64 and int32. Where

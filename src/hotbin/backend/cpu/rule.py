@@ -150,7 +150,7 @@ def _linear(x, e0, en, lo, scale, step, top, is32=False):
     (the module's docstring says why). One edge and one compare where the guess corrected
     each way took two: the codes alone, 256 bins over (-3.1, 259.7), one core of the AMD
     EPYC VM, float64 0.47 -> 0.31 ns a value, float32 values and edges 0.68 -> 0.47, LINEAR32
-    0.24 -> 0.14 (benchmarks/cpu_codes.py). A value outside the edges (NaN too) gets any
+    0.24 -> 0.14 (benchmarks/probes/cpu_codes.py). A value outside the edges (NaN too) gets any
     bin: callers replace it where ``ok`` is false."""
     ok = (x >= e0) & (x <= en)
     r = np.rint((x - lo) * scale)

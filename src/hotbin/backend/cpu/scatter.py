@@ -32,7 +32,7 @@ HOT_SHARE = 4
 #: first repeated cell is kept in registers when it holds 1/HOT_PART of the block. A share s of
 #: the points in one cell, in random order, repeats about s^2 of the time: HOT_SHARE alone missed
 #: hot cells under ~50 %, and max / mean at 1024^2 then ran 2.2x / 1.9x slower with 30-50 % in
-#: one cell than with none (their adds chained through one cell; benchmarks/heatmap_skew_cpu.py)
+#: one cell than with none (their adds chained through one cell; benchmarks/heatmap_cpu.py --case skew)
 FEW_REPEATS = 64
 HOT_PART = 8
 #: counts by category: the hot cell's categories go to HOT_COPIES interleaved local copies

@@ -69,7 +69,7 @@ def fold(out, lo, hi, total):
     when not all 0 (pieces of the grid no point reached stay the OS's zero pages). On the H200
     host's Xeon, 16 partials of a 1024^2 grid, 20M points with 0 / 50 / 90 % in one cell: NumPy's
     adds of each row into int64 pieces of 2**18 took 4.9-5.1 ms of 14.4 / 13.6 / 12.5; this,
-    1.7-2.1 ms of 10.9 / 10.6 / 8.4 (benchmarks/cpu_call_parts.py)."""
+    1.7-2.1 ms of 10.9 / 10.6 / 8.4 (benchmarks/probes/cpu_call_parts.py)."""
     parts = out.shape[0]
     acc = np.empty(FOLD_BLOCK, np.uint32)
     for a in range(lo, hi, FOLD_BLOCK):

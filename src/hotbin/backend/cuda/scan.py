@@ -34,7 +34,7 @@ CHAIN_WARPS = 4
 #: one lane (a flat scan, a host slab): chain its offsets in the first block of the scan
 #: kernel (lane_scan_chained) while the others start scanning, rather than in a launch of
 #: its own between the two passes. scan_block_sweep.py --api, H200, 2^28 (2026-12-02):
-#: float32 1.201 vs 1.785 ms, float64 2.056 vs 2.657 ms (benchmarks/results/scan-2026-12-02-h200.md)
+#: float32 1.201 vs 1.785 ms, float64 2.056 vs 2.657 ms (benchmarks/results/scan-h200.md)
 CHAIN_IN_SCAN = True
 
 
@@ -175,7 +175,7 @@ def _chain(sums, outer, nblk, inner, start=None):
 
 def lane_kernel(which: str, ct: str, threads: int = LANE_THREADS, vecs: int = LANE_VECS):
     """scan.cu's ``lane_sums`` / ``lane_scan`` over the C++ type ``ct`` (``threads`` per block,
-    ``vecs`` 16-byte vectors per tile stage: benchmarks/scan_block_sweep.py sweeps them)."""
+    ``vecs`` 16-byte vectors per tile stage: benchmarks/probes/scan_block_sweep.py sweeps them)."""
     return kernel("scan.cu", f"lane_{which}<{ct}, {threads // 32}, {vecs}>")
 
 

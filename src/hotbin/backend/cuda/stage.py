@@ -46,7 +46,7 @@ MIN_STAGE_BYTES = 1 << 20
 #: a host array larger than a slab is counted), filled by PIN_THREADS host threads in pieces
 #: of at least PIN_MIN_CHUNK; an array is cut into chunks of at most a buffer, no more than
 #: PIN_BUFFERS of them when it is small, so copies overlap from the first megabytes.
-#: benchmarks/gpu_host_tune.py (results/gpu-2026-12-01-h200-host.md, H200 with 16 vCPUs),
+#: benchmarks/probes/gpu_host_tune.py (results/gpu-host-h200.md, H200 with 16 vCPUs),
 #: 1 GiB float32 histogram from the host: 8 threads, 4 x 32 MiB, pieces >= 1 MiB: 22.4 ms;
 #: 12 threads: 22.5; 16 threads: 29.8; one 32 MiB piece per thread (8 x 32 MiB): 37.7;
 #: 4 x 64 MiB: 32.5; 16 x 16 MiB, 16 threads: 29.9. Pinned copy alone (the floor): 19.4 ms.

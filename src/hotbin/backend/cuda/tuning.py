@@ -69,12 +69,12 @@ class Table:
 _H200 = Table(
     count=(
         # <= 256 slots: 32 lane-indexed copies, bank-conflict free on every input.
-        # gpu_suite run 3 (2026-11-30, H200; results/gpu-2026-11-30-h200.md), G1 u8 2^31
+        # gpu_suite run 3 (2026-11-30, H200; results/gpu-h200.md), G1 u8 2^31
         # uniform/narrow/constant GB/s: lanes unroll 4: 3410/3424/3454; unroll 2: 3201/3211/3242;
         # one copy: 2151/2941/3618; 8 copies: 2198/3049/3602. G2 f32 2^28: unroll 4:
         # 2787/2744/2824; unroll 2: 2642/2636/2691.
-        # Kept after the issue #17 item 2 kernel (results/gpu-2026-12-02-h200-issue17c.md,
-        # device_issue17c.sh run 2, one call from idle, GB/s): G2 f32 uniform/narrow/constant
+        # Kept after the issue #17 item 2 kernel (results/gpu-h200.md,
+        # device.sh suite run 2, one call from idle, GB/s): G2 f32 uniform/narrow/constant
         # unroll 4 3925/3916/3917, unroll 2 3952/3913/3838, unroll 8 3892/3928/3869,
         # 1024x2 3792/3931/3881, 256x8 3564/3718/3662; G1 u8 unroll 4 3633/3658/3808,
         # unroll 2 4131/3847/3662, unroll 8 3798/3886/3769, 1024x2 3864/3851/3911: within the
@@ -95,14 +95,14 @@ _H200 = Table(
         # beyond: 64-bit global atomics straight into the result.
         Policy("global", block=512, blocks_per_sm=4, unroll=2),
     ),
-    # gpu_batched.py --sweep (2026-11-30, H200; results/gpu-batched-2026-11-30-h200.md), u8 rows
+    # gpu_batched.py --sweep (2026-11-30, H200; results/gpu-h200.md), u8 rows
     # 65536 x 4 KiB, uniform / dark GB/s: copies x2 128 threads 974 / 1057; copies x1 256:
     # 885 / 916; lanes 512 (the table): 491 / 499. At 64 KiB rows the table's lanes were as
     # good (1239 / 1302). Small blocks, few copies: zeroing and flushing cost little.
     short_row=Policy("copies", block=128, blocks_per_sm=16, unroll=2, copies=2),
     # 32-bit counters, 8 copies (of 4096 slots: 128 KiB), one block of 1024 per SM; slots whose
-    # 32-bit copy does not fit (65536) take 16-bit counters. device_issue17e.sh run 1
-    # (results/gpu-2026-12-02-h200-issue17e.md), G3 u16 2^28, 4096 bins, one call GB/s,
+    # 32-bit copy does not fit (65536) take 16-bit counters. device.sh suite run 1
+    # (results/gpu-h200.md), G3 u16 2^28, 4096 bins, one call GB/s,
     # uniform / narrow / constant: shift32 copies 8: 3556 / 3094 / 3090; copies 4: 3438 / 3129 /
     # 3100; 16-bit counters, copies 16 / 8 / 4 / 1: 2397 / 2424 / 2224 / 2309 uniform (ALU-pipe
     # bound, 72-85 %: the wrap test) and 2195 / 2212 / 1539 / 462 constant (lanes on one word);
@@ -112,7 +112,7 @@ _H200 = Table(
     # 3319 (one call from idle: the rows differ by the host's noise, ~10 %).
     shift=Policy("shift32", block=1024, blocks_per_sm=1, unroll=4, copies=8),
     # Lane-interleaved copies, 16 (float64 sums of 256 bins: 33 KiB; fixed point: 49 KiB),
-    # 4 blocks of 512 per SM wanted, 3 resident (registers). device_issue17e.sh run 1, W f32
+    # 4 blocks of 512 per SM wanted, 3 resident (registers). device.sh suite run 1, W f32
     # 2^28 uniform / narrow, float64 sums GB/s: copies 16 (the default) 3670 / 3151; 8: 2775 /
     # 2407; 4: 2142 / 1802; 1: 1645 / 1103; 32 at 2 blocks: 3203 / 2926; 256 x 8: 2960 / 2579;
     # global atomics: 49 / 29. Fixed point (then two 64-bit planes, 2 blocks resident): 16
@@ -126,20 +126,20 @@ _H200 = Table(
     scan_nvec=16,
     # 128 KiB of shared accumulators per block (u32 counts 2^15, float64/int64 sums 2^14,
     # fixed-point word pairs 2^13); fewer, larger tiles keep the scatter's runs long.
-    # Unswept (gpu_spatial run 1, results/gpu-spatial-2026-11-30-h200.md, used 2^15 for
+    # Unswept (gpu_spatial run 1, results/gpu-spatial-h200.md, used 2^15 for
     # counts: 74-85 G points/s on 0-100 % hot, vs 1.4-94.5 global atomics).
     # The values' 12 bytes a cell (sum or key, u32 count): 2^14 cells, 192 KiB, 64 tiles of
-    # 1024^2. Unswept: benchmarks/gpu_agg.py runs 2 and 3 (results/gpu-2026-12-01-h200-agg.md),
+    # 1024^2. Unswept: benchmarks/gpu_agg.py runs 2 and 3 (results/gpu-agg-h200.md),
     # 2^28 float32 points, mean at 0/90/100 % hot, scatter_codes 2.96/2.79/3.90 ms with 2^13
     # (16-byte cells) and 2.96/2.77/2.49 with 2^14 (with run 3's warp-wide runs for hot warps).
     tile_shift={"count": 15, "f64": 14, "i64": 14, "fixed": 13, "mean": 14, "min": 14, "max": 14},
     # the prefetching variant holds 108 vs 80 registers (2 vs 3 resident blocks).
-    # benchmarks/gpu_spatial.py, H200, 2026-11-30 (results/gpu-spatial-2026-11-30-h200.md),
+    # benchmarks/gpu_spatial.py, H200, 2026-11-30 (results/gpu-spatial-h200.md),
     # 2^28 points into 1024^2, 0/50/90/100 % hot: 74.8/66.6/68.7/65.7 G points/s with it,
     # 79.7/77.0/80.2/75.7 without.
     scatter_prefetch=False,
     # scatter_warps for grids of at most 32 tiles (issue #17, the heatmap row).
-    # benchmarks/device_issue17h.sh run 3, H200, 2026-12-02 (results/gpu-2026-12-02-h200-issue17h.md),
+    # benchmarks/device.sh heatmap run 3, H200, 2026-12-02 (results/gpu-spatial-h200.md),
     # 2^28 float32 points into 1024^2, 0/50/90/100 % hot, the scatter kernel in ms: warp
     # 2.16/2.13/1.83/1.08, block (scatter_codes) 2.23/2.23/2.21/1.98; the primitive, queued,
     # G points/s: 103.6/105.2/118.6/179.5 with it.
@@ -358,8 +358,8 @@ def spatial_plan(n: int, ncell: int, acc: str, info: dict, tune: Tuning) -> str:
 #: Host (NumPy) inputs of at least this many bytes (all arrays of the call together) run on
 #: the cuda backend when ``backend=None``, ``$HOTBIN_BACKEND`` is unset and a device is
 #: usable (:func:`hotbin.backend.name_for`), for results whose bits are the same there.
-#: benchmarks/gpu_offload.py, H200 host with 16 vCPUs (numba on 16 threads), 2026-12-01 runs
-#: 1 and 3 (results/gpu-2026-12-01-h200-issue17b.md), float32 in [0, 1), whole calls, wall
+#: benchmarks/probes/gpu_offload.py, H200 host with 16 vCPUs (numba on 16 threads), 2026-12-01 runs
+#: 1 and 3 (results/gpu-h200.md), float32 in [0, 1), whole calls, wall
 #: ms cpu / cuda; the threshold is the smallest size from which cuda won by a clear margin
 #: at every larger size in both runs:
 #:

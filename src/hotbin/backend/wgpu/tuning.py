@@ -15,7 +15,7 @@ WORKGROUPS = {"gpu": 2048, "cpu": 16}
 #: plain increments. wg: invocations per workgroup; unroll: 16-byte loads in flight per
 #: invocation; groups: workgroups per dispatch.
 #: gpu: H200 (Vulkan), `wgpu_suite.py --sweep`, 1 GiB, 2026-12-01 run 2 (results/
-#:      gpu-2026-12-01-h200-issue17b.md), with the loads of a trip held as values (not an
+#:      gpu-h200.md), with the loads of a trip held as values (not an
 #:      array): atomic copies, 1024 invocations, 32 lane copies, 4 loads in flight, 1056
 #:      workgroups (8 per SM) = 3553 / 3407 / 3846 GB/s (uniform / narrow / constant), 1.01 /
 #:      1.04 / 1.13 of the cuda backend's counting kernel in the same process; the best over
@@ -51,7 +51,7 @@ CHUNK_BYTES = 1 << 30
 #: largest read-back (and counter) buffer kept for reuse, by power-of-two size class: a
 #: call's counters are zeroed, counted and copied out in one submission and come back through
 #: a staging buffer mapped once. 1 GiB uint8, H200, wgpu_suite.py run 3 (results/
-#: gpu-2026-12-01-h200-issue17b.md), uniform / narrow / constant: 0.521 / 0.490 / 0.665 ms a
+#: gpu-h200.md), uniform / narrow / constant: 0.521 / 0.490 / 0.665 ms a
 #: call, against 0.912 / 1.082 / 0.904 with new counters, a submission and
 #: ``queue.read_buffer`` (a second submission and a new staging buffer). 16 MiB holds a
 #: 1024 x 1024 grid of 64-bit counters; larger results get a buffer of their own.
