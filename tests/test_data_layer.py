@@ -28,7 +28,7 @@ def _hotbin(*args, stdin=None):
                           capture_output=True, timeout=600)
 
 
-def _messy_csv(path, rng, n, junk_after=0.4):
+def _messy_csv(path, rng, n, junk_after=0.4, stray=True, multiline=True):
     """A CSV of ``n`` good rows (id, lon, lat, fare, note) with, past the first ``junk_after`` of it
     (over 4 MiB in), a stray short line, a ``#VALUE!`` cell, a repeated header and a row with too many
     columns; blank lines, quoted notes holding newlines and empty lat cells throughout.
@@ -36,11 +36,13 @@ def _messy_csv(path, rng, n, junk_after=0.4):
     lon = np.round(rng.uniform(-74.3, -73.7, n), 6)
     lat = np.round(rng.uniform(40.5, 41.0, n), 6)
     lat[rng.choice(n, n // 1000, replace=False)] = np.nan  # empty cells: points in no cell
-    multi = set(rng.choice(n, n // 500, replace=False).tolist())
+    multi = set(rng.choice(n, n // 500, replace=False).tolist()) if multiline else set()
     blank = set(rng.choice(n, n // 700, replace=False).tolist())
     k = int(n * junk_after)
     junk_at = {k: "-- export interrupted, resuming --", k + 7: "1,#VALUE!,40.7,3.0,ok",
                k + 5000: "id,lon,lat,fare,note", k + 9000: "1,-74.0,40.7,3.0,ok,extra"}
+    if not stray:
+        junk_at = {i: v for i, v in junk_at.items() if "," in v and v.count(",") == 4}
     lines, junk_lines, line = ["id,lon,lat,fare,note"], [], 1
     for i in range(n):
         if i in junk_at:
@@ -55,7 +57,7 @@ def _messy_csv(path, rng, n, junk_after=0.4):
         lines.append(f"{i},{lon[i]:.6f},{cell},{(i % 97) / 4},{note}")
         line += 1 + (i in multi)
     text = "\n".join(lines) + "\n"
-    assert len(text[:text.index(junk_at[k])].encode()) > 4 << 20 or n < 200_000
+    assert len(text[:text.index(junk_at[min(junk_at)])].encode()) > 4 << 20 or n < 200_000
     if str(path).endswith(".gz"):
         with gzip.open(path, "wt") as f:
             f.write(text)
@@ -105,6 +107,20 @@ def test_strict_names_the_first_unreadable_line_and_writes_nothing(messy, tmp_pa
     assert r.returncode == 1 and len(err) == 1, err
     assert f"big.csv: line {junk_lines[0]}: expected 5 columns, found 2" in err[0]
     assert not out.exists()
+
+
+def test_a_junk_cell_after_blank_lines_does_not_count_rows_twice(tmp_path):
+    """Blank lines before a cell that is not a number, 4 MiB into the file: every row once."""
+    path = tmp_path / "blank.csv"
+    lon, lat, junk_lines = _messy_csv(path, np.random.default_rng(8), 250_000, junk_after=0.6, stray=False,
+                                      multiline=False)
+    out = tmp_path / "c.npy"
+    r = _hotbin("heatmap", path, "--x", "lon", "--y", "lat", "--width", W, "--height", H, "--json", "-o", out)
+    assert r.returncode == 0, r.stderr.decode()
+    s = json.loads(r.stdout)
+    assert s["n"] == lon.size and s["junk_rows"] == len(junk_lines) == 2
+    assert f"blank.csv lines {junk_lines[0]}, {junk_lines[1]}" in r.stderr.decode()
+    np.testing.assert_array_equal(np.load(out), _numpy_counts(lon, lat))
 
 
 @pytest.mark.slow
