@@ -6,6 +6,8 @@ Nulls and NaT are missing values, never numbers: a missing coordinate drops its 
 (``dropped``), a missing weight or category skips it (``skipped``). Every heatmap is checked
 against ``numpy.histogram2d`` of the rows written down here.
 """
+import sys
+
 import numpy as np
 import pytest
 
@@ -366,3 +368,13 @@ def test_timestamps_beyond_int64_nanoseconds_are_named():
     tbl = pa.table({"t": pa.array([np.datetime64("2900-01-01", "us")] * 2), "y": [1.0, 2.0]})
     with pytest.raises(ValueError, match="x: column 't': as int64 nanoseconds"):
         hotbin.heatmap("t", "y", data=tbl)
+
+
+def test_nullable_column_without_pyarrow_names_the_extra(monkeypatch):
+    df = pd.DataFrame({"x": pd.array([1.0, None], dtype="Float64"), "y": [1.0, 2.0]})
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ModuleNotFoundError, match=r"x: column 'x' \(Float64\) needs pyarrow: pip install "
+                                                  r'"hotbin\[io\]"'):
+        hotbin.heatmap("x", "y", data=df)
+    hm = hotbin.heatmap("y", "y", data=df, width=2, height=1)  # NumPy-typed columns need no pyarrow
+    np.testing.assert_array_equal(hm.counts, [[1, 1]])

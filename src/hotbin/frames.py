@@ -76,7 +76,7 @@ def _pandas_numbers(s, label):
     (nullable, pyarrow-backed, datetime and object columns: their nulls, NaT, None and NA)."""
     if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biufc":
         return s.to_numpy()
-    pa = pyarrow()
+    pa = pyarrow(f"{label} ({s.dtype})")
     try:
         arrow = pa.array(s, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
@@ -90,24 +90,33 @@ def _arrow_numbers(col, label):
     t = col.type
     if pa.types.is_dictionary(t):  # numbers stored as a dictionary: their values
         col, t = col.cast(t.value_type), t.value_type
-    ns = {"timestamp": lambda: pa.timestamp("ns", t.tz), "date": lambda: pa.timestamp("ns"),
-          "duration": lambda: pa.duration("ns"), "time": lambda: pa.time64("ns")}
-    for kind, unit in ns.items():
-        if getattr(pa.types, f"is_{kind}")(t):
-            try:
-                col, t = col.cast(unit()).cast(pa.int64()), pa.int64()
-            except pa.ArrowInvalid as exc:  # beyond the years 1677-2262
-                raise ValueError(f"{label}: as int64 nanoseconds: {exc}") from None
-            break
+    unit = _nanoseconds(pa, t)
+    if unit is not None:
+        try:
+            col, t = col.cast(unit).cast(pa.int64()), pa.int64()
+        except pa.ArrowInvalid as exc:  # beyond the years 1677-2262
+            raise ValueError(f"{label}: as int64 nanoseconds: {exc}") from None
     if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
             or pa.types.is_decimal(t) or pa.types.is_null(t)):
-        text = pa.types.is_string(t) or pa.types.is_large_string(t) or "string" in str(t)
-        raise ValueError(f"{label} holds {'text' if text else 'values'} ({t}), not numbers")
+        raise ValueError(f"{label} holds {'text' if 'string' in str(t) else 'values'} ({t}), not numbers")
     if col.null_count or pa.types.is_decimal(t) or pa.types.is_null(t):
         col = col.cast(pa.float64(), safe=False).fill_null(float("nan"))  # int64: rounded, as cells compare
     if isinstance(col, pa.ChunkedArray):
         col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     return col.to_numpy(zero_copy_only=False)
+
+
+def _nanoseconds(pa, t):
+    """The nanosecond type a temporal Arrow type casts to on its way to int64, or None."""
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("ns", t.tz)
+    if pa.types.is_date(t):
+        return pa.timestamp("ns")
+    if pa.types.is_duration(t):
+        return pa.duration("ns")
+    if pa.types.is_time(t):
+        return pa.time64("ns")
+    return None
 
 
 def _dask_numbers(s, label):

@@ -26,12 +26,12 @@ def module_of(obj) -> str:
     return type(obj).__module__.split(".")[0]
 
 
-def pyarrow():
-    """The pyarrow module, or ModuleNotFoundError naming the extra."""
+def pyarrow(what="data"):
+    """The pyarrow module, or ModuleNotFoundError naming ``what`` needs it and the extra."""
     try:
         import pyarrow as pa
     except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError('this table needs pyarrow: pip install "hotbin[io]"') from exc
+        raise ModuleNotFoundError(f'{what} needs pyarrow: pip install "hotbin[io]"') from exc
     return pa
 
 
@@ -63,7 +63,7 @@ def select(data, keys: dict) -> dict:
         _check(data.schema.names, keys)
         return _by_name(data, wanted)
     if hasattr(data, "__arrow_c_stream__"):  # a RecordBatchReader, or anything Arrow streams
-        pa = pyarrow()
+        pa = pyarrow(f"data ({type(data).__name__})")
         reader = data if isinstance(data, pa.RecordBatchReader) else pa.RecordBatchReader.from_stream(data)
         _check(reader.schema.names, keys)
         index = [reader.schema.get_field_index(n) for n in wanted]
