@@ -370,11 +370,16 @@ def test_timestamps_beyond_int64_nanoseconds_are_named():
         hotbin.heatmap("t", "y", data=tbl)
 
 
-def test_nullable_column_without_pyarrow_names_the_extra(monkeypatch):
-    df = pd.DataFrame({"x": pd.array([1.0, None], dtype="Float64"), "y": [1.0, 2.0]})
-    monkeypatch.setitem(sys.modules, "pyarrow", None)
-    with pytest.raises(ModuleNotFoundError, match=r"x: column 'x' \(Float64\) needs pyarrow: pip install "
-                                                  r'"hotbin\[io\]"'):
-        hotbin.heatmap("x", "y", data=df)
-    hm = hotbin.heatmap("y", "y", data=df, width=2, height=1)  # NumPy-typed columns need no pyarrow
-    np.testing.assert_array_equal(hm.counts, [[1, 1]])
+def test_without_pyarrow():
+    """Nullable numbers need no pyarrow; a datetime column names the extra that reads it."""
+    t = pd.Series(pd.to_datetime(["2020-01-01", None]))
+    df = pd.DataFrame({"x": pd.array([1.5, None], dtype="Float64"), "y": pd.array([1, 2], dtype="Int64"), "t": t})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "pyarrow", None)
+        hm = hotbin.heatmap("x", "y", "y", data=df, agg="sum", width=2, height=1,
+                            x_range=(0, 4), y_range=(0, 4))
+        with pytest.raises(ModuleNotFoundError, match=r"x: column 't' \(datetime64\[us\]\) needs pyarrow: "
+                                                      r'pip install "hotbin\[io\]"'):
+            hotbin.heatmap("t", "y", data=df)
+    np.testing.assert_array_equal(hm.counts, [[1, 0]])
+    assert (hm.values[0, 0], hm.dropped) == (1.0, 1)

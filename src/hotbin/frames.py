@@ -72,10 +72,13 @@ def numbers(col, what, name=None):
 
 
 def _pandas_numbers(s, label):
-    """A pandas Series as numbers: NumPy-typed numbers as they are, the rest through Arrow
-    (nullable, pyarrow-backed, datetime and object columns: their nulls, NaT, None and NA)."""
+    """A pandas Series as numbers: NumPy-typed numbers as they are, nullable ones (``Int64``,
+    ``Float64``, ``double[pyarrow]``) as their NumPy type or, with nulls, float64; the rest
+    through Arrow (datetime and object columns: their NaT, None and NA)."""
     if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biufc":
         return s.to_numpy()
+    if getattr(s.dtype, "kind", None) in ("b", "i", "u", "f"):
+        return s.to_numpy(np.float64, na_value=np.nan) if s.hasnans else s.to_numpy(s.dtype.numpy_dtype)
     pa = pyarrow(f"{label} ({s.dtype})")
     try:
         arrow = pa.array(s, from_pandas=True)
