@@ -29,6 +29,7 @@
 #   cpu        the CPU suites on the device host's Xeon (PIN=0,1: a 2-core machine; WHEELS: anchors)
 #   multi-gpu  multi_gpu.py (nvidia-h200-x2; carry .whl-dask)
 #   serve      serve_bench.py --gpu (carry .whl-serve: starlette, uvicorn)
+#   script     any other script: SCRIPT="probes/gpu_host_tune.py ARGS" runs benchmarks/$SCRIPT
 #
 # Settings (environment): OUT (default device-out); TOTAL_S, the seconds the whole script may
 # take (default 560: no step starts with less than 15 s left, each step gets what is left at
@@ -41,7 +42,7 @@
 # Vulkan loader and libglvnd) are unpacked when present. What comes back: summary.txt, the
 # result tables (*.md) and every log in logs.tgz (the device tool returns 8 files at most).
 set -u
-[ $# -gt 0 ] || { sed -n '2,41p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,43p' "$0"; exit 2; }
 OUT=${OUT:-device-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
 ROOT=$PWD
@@ -249,6 +250,10 @@ case_multi_gpu() {
     | tail -2 | tee -a "$SUMMARY"
   step multi_gpu.log "${MGPU_S:-420}" python3 benchmarks/multi_gpu.py --out "$OUT" ${MGPU_ARGS:-}
   grep -v "^\s*$" "$OUT/multi_gpu.log" | tail -40 | tee -a "$SUMMARY"
+}
+case_script() {
+  step script.log "${SCRIPT_S:-500}" python3 benchmarks/${SCRIPT:?SCRIPT=path under benchmarks/ and its arguments}
+  tail -30 "$OUT/script.log" | tee -a "$SUMMARY"
 }
 case_serve() {
   step serve.log 200 python3 benchmarks/serve_bench.py --gpu --repeat 5 --out "$OUT/serve-h200.md"
