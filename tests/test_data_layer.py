@@ -300,3 +300,41 @@ def test_given_ranges_set_the_grid_aspect(tmp_path, extra, size):
         (x0, x1), (y0, y1) = mercator(np.array([0.0, 4.0]), np.array([44.0, 46.0]))
         size = (1024, round(1024 * (y1 - y0) / (x1 - x0)))
     assert (s["width"], s["height"]) == size and np.load(out).shape == size[::-1]
+
+
+# --- the same reading on a Dask cluster ------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning", "ignore::UserWarning")
+def test_scheduler_workers_read_their_files_as_the_local_job(tmp_path, capsys):
+    """Each worker reads its share of the files with the same query: the same junk rows (named by
+    file and line), the same --where, the same extent, the same cells as NumPy on the good rows."""
+    pytest.importorskip("distributed")
+    rng = np.random.default_rng(12)
+    good = []
+    for part in range(4):
+        d = tmp_path / "d" / f"part={part}"
+        d.mkdir(parents=True)
+        x, y, f = rng.uniform(0, 10, 3000), rng.uniform(0, 5, 3000), np.round(rng.uniform(0, 9, 3000), 2)
+        rows = [f"{a},{b},{c}" for a, b, c in zip(x, y, f)]
+        if part == 1:
+            rows[10], rows[20] = "oops,1,1", "-- cut --"
+            x, y, f = (np.delete(v, [10, 20]) for v in (x, y, f))
+        (d / "t.csv").write_text("x,y,fare\n" + "\n".join(rows) + "\n")
+        keep = (f > 3) & (part != 2)
+        good.append((x[keep], y[keep]))
+    x, y = (np.concatenate([g[k] for g in good]) for k in (0, 1))
+    args = ["heatmap", str(tmp_path / "d"), "--x", "x", "--y", "y", "--width", "20", "--height", "10",
+            "--where", "fare > 3 AND part <> 2", "--json"]
+    outs = []
+    for extra in ([], ["--scheduler", "local"]):
+        outs.append(tmp_path / f"{len(extra)}.npy")
+        assert main(args + extra + ["-o", str(outs[-1])]) == 0
+        captured = capsys.readouterr()
+        s = json.loads(captured.out)
+        assert s["n"] == x.size and s["junk_rows"] == 2, extra
+        assert "(t.csv lines 12, 22)" in captured.err and "Traceback" not in captured.err
+        assert f"x range from the data: {x.min():.10g}, {x.max():.10g}" in captured.err
+        assert s["x_range"] == [x.min(), x.max()] and s["y_range"] == [y.min(), y.max()]
+    counts, _, _ = np.histogram2d(y, x, bins=(10, 20), range=[(y.min(), y.max()), (x.min(), x.max())])
+    for out in outs:
+        np.testing.assert_array_equal(np.load(out), counts.astype(np.int64))

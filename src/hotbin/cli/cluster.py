@@ -103,6 +103,11 @@ def _heatmap(args, job, client, shares):
         for k in range(len(auto)):
             ends = [s["extent"][k] for s in scans if s["extent"][k] is not None]
             found.append((min(e[0] for e in ends), max(e[1] for e in ends)) if ends else None)
+        unit = " degrees (points on the Web Mercator map only)" if args.project else ""
+        for k, e in zip(auto, found):
+            if e is not None:
+                print(f"hotbin heatmap: {'xy'[k]} range from the data: {e[0]:.10g}, {e[1]:.10g}{unit}",
+                      file=sys.stderr)
         if args.project:
             found = [None if e is None else tuple(float(v) for v in mercator(*((np.asarray(e), 0.0) if k == 0
                      else (0.0, np.asarray(e))))[k]) for k, e in zip(auto, found)]
