@@ -204,3 +204,53 @@ def test_guessed_scale_is_confirmed(case, rng, monkeypatch):
     # a guess, confirmed by one pass over the weights (the cpu backend reports none), then
     # (miss) the sums again at the scale of the whole data
     assert runs == [False, True] + ([False] if case == "miss" else [])
+
+
+def _exact_var(v):
+    """The variance (ddof 0) of the float64 values ``v`` as written, rounded once."""
+    fr = [Fraction(float(t)) for t in v]
+    m = sum(fr) / len(fr)
+    return float(sum((t - m) ** 2 for t in fr) / len(fr))
+
+
+#: hard data, ``(mean, sd)``: means far above the spread, and huge weights
+_HARD = [(1e9, 1e-3), (1e15, 1.0), (-1e12, 1e-2), (3.0, 1e-16), (1e150, 1e140)]
+
+
+@pytest.mark.parametrize("agg", ["var", "std"])
+@pytest.mark.parametrize("mean, sd", _HARD)
+def test_deterministic_var_is_accurate_and_bitwise(backend, rng, agg, mean, sd):
+    """deterministic var / std of values far from zero: within a few ulp of the exact variance
+    of the data as written (np.var itself is off in the fifth digit at 1e15), bitwise the same
+    for any point order and Dask chunking. Three cells: the mean, its negative and ten times
+    it, spreads of sd, sd / 2 and 2 sd (the quantum follows the largest spread in the call)."""
+    per = 400
+    cells = [m + rng.normal(0, d, per) for m, d in ((mean, sd), (-mean, sd / 2), (10 * mean, 2 * sd))]
+    w = np.concatenate(cells)
+    x = np.repeat(np.arange(3) + 0.5, per)
+    kw = dict(agg=agg, width=3, height=1, x_range=(0, 3), y_range=(-1, 1), deterministic=True)
+    hm = hotbin.heatmap(x, np.zeros(w.size), w, backend=backend, **kw)
+    got = to_numpy(hm.values)[0]
+    for c, v in enumerate(cells):
+        want = _exact_var(v)
+        want = math.sqrt(want) if agg == "std" else want
+        assert abs(got[c] - want) <= 4 * np.spacing(want), (c, got[c], want)
+    perm = rng.permutation(w.size)
+    again = hotbin.heatmap(x[perm], np.zeros(w.size), w[perm], backend=backend, **kw)
+    assert to_numpy(again.values).tobytes() == to_numpy(hm.values).tobytes()
+    da = pytest.importorskip("dask.array")
+    lazy = hotbin.heatmap(da.from_array(x[perm], chunks=333), da.zeros(w.size, chunks=333),
+                          da.from_array(w[perm], chunks=333), backend=backend, **kw)
+    assert np.asarray(lazy.values).tobytes() == to_numpy(hm.values).tobytes()
+
+
+def test_deterministic_var_of_huge_weights(backend):
+    """Weights of 1e200 (finite) give a variance, not an error: 0 for a constant cell, and
+    inf where the exact variance is beyond the float64 range (two values 1e185 apart)."""
+    w = np.concatenate([np.full(50, 1e200), [1e200, 1e200 + 1e185]])
+    x = np.concatenate([np.full(50, 0.5), [1.5, 1.5]])
+    for agg in ("var", "std"):
+        hm = hotbin.heatmap(x, np.zeros(w.size), w, agg=agg, width=2, height=1, x_range=(0, 2),
+                            y_range=(-1, 1), deterministic=True, backend=backend)
+        assert to_numpy(hm.values)[0].tolist() == [0.0, np.inf]
+        assert to_numpy(hm.means)[0].tolist() == [1e200, 1e200 + 0.5e185]

@@ -24,15 +24,18 @@ is no value: it changes no partial and is counted in ``skipped``, like a point
 whose category code is outside ``[0, ncat)``.
 
 Variance is the two-pass algorithm: the cell means of pass 1 centre pass 2, so
-no sum of squares cancels. With ``deterministic=True`` every float sum (``sum
-w`` of pass 1, ``sum (w - m)**2`` of pass 2) is a fixed-point sum
-(:mod:`hotbin.fixedpoint`): integer words that add exactly, so the partials
-merge to the same bits in any order, chunking and backend; ``n`` is exact
-anyway, so the means that centre pass 2 and every value are bitwise
-reproducible. min and max are exact in any order.
+no sum of squares cancels. With ``deterministic=True`` every float sum is a
+fixed-point sum (:mod:`hotbin.fixedpoint`): integer words that add exactly, so
+the partials merge to the same bits in any order, chunking and backend. The
+deterministic variance (:func:`_fixed_variance`) takes the scale of its squares
+from the data (each cell's exact minimum and maximum about its mean), scales
+huge weights by a power of 2 so no square overflows, and removes the rounding of
+the centring mean exactly; its error bound is stated there. min and max are
+exact in any order.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +45,7 @@ from . import fixedpoint
 from .arrays import as_float64, to_host, xp
 from .blocks import Plan
 from .plan import weighted
-from .reductions import COUNT, MAX, MEAN, MIN, centered, fixed
+from .reductions import COUNT, MAX, MEAN, MIN, centered, fixed, words
 
 __all__ = ["AGGS", "Cells", "aggregate", "check_agg", "merge", "merge_heatmaps"]
 
@@ -87,11 +90,11 @@ def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
         part, kept = hist(be, blocks, ww, red)
         return part, np.array([int(kept), int(blocks[0].shape[0])], np.int64)
 
-    def run(red, with_weights):  # one pass: (partial, [kept, n]), computed
+    def run(red, with_weights, weights=None):  # one pass: (partial, [kept, n]), computed
         outputs = ((red, grid), (COUNT, (2,)))
         if with_weights:
             return ex.compute(*ex.run(Plan(lambda be, *d: counted(be, d[:-1], d[-1], red), outputs),
-                                      *ins, w))
+                                      *ins, w if weights is None else weights))
         return ex.compute(*ex.run(Plan(lambda be, *d: counted(be, d, None, red), outputs), *ins))
 
     if agg in ("count", "any"):
@@ -116,9 +119,14 @@ def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
         return _cells(total, vals, pts, tal, per_cat, skipped=0 if by is None else None)
 
     acc = _VALUE_ACC[agg]
-    s, nv, tal = _values(run, ex, w, acc, deterministic, None)
     means = None
-    if agg in ("var", "std"):
+    fixed_var = deterministic and agg in ("var", "std")
+    if fixed_var:  # the variance itself, finished
+        s, nv, tal, center = _fixed_variance(run, ex, w)
+        means = _categories(xp(s).where(nv > 0, center, np.nan), by)[1]
+    else:
+        s, nv, tal = _values(run, ex, w, acc, deterministic, None)
+    if agg in ("var", "std") and not fixed_var:
         center = xp(s).where(nv > 0, s / xp(s).maximum(nv, 1), 0.0)
         means = _categories(xp(s).where(nv > 0, center, np.nan), by)[1]
         s, nv, _ = _values(run, ex, w, acc, deterministic, center)
@@ -126,7 +134,7 @@ def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
     s, nv = _categories(s, by)[1], _categories(nv, by)[1]
     x = xp(s)
     with np.errstate(invalid="ignore", divide="ignore"):  # in place: the partial is ours
-        if agg in ("mean", "var", "std"):
+        if agg == "mean" or (agg in ("var", "std") and not fixed_var):
             x.divide(s, nv, out=s)  # 0 / 0 = NaN where a cell has no value
         else:
             x.copyto(s, np.nan, where=nv == 0)
@@ -152,12 +160,74 @@ def _values(run, ex, w, acc, deterministic, center):
 
 def _fixed_scale(ex, w, center):
     """The fixed-point exponent for the weights (``center``: for ``(w - center)**2``)."""
-    m, n = ex.stats(w)
-    if np.isnan(m):  # NaN weights are no values: the bound of the others
-        m, _ = ex.stats(ex.each(lambda a: xp(a).where(a != a, 0, a), w))
+    m, n = _value_stats(ex, w)
     if center is not None:
         m = 4.0 * m * m  # |w - c| <= 2 max|w| when c is a mean of weights
     return fixedpoint.scale_for(m, n)
+
+
+def _value_stats(ex, w):
+    """``(max |w|, n)`` of the weights, NaN weights (no values) left out of the maximum."""
+    m, n = ex.stats(w)
+    if np.isnan(m):
+        m, _ = ex.stats(ex.each(lambda a: xp(a).where(a != a, 0, a), w))
+    return m, n
+
+
+#: ``|w - c|`` of the second pass is scaled below ``2**SPREAD_BITS``: its square is finite
+SPREAD_BITS = 500
+
+
+def _fixed_variance(run, ex, w):
+    """Deterministic variance (ddof 0) per cell: ``(var, n, [kept, n], means)``.
+
+    Four passes, each bitwise the same for any order, chunking and backend: the exact
+    minimum and maximum of each cell's values; their fixed-point sum, whose mean ``c``
+    (one rounding) centres the last pass, the fixed-point sum ``S`` of
+    ``(w - c)**2``. That pass is scaled from the data: ``w`` and ``c`` times ``2**-k``
+    (``k > 0`` only where a cell spreads beyond ``2**500``, so squares stay finite),
+    quantum ``2**-s`` from the largest ``(max - c)**2``/``(c - min)**2`` of any cell and
+    the number of values ``n`` (:func:`hotbin.fixedpoint.scale_for`). The mean's rounding
+    is taken out exactly: ``var = S / m - d**2`` with ``d`` the exact mean less ``c``
+    (:func:`hotbin.fixedpoint.residual` of the first sum's words).
+
+    Error bound, for a cell of exact mean ``mu`` and variance ``v`` (ddof 0)::
+
+        |var - v| <= 2**-51 * (v + e**2) + 2**-(s2+1) + 2 * |e| * 2**-s1 + 2**-(2*s1)
+
+    with ``e = mu - c`` (``|e| <= ulp(mu) / 2 + 2**-(s1+1)``), ``2**-s1`` the first sum's
+    quantum (from the largest ``|w|`` and ``n``) and ``2**-s2`` the squares' (from the
+    largest squared deviation of any cell, times ``2**(2k)``): each ``w - c`` and square
+    rounds once, the sums add exactly. So within a few ulp of ``v`` when the cells of a
+    call are of like magnitude and spread; a cell whose spread is far below that of
+    another cell of the call (by about ``2**40``), or whose values are far below the
+    largest ``|w|`` of the call, gets the absolute error of the quanta instead (one scale
+    per call keeps the result bitwise the same under any chunking).
+    """
+    (low, tal), (high, _) = run(MIN, True), run(MAX, True)
+    x = xp(low)
+    wmin, nv, wmax = low[0], low[1], x.asarray(high[0])
+    has, cnt = nv > 0, x.maximum(nv, 1)
+    top, n = _value_stats(ex, w)
+    s1 = fixedpoint.scale_for(top, n)
+    sums, _ = run(words(s1), True)
+    sums = x.asarray(sums)
+    kc = max(0, math.frexp(top)[1] + n.bit_length() - 1000)  # sums scaled by 2**-kc are finite
+    center = x.where(has, x.ldexp(fixedpoint.combine(sums, s1 + kc) / cnt, kc), 0.0)
+    # the largest |w - c| of any cell, halved so that it cannot overflow
+    half = x.where(has, x.maximum(wmax * 0.5 - center * 0.5, center * 0.5 - wmin * 0.5), 0.0)
+    spread = float(half.max()) if half.size else 0.0
+    k = max(0, math.frexp(spread)[1] + 1 - SPREAD_BITS)
+    reach = math.ldexp(spread, 1 - k)
+    s2 = fixedpoint.scale_for(reach * reach, n)
+    scaled = w if k == 0 else ex.each(lambda a: xp(a).ldexp(a.astype(np.float64), -k), w)
+    cs = center if k == 0 else x.ldexp(center, -k)
+    sq, _ = run(centered(fixed(s2), cs), True, scaled)
+    sq = x.asarray(sq)
+    d = x.ldexp(fixedpoint.residual(sums, s1 + kc, nv, x.ldexp(center, -kc)) / cnt, kc - k)
+    with np.errstate(over="ignore"):  # a variance beyond the float64 range is inf
+        var = x.ldexp(x.maximum(sq / cnt - d * d, 0.0), 2 * k)
+    return var, nv, tal, center
 
 
 def _categories(grid, by):

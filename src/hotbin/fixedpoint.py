@@ -140,3 +140,40 @@ def max_abs(w) -> float:
         return 0.0
     hi, lo = float(np.max(w)), float(np.min(w))
     return math.nan if math.isnan(hi) or math.isnan(lo) else max(hi, -lo)
+
+
+def _two_sum(a, b):
+    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e == a + b`` exactly (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _split(a):
+    """``(hi, lo)``, ``hi + lo == a``, each of at most 26 significant bits (Veltkamp)."""
+    t = a * 134217729.0  # 2**27 + 1
+    hi = t - (t - a)
+    return hi, a - hi
+
+
+def residual(words, s: int, n, c):
+    """float64 ``words * 2**-s - n * c`` (the exact sum of the words less ``n`` times ``c``)
+    computed so that the nearly equal terms cancel exactly: the words and the product
+    ``n * c`` as sums of float64s (Dekker's product), added with compensation. Accurate to
+    a few ulp of the result plus ``2**-104`` of ``|n * c|``; ``n`` below ``2**53``,
+    ``|n * c|`` below ``2**1000`` (the caller scales ``c``)."""
+    x = xp(words)
+    hi, lo = fold(words)
+    top, mid = hi >> 31, hi & ((1 << 31) - 1)  # hi = top * 2**31 + mid, each exact in float64
+    terms = [x.ldexp(top.astype(np.float64), 31 + SPLIT - int(s)),
+             x.ldexp(mid.astype(np.float64), SPLIT - int(s)), x.ldexp(lo.astype(np.float64), -int(s))]
+    n = x.asarray(n, np.float64)
+    p = n * c
+    nh, nl = _split(n)
+    ch, cl = _split(c)
+    e = ((nh * ch - p) + nh * cl + nl * ch) + nl * cl  # n * c == p + e
+    total, comp = terms[0], x.zeros_like(p)
+    for t in terms[1:] + [-p, -e]:
+        total, err = _two_sum(total, t)
+        comp = comp + err
+    return total + comp
