@@ -224,8 +224,13 @@ def test_values_and_categories(points):
         j, i = np.unravel_index(np.argmax(hm.counts), hm.counts.shape)
         cell = c.get(f"/cell.json?{_q(**view, i=i, j=j)}").json()
         assert cell["count"] == hm.counts[j, i]
-        want = {lab: hm.values[k, j, i] for k, lab in enumerate(labels) if np.isfinite(hm.values[k, j, i])}
-        assert cell["categories"] == pytest.approx(want)
+        assert list(cell["categories"]) == labels  # every category, an empty one's mean as null
+        for k, lab in enumerate(labels):
+            v = hm.values[k, j, i]
+            assert cell["categories"][lab] == (pytest.approx(v) if np.isfinite(v) else None)
+        empty = np.argwhere(np.isnan(hm.values) & (hm.counts > 0))[0]  # a category absent from a cell
+        cell = c.get(f"/cell.json?{_q(**view, i=empty[2], j=empty[1])}").json()
+        assert cell["categories"][labels[empty[0]]] is None and len(cell["categories"]) == 3
 
 
 def test_views_of_many_categories_are_bounded(points):
@@ -502,3 +507,318 @@ def test_dataset_of_dask_arrays_equals_memory():
     a, b = lazy.heatmap(view), mem.heatmap(view)
     np.testing.assert_array_equal(a.counts, b.counts)
     np.testing.assert_allclose(a.values, b.values, rtol=1e-12, equal_nan=True)
+
+
+# --- the server's guards: Host names, stalled connections ---------------------------------------
+
+def _get(url, path, host=None, timeout=10):
+    """``(status, body)`` of GET ``path`` with the Host header ``host`` (default: the URL's)."""
+    import http.client
+    import urllib.parse
+
+    u = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    try:
+        conn.putrequest("GET", path, skip_host=host is not None)
+        if host is not None:
+            conn.putheader("Host", host)
+        conn.endheaders()
+        r = conn.getresponse()
+        return r.status, r.read()
+    finally:
+        conn.close()
+
+
+def _can_bind(host):
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+            s.bind((host, 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "127.31.4.15", "::1"])
+def test_host_check_holds_on_every_loopback_address(points, host):
+    if not _can_bind(host):
+        pytest.skip(f"cannot listen on {host} here")
+    x, y = points[:2]
+    with background(create_app(Dataset(x[:1000], y[:1000], backend="cpu")), host=host) as url:
+        port = int(url.rsplit(":", 1)[1].strip("/"))
+        literal = f"[{host}]" if ":" in host else host
+        assert url == f"http://{literal}:{port}/"
+        for ok in (None, f"{literal}:{port}", literal, f"localhost:{port}", "LOCALHOST", "127.0.0.1"):
+            status, body = _get(url, "/stats.json", ok)
+            assert status == 200 and json.loads(body)["n"] == 1000, (ok, body)
+        for bad in ("evil.com", f"evil.com:{port}", f"{host}.evil.com", f"localhost.evil.com:{port}",
+                    f"{literal}:{port}@evil.com", "10.0.0.1", "[::2]", f"{literal}:x", "[::1"):
+            status, body = _get(url, "/stats.json", bad)
+            assert status == 400 and b'"n"' not in body, (bad, body)
+
+
+def _serve_cli(*args, host_pattern=r"127\.0\.0\.1"):
+    """A ``hotbin serve`` subprocess and the URL it printed."""
+    proc = subprocess.Popen([sys.executable, "-m", "hotbin", "serve", *args, "--port", "0", "--no-browser"],
+                            stderr=subprocess.PIPE, text=True)
+    lines = []
+    while True:
+        line = proc.stderr.readline()
+        if not line:
+            proc.kill()
+            proc.communicate(timeout=30)
+            raise AssertionError("".join(lines))
+        lines.append(line)
+        found = re.search(rf"(http://{host_pattern}:\d+/)", line)
+        if found:
+            return proc, found.group(1)
+
+
+def _stop(proc):
+    proc.send_signal(signal.SIGINT)
+    rest = proc.communicate(timeout=30)[1]
+    assert proc.returncode == 0 and "Traceback" not in rest, rest
+
+
+@pytest.fixture(scope="module")
+def trips(tmp_path_factory):
+    """A small CSV of longitudes and latitudes, and its columns."""
+    rng = np.random.default_rng(11)
+    n = 4000
+    lon, lat = rng.uniform(-74.1, -73.8, n), rng.uniform(40.6, 40.9, n)
+    path = tmp_path_factory.mktemp("trips") / "trips.csv"
+    with open(path, "w") as f:
+        f.write("lon,lat\n")
+        f.writelines(f"{a!r},{b!r}\n" for a, b in zip(lon.tolist(), lat.tolist()))
+    return path, lon, lat
+
+
+@pytest.mark.parametrize("host", ["127.0.0.2", "::1"])
+def test_cli_url_answers_on_any_loopback_and_refuses_other_hosts(trips, host):
+    if not _can_bind(host):
+        pytest.skip(f"cannot listen on {host} here")
+    path, lon, _ = trips
+    literal = f"[{host}]" if ":" in host else host
+    proc, url = _serve_cli(str(path), "--x", "lon", "--y", "lat", "--host", host,
+                           host_pattern=re.escape(literal))
+    try:
+        with urllib.request.urlopen(f"{url}stats.json", timeout=30) as r:  # the printed URL's host
+            assert r.status == 200 and json.load(r)["n"] == lon.size
+        port = url.rsplit(":", 1)[1].strip("/")
+        for bad in ("evil.com", f"evil.com:{port}"):  # DNS rebinding: a name that resolves here
+            status, body = _get(url, "/stats.json", bad, timeout=30)
+            assert status == 400 and b'"n"' not in body, (bad, body)
+    finally:
+        _stop(proc)
+
+
+def _stalled(url, n, head=b"GET /stats.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "):
+    """``n`` connections that sent the start of a request head and stop there."""
+    import socket
+
+    host, port = url[len("http://"):-1].rsplit(":", 1)
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(head)
+        s.setblocking(False)
+        socks.append(s)
+    return socks
+
+
+def _closed(socks, timeout):
+    """When each socket was closed by the server (monotonic seconds; None: still open at ``timeout``)."""
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    for k, s in enumerate(socks):
+        sel.register(s, selectors.EVENT_READ, k)
+    out = [None] * len(socks)
+    deadline = time.monotonic() + timeout
+    while sel.get_map() and time.monotonic() < deadline:
+        for key, _ in sel.select(max(0.0, deadline - time.monotonic())):
+            try:
+                data = key.fileobj.recv(4096)
+            except ConnectionResetError:
+                data = b""
+            except BlockingIOError:
+                continue
+            if not data:  # EOF: the server closed it
+                out[key.data] = time.monotonic()
+                sel.unregister(key.fileobj)
+    sel.close()
+    return out
+
+
+def _enough_files(n):
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(n, hard), hard))
+        except (ValueError, OSError):
+            pass
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < n:
+        pytest.skip(f"{n} open files are not allowed here")
+
+
+def test_stalled_connections_time_out_and_lock_nobody_out(points):
+    """1,100 half-open connections (more than the old limit of 1,000 connections) and a few that
+    trickle a byte at a time: a normal client is still served at once, and every stalled
+    connection is closed by the server once its request head is late."""
+    _enough_files(2 * 1100 + 200)
+    x, y = points[:2]
+    timeout = 2.0
+    with background(create_app(Dataset(x[:1000], y[:1000], backend="cpu")), head_timeout=timeout,
+                    most_waiting=5000) as url:
+        t0 = time.monotonic()
+        socks = _stalled(url, 1100)
+        trickle = _stalled(url, 5)
+        opened = time.monotonic()
+        t = time.monotonic()
+        with urllib.request.urlopen(f"{url}stats.json", timeout=timeout) as r:
+            assert r.status == 200 and json.load(r)["n"] == 1000
+        assert time.monotonic() - t < timeout / 2
+        for k in range(3):  # a byte every 0.4 s does not keep a connection open
+            for s in trickle:
+                try:
+                    s.send(b"x")
+                except OSError:
+                    pass
+            time.sleep(0.4)
+        closed = _closed(socks + trickle, timeout + 10)
+        assert all(c is not None for c in closed), sum(c is None for c in closed)
+        assert min(closed) >= t0 + 0.9 * timeout  # by the timeout, not before
+        assert max(closed) <= opened + timeout + 5
+        for s in socks + trickle:
+            s.close()
+        with urllib.request.urlopen(f"{url}stats.json", timeout=10) as r:  # still serving
+            assert r.status == 200
+
+
+def test_the_oldest_stalled_connections_make_room_for_new_ones(points):
+    """At most ``most_waiting`` connections wait for a request head; past that the oldest is
+    closed at once, so half-open connections cannot use up the server's file descriptors."""
+    x, y = points[:2]
+    with background(create_app(Dataset(x[:1000], y[:1000], backend="cpu")), head_timeout=60,
+                    most_waiting=8) as url:
+        socks = []
+        for k in range(20):
+            socks += _stalled(url, 1)
+            time.sleep(0.01)  # one at a time: the server sees them in this order
+        with urllib.request.urlopen(f"{url}stats.json", timeout=10) as r:
+            assert r.status == 200 and json.load(r)["n"] == 1000
+        closed = _closed(socks, 3)
+        assert [c is not None for c in closed] == [True] * 13 + [False] * 7  # the client was the 21st
+        for s in socks:
+            s.close()
+
+
+# --- categories of a cell, the home view's ranges -----------------------------------------------
+
+def test_a_cell_lists_every_category_zeros_included(points):
+    x, y, w, cat = points
+    labels = ["bus", "car", "tram"]
+    view = dict(VIEW, width=40, height=30)
+    xe, ye = np.linspace(view["x0"], view["x1"], 41), np.linspace(view["y0"], view["y1"], 31)
+    per = np.stack([np.histogram2d(y[cat == k], x[cat == k], bins=(ye, xe))[0] for k in range(3)])
+    nz = (per > 0).sum(axis=0)
+    j, i = np.argwhere(nz == 2)[0]  # a cell where one category has no point
+    with TestClient(create_app(Dataset(x, y, by=cat, labels=labels))) as c:
+        for warm in (False, True):  # from a 1 x 1 heatmap of the cell, then from the cached view
+            if warm:
+                c.get(f"/render.png?{_q(**view)}")
+            cell = c.get(f"/cell.json?{_q(**view, i=i, j=j)}").json()
+            assert cell["categories"] == {lab: int(per[k, j, i]) for k, lab in enumerate(labels)}
+            assert cell["count"] == per[:, j, i].sum()
+
+
+def _home(c):
+    return tuple(c.get("/info.json").json()["home"])
+
+
+def test_home_view_is_the_given_ranges_and_the_grid_follows_their_aspect(points):
+    x, y = points[:2]
+    xr, yr = (-1.0, 1.5), (0.0, 2.0)
+    with TestClient(create_app(Dataset(x, y, x_range=xr, y_range=yr))) as c:
+        assert _home(c) == xr + yr
+        r = c.get("/render.png")  # no size: 1280 across, square cells
+        hm = hotbin.heatmap(x, y, x_range=xr, y_range=yr, width=1280, height=1024)
+        np.testing.assert_array_equal(_decode(r.content), hm.shade()[::-1])
+        assert c.get("/stats.json").json()["in_view"] == hm.counts.sum()
+        assert _decode(c.get("/render.png?width=100").content).shape[:2] == (80, 100)
+        assert _decode(c.get("/render.png?height=50").content).shape[:2] == (50, 62)
+        tall = c.get("/render.png?x0=0&x1=0.001&y0=0&y1=100")  # capped, still square-ish
+        assert tall.status_code == 200 and _decode(tall.content).shape[:2] == (8192, 1)
+        assert _decode(c.get("/render.png?width=30&height=20").content).shape[:2] == (20, 30)
+    with TestClient(create_app(Dataset(x, y))) as c:  # no ranges: the default size
+        assert _decode(c.get("/render.png").content).shape[:2] == (800, 1280)
+
+
+def test_home_view_of_clip_is_the_percentiles(points):
+    x, y = points[:2]
+    fx = x[np.isfinite(x)]
+    for clip, xr in (((1.0, 99.0), None), ((2.5, 90.0), (-1.0, 1.0))):
+        with TestClient(create_app(Dataset(x, y, x_range=xr, clip=clip))) as c:
+            want_x = xr or (np.percentile(fx, clip[0], method="lower"), np.percentile(fx, clip[1], method="higher"))
+            want_y = (np.percentile(y, clip[0], method="lower"), np.percentile(y, clip[1], method="higher"))
+            assert _home(c) == tuple(want_x) + tuple(want_y)
+            assert _decode(c.get("/render.png").content).shape[:2] == (800, 1280)
+
+
+def test_home_view_ranges_are_in_degrees_when_projected():
+    rng = np.random.default_rng(8)
+    lon, lat = rng.normal(-73.97, 0.05, 5000), rng.normal(40.75, 0.05, 5000)
+    xr, yr = (-74.0, -73.9), (40.7, 40.8)
+    (xm0, xm1), (ym0, ym1) = mercator(np.array(xr), np.array(yr))
+    with TestClient(create_app(Dataset(lon, lat, project="mercator", x_range=xr, y_range=yr))) as c:
+        assert _home(c) == (xm0, xm1, ym0, ym1)
+        xm, ym = mercator(lon, lat)
+        height = round(1280 * (ym1 - ym0) / (xm1 - xm0))
+        hm = hotbin.heatmap(xm, ym, x_range=(xm0, xm1), y_range=(ym0, ym1), width=1280, height=height)
+        r = c.get("/render.png")
+        np.testing.assert_array_equal(_decode(r.content), hm.shade()[::-1])
+
+
+@pytest.mark.parametrize("bad, word", [(dict(x_range=(2.0, 1.0)), "x_range"), (dict(y_range=(0, np.inf)), "y_range"),
+                                        (dict(clip=(50, 10)), "clip"), (dict(clip=(1, 101)), "clip")])
+def test_bad_home_ranges_name_the_argument(points, bad, word):
+    with pytest.raises(ValueError, match=word):
+        Dataset(points[0][:100], points[1][:100], **bad)
+
+
+@pytest.mark.parametrize("extra", [["--x-range", "-74,-73.9", "--y-range", "40.7,40.8"], ["--clip", "5,95"]],
+                         ids=["ranges", "clip"])
+def test_cli_takes_ranges_and_clip_as_hotbin_heatmap(trips, extra):
+    path, lon, lat = trips
+    proc, url = _serve_cli(str(path), "--x", "lon", "--y", "lat", "--project", "mercator", *extra)
+    try:
+        with urllib.request.urlopen(f"{url}info.json", timeout=30) as r:
+            home = json.load(r)["home"]
+        xm, ym = mercator(lon, lat)
+        if extra[0] == "--clip":
+            want = [float(np.percentile(v, q, method=m)) for v in (xm, ym) for q, m in ((5, "lower"), (95, "higher"))]
+        else:
+            want = [float(v) for v in np.ravel(mercator(np.array([-74, -73.9]), np.array([40.7, 40.8])))]
+        assert home == want
+        with urllib.request.urlopen(f"{url}stats.json", timeout=30) as r:
+            stats = json.load(r)
+        width, height = (1280, round(1280 * (want[3] - want[2]) / (want[1] - want[0]))) \
+            if extra[0] == "--x-range" else (1280, 800)
+        hm = hotbin.heatmap(xm, ym, x_range=want[:2], y_range=want[2:], width=width, height=height)
+        assert (stats["in_view"], stats["max"]) == (hm.counts.sum(), hm.counts.max())
+        with urllib.request.urlopen(f"{url}render.png", timeout=30) as r:
+            assert _decode(r.read()).shape[:2] == (height, width)
+    finally:
+        _stop(proc)
+
+
+def test_cli_bad_ranges_are_one_line(trips):
+    for args, word in ((["--x-range", "2,1"], "--x-range: min must be less than max"),
+                       (["--clip", "5,200"], "--clip: expected percentiles"),
+                       (["--y-range", "a,b"], "--y-range: expected LO,HI")):
+        r = subprocess.run([sys.executable, "-m", "hotbin", "serve", str(trips[0]), "--x", "lon", "--y", "lat",
+                            "--no-browser", *args], capture_output=True, text=True, timeout=120)
+        assert r.returncode != 0 and word in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -3,8 +3,9 @@
 The columns are read once into memory (CSV or Parquet, as ``hotbin heatmap`` reads them:
 rows whose needed cell is not a number are skipped and counted), moved to the GPU when the
 cuda backend is usable, and served by :mod:`hotbin.serve`: every view the page shows is
-``hotbin.heatmap`` of all the points at that view's extent and size. ``--demo`` serves a
-generated data set and needs no file.
+``hotbin.heatmap`` of all the points at that view's extent and size. The first view is the
+data's extent, or ``--x-range``/``--y-range``/``--clip`` as ``hotbin heatmap`` takes them.
+``--demo`` serves a generated data set and needs no file.
 """
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ import numpy as np
 
 from ..backend import NAMES as BACKENDS
 from . import UserError, columns
-
-LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+from .heatmap import _pair
 
 
 def register(sub):
@@ -32,6 +32,13 @@ def register(sub):
     columns.add(p)
     p.add_argument("--project", choices=PROJECTIONS, default=None,
                    help="x, y are longitude, latitude: show them in Web Mercator and serve XYZ tiles")
+    p.add_argument("--x-range", metavar="LO,HI", type=_pair,
+                   help="half-open x extent of the first view (in degrees with --project; default: the data's)")
+    p.add_argument("--y-range", metavar="LO,HI", type=_pair,
+                   help="half-open y extent of the first view (in degrees with --project; default: the data's)")
+    p.add_argument("--clip", metavar="LO,HI", type=_pair,
+                   help="percentiles that bound the first view on each axis without a range, e.g. 0.1,99.9 "
+                        "(default: the minimum and maximum, and a margin)")
     p.add_argument("--how", choices=HOWS, default="eq_hist", help="initial normalization (default eq_hist)")
     p.add_argument("--cmap", default="inferno", help=f"initial colormap: {', '.join(CMAPS)} (default inferno)")
     p.add_argument("--host", default="127.0.0.1",
@@ -50,6 +57,7 @@ def register(sub):
 
 
 def run(args) -> int:
+    from ..ranges import check_clip, given_range
     from ..serve import Dataset, Shading, create_app, require
     from ..serve import run as serve
     from ..serve.params import parse_shading
@@ -67,6 +75,13 @@ def run(args) -> int:
         raise UserError("name the coordinate columns with --x COL --y COL")
     if not 0 <= args.port <= 65535:
         raise UserError(f"--port must be 0 to 65535, got {args.port}")
+    for name, r in (("--x-range", args.x_range), ("--y-range", args.y_range)):
+        if r is not None:
+            given_range(r, name)
+    try:
+        check_clip(args.clip)
+    except ValueError as exc:
+        raise UserError(f"--{exc}") from None
     try:  # the port first: a busy one fails before the data is read
         sock = bind(args.host, args.port)
     except OSError as exc:
@@ -86,10 +101,10 @@ def run(args) -> int:
         cols, labels, what = load(args)
     data = Dataset(cols["x"], cols["y"], cols.get("weight"), cols.get("by"), labels=labels,
                    agg=args.agg, project=args.project, backend=args.backend,
-                   names=(args.x or "x", args.y or "y"))
-    loopback = is_loopback(args.host)
-    app = create_app(data, default, allowed_hosts=list(LOOPBACK_NAMES) if loopback and ":" not in args.host
-                     else None)
+                   names=(args.x or "x", args.y or "y"), x_range=args.x_range, y_range=args.y_range,
+                   clip=args.clip)
+    loopback = is_loopback(args.host)  # then the server answers only this machine's names
+    app = create_app(data, default)
     print(f"hotbin serve: {data.n:,} points of {what} ready in {time.perf_counter() - t0:.1f} s "
           f"(aggregated on {data.backend or 'cpu'})", file=sys.stderr)
     if not loopback:

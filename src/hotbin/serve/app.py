@@ -7,10 +7,12 @@ Routes (all GET; HEAD too)::
     /info.json[?how&cmap]      the data's extent and size, the choices, a colorbar, a legend
     /render.png?x0&x1&y0&y1&width&height[&how&cmap]   the view shaded, north up
     /stats.json?x0&x1&y0&y1&width&height              {"n", "in_view", "max", "lo", "hi", "ms"}
-    /cell.json?x0&x1&y0&y1&width&height&i&j           count and value of one cell
+    /cell.json?x0&x1&y0&y1&width&height&i&j           count and value of one cell (of each category)
     /tiles/{z}/{x}/{y}.png[?how&cmap]                 256 x 256 XYZ tiles (projected data only)
 
-A bound left out of a view is the data's (the home view); the counts of a view are exactly
+A bound left out of a view is the home view's (the data's, or the ranges the server was given);
+a size left out is 1280 x 800, or follows the view's aspect when the server was given both
+ranges (:func:`hotbin.serve.params.parse_view`). The counts of a view are exactly
 ``hotbin.heatmap(x, y, x_range=(x0, x1), y_range=(y0, y1), width=width, height=height)``.
 A bad parameter is HTTP 400 ``{"error": ...}``; too many waiting requests, 503; anything
 unexpected, 500 with one line (and the traceback in the server's log). No path in a request
@@ -25,11 +27,11 @@ from importlib import resources
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .dataset import Dataset
+from .guard import HostGuard, host_of
 from .params import (SHADING_NAMES, VIEW_NAMES, BadRequest, Shading, View, check_layers,
                      check_names, parse_cell, parse_shading, parse_tile, parse_view)
 from .render import Renderer
@@ -59,8 +61,9 @@ def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int 
     max_pending : int
         Renders that may wait at once; more get HTTP 503 (see :mod:`hotbin.serve.worker`).
     allowed_hosts : list of str, optional
-        Host names the requests must carry (e.g. ``["127.0.0.1", "localhost"]``, against DNS
-        rebinding); default: any.
+        Host names the requests must carry (e.g. ``["127.0.0.1", "::1", "localhost"]``, against
+        DNS rebinding); default: any. A server on a loopback address checks them anyway
+        (:mod:`hotbin.serve.server`).
     """
     parse_shading({}, shading)  # the defaults must be valid too
     renderer = Renderer(data, shading)
@@ -72,7 +75,7 @@ def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int 
 
     def view_of(query, names):
         check_names(query, names)
-        view = parse_view(query, data.home, (1280, 800))
+        view = parse_view(query, data.home, (1280, 800), square=data.square)
         check_layers(view, layers)
         return view
 
@@ -127,8 +130,9 @@ def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int 
     routes = [Route("/", page), Route("/index.html", page), Route("/static/{name}", asset),
               Route("/info.json", info), Route("/render.png", render), Route("/stats.json", stats),
               Route("/cell.json", cell), Route("/tiles/{z}/{x}/{y}.png", tile)]
-    middleware = [] if allowed_hosts is None else [
-        Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
+    names = None if allowed_hosts is None else {host_of(h) or h for h in allowed_hosts}
+    middleware = [] if names is None else [
+        Middleware(HostGuard, allowed=lambda value: host_of(value) in names)]
     app = Starlette(routes=routes, middleware=middleware, exception_handlers={
         BadRequest: _bad_request, HTTPException: _http_error, Busy: _busy, Gone: _gone,
         ValueError: _bad_request, TypeError: _bad_request, Exception: _internal})

@@ -18,7 +18,8 @@ from ..arrays import is_dask, to_host, xp
 from ..backend import load
 from ..binning import cell_rule
 from ..heatmap import Heatmap, heatmap
-from ..project import CRS, PROJECTIONS, inverse, mercator
+from ..project import CRS, PROJECTIONS, inverse, projected
+from ..ranges import check_clip, given_range
 from .params import View
 
 __all__ = ["Dataset"]
@@ -50,12 +51,24 @@ class Dataset:
         Default: cuda when it is usable (the arrays move to the GPU once), else the input's.
     names : (str, str)
         Names of the coordinates, for the page.
+    x_range, y_range : (float, float), optional
+        The home view's extent on that axis (in degrees with ``project``), as
+        :func:`hotbin.heatmap` takes them. Default: the data's finite extent and a margin.
+    clip : (float, float), optional
+        Percentiles of the data that bound the home view on each axis without a range
+        (:func:`hotbin.heatmap`'s ``clip``: the lower and the higher percentile).
+
+    With both ranges given, requests without a size get square cells
+    (:func:`hotbin.serve.params.parse_view`).
     """
 
     def __init__(self, x, y, weights=None, by=None, *, labels=None, agg="count", project=None,
-                 backend=None, names=("x", "y")):
+                 backend=None, names=("x", "y"), x_range=None, y_range=None, clip=None):
         if agg not in AGGS:
             raise ValueError(f"agg: expected one of {', '.join(AGGS)}, got {agg!r}")
+        ranges = [None if r is None else given_range(r, f"{a}_range") for a, r in (("x", x_range),
+                                                                                   ("y", y_range))]
+        clip = check_clip(clip)
         if project is not None and project not in PROJECTIONS:
             raise ValueError(f"project: expected one of {', '.join(PROJECTIONS)}, got {project!r}")
         lazy = is_dask(x)  # dask arrays (data larger than memory): every view is a Dask job
@@ -65,7 +78,7 @@ class Dataset:
         xp = _array_module(backend, lazy)
         x, y = xp.asarray(x), xp.asarray(y)
         if project is not None:
-            x, y = mercator(x, y)
+            x, y, *ranges, _ = projected(project, x, y, *ranges)
         self.x, self.y = x, y
         self.weights = None if weights is None else xp.asarray(weights)
         self.by = None if by is None else xp.asarray(by)
@@ -83,8 +96,11 @@ class Dataset:
         self.agg, self.backend, self.names = agg, backend, tuple(names)
         self.crs = CRS if project is not None else None
         self.n = int(self.x.shape[0])
-        whole = self._heatmap(None, None, 1, 1)  # checks the arrays, finds the finite extents
-        self.home = _home(whole.x_range, whole.y_range, self.n - whole.dropped)
+        # checks the arrays; the finite extents (or percentiles) of the axes without a range
+        whole = heatmap(self.x, self.y, self.weights, agg=agg, by=self.by, width=1, height=1,
+                        x_range=ranges[0], y_range=ranges[1], clip=clip, backend=backend)
+        self.home = _home(ranges, (whole.x_range, whole.y_range), clip is not None)
+        self.square = None not in ranges
 
     @property
     def projected(self) -> bool:
@@ -99,7 +115,8 @@ class Dataset:
                        height=height, x_range=x_range, y_range=y_range, backend=self.backend)
 
     def cell(self, view: View, i: int, j: int, hm: Heatmap | None = None) -> dict:
-        """Count and value of cell ``(i, j)`` (column from x0, row from y0) of ``view``.
+        """Count and value of cell ``(i, j)`` (column from x0, row from y0) of ``view``; with
+        categories, the value of every category (0 and None, for NaN, included).
 
         From ``hm`` (the view's heatmap) when given; else a 1 x 1 heatmap over the cell's
         own edges, which holds exactly the same points (the same edges, the same rule).
@@ -116,8 +133,7 @@ class Dataset:
             out["value"] = _scalar(hm.values[j0, i0])
         else:
             vals = np.asarray(to_host(hm.values[:, j0, i0]))
-            out["categories"] = {str(lab): _scalar(v) for lab, v in zip(self.labels, vals)
-                                 if np.isfinite(v) and v != 0}
+            out["categories"] = {str(lab): _scalar(v) for lab, v in zip(self.labels, vals)}
         if self.projected:
             lon, lat = inverse(np.array(out["x"]), np.array(out["y"]))
             out["lon"], out["lat"] = lon.tolist(), lat.tolist()
@@ -168,10 +184,14 @@ def _scalar(v):
     return v
 
 
-def _home(x_range, y_range, kept):
-    """The view of all the data: its extent with a margin, half-open above all the points."""
+def _home(given, found, clipped):
+    """The first view: per axis the range given, else the percentiles found (``clipped``), else
+    the data's extent with a margin, half-open above all the points."""
     out = []
-    for lo, hi in (x_range, y_range):
+    for r, (lo, hi) in zip(given, found):
+        if r is not None or clipped:
+            out += [float(lo), float(hi)]
+            continue
         pad = (hi - lo) * MARGIN if hi > lo else 0.5
         out += [float(lo - pad), float(hi + pad)]
     return tuple(out)

@@ -96,20 +96,43 @@ def _count(query, name, default, most):
     return v
 
 
-def parse_view(query, home, default_size=(512, 512)) -> View:
-    """The view a query asks for; a bound not given is the data's (``home`` = x0, x1, y0, y1)."""
+def parse_view(query, home, default_size=(512, 512), square=False) -> View:
+    """The view a query asks for; a bound not given is the home view's (``home`` = x0, x1, y0, y1).
+
+    A size not given is ``default_size``'s; with ``square``, it follows the view's aspect
+    instead (cells as wide as they are tall in data units, as :func:`hotbin.heatmap` without a
+    height): the other side's, or ``default_size[0]`` across, within the limits on cells.
+    """
     x0, x1, y0, y1 = (_number(query, k, d) for k, d in zip(VIEW_NAMES[:4], home))
-    width = _count(query, "width", default_size[0], MAX_SIDE)
-    height = _count(query, "height", default_size[1], MAX_SIDE)
     for lo, hi, a in ((x0, x1, "x"), (y0, y1, "y")):
         if not lo < hi:
             raise BadRequest(f"{a}0, {a}1: expected {a}0 < {a}1, got {lo!r} and {hi!r}")
         if not math.isfinite(hi - lo):
             raise BadRequest(f"{a}0, {a}1: the extent [{lo!r}, {hi!r}) is too wide to divide into cells")
+    width = _count(query, "width", None if square else default_size[0], MAX_SIDE)
+    height = _count(query, "height", None if square else default_size[1], MAX_SIDE)
+    if width is None or height is None:
+        width, height = _square(width, height, (y1 - y0) / (x1 - x0), default_size[0])
+        if max(width, height) > MAX_SIDE:
+            raise BadRequest(f"width, height: {width} x {height} cells (the view's aspect) is more than "
+                             f"{MAX_SIDE} along a side; give both")
     if width * height > MAX_PIXELS:
         raise BadRequest(f"width, height: {width} x {height} = {width * height:,} cells is more than "
                          f"the {MAX_PIXELS:,} a view may have")
     return View(x0, x1, y0, y1, width, height)
+
+
+def _square(width, height, aspect, across):
+    """The side(s) not given of a grid of square cells over a view ``aspect`` times as tall as
+    wide; with neither, ``across`` cells across at most, within :data:`MAX_SIDE` and
+    :data:`MAX_PIXELS`."""
+    aspect = min(max(aspect, 1.0 / MAX_SIDE), float(MAX_SIDE))  # 0 or inf for absurd extents
+    if width is not None:
+        return width, max(1, round(width * aspect))
+    if height is not None:
+        return max(1, round(height / aspect)), height
+    width = max(1, math.floor(min(across, MAX_SIDE / aspect, math.sqrt(MAX_PIXELS / aspect))))
+    return width, max(1, min(round(width * aspect), MAX_SIDE, MAX_PIXELS // width))
 
 
 def check_layers(view: View, layers: int) -> None:

@@ -1,7 +1,9 @@
 """Running the app: uvicorn on a socket bound here, in the foreground or on a background thread.
 
 The socket is bound before uvicorn starts, so ``port=0`` picks a free port and the address is
-known (and printed) at once.
+known (and printed) at once. On a loopback address the app answers only requests for this
+machine's names (against DNS rebinding), and connections that do not send a request in time
+are closed (:mod:`hotbin.serve.guard`).
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import webbrowser
 from contextlib import contextmanager
 
 import uvicorn
+
+from .guard import HEAD_TIMEOUT, MOST_WAITING, HostGuard, guarded_protocol, loopback_host
 
 __all__ = ["run", "background", "bind", "is_loopback", "url_of"]
 
@@ -51,30 +55,41 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{host}:{port}/"
 
 
-def _server(app, log_level):
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_keep_alive=30,
-                            limit_concurrency=1000, lifespan="off")
+def _server(app, sock, log_level, head_timeout, most_waiting):
+    """uvicorn serving ``app`` on ``sock``: the Host checked when ``sock`` is on a loopback
+    address, request heads due within ``head_timeout`` seconds, at most ``most_waiting``
+    connections waiting for one (:mod:`hotbin.serve.guard`). No limit on connections beyond
+    that: renders are bounded by the app's worker, and a count of connections would let idle
+    ones lock everybody out."""
+    if is_loopback(sock.getsockname()[0]):
+        app = HostGuard(app, loopback_host)
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off",
+                            http=guarded_protocol(head_timeout, most_waiting), timeout_keep_alive=5)
     return uvicorn.Server(config)
 
 
 def run(app, host="127.0.0.1", port=8000, open_browser=True, on_ready=None, log_level="warning",
-        sock=None):
+        sock=None, head_timeout=HEAD_TIMEOUT, most_waiting=MOST_WAITING):
     """Serve ``app`` until interrupted (Ctrl-C) on ``sock``, else on a socket bound to
-    ``host:port``. ``on_ready(url)`` is called once listening."""
+    ``host:port``. ``on_ready(url)`` is called once listening. A connection that has not sent a
+    complete request head ``head_timeout`` seconds after it opened (or after its previous
+    response) is closed, as is the one waiting longest when more than ``most_waiting`` wait."""
     sock = bind(host, port) if sock is None else sock
     url = url_of(sock)
     if on_ready is not None:
         on_ready(url)
     if open_browser:
         threading.Timer(0.5, webbrowser.open, (url,)).start()
-    _server(app, log_level).run(sockets=[sock])
+    _server(app, sock, log_level, head_timeout, most_waiting).run(sockets=[sock])
 
 
 @contextmanager
-def background(app, host="127.0.0.1", log_level="warning"):
-    """A real uvicorn serving ``app`` on a free port of ``host`` on a thread; yields its URL."""
+def background(app, host="127.0.0.1", log_level="warning", head_timeout=HEAD_TIMEOUT,
+               most_waiting=MOST_WAITING):
+    """A real uvicorn serving ``app`` on a free port of ``host`` on a thread; yields its URL.
+    ``head_timeout`` and ``most_waiting`` as :func:`run`."""
     sock = bind(host, 0)
-    server = _server(app, log_level)
+    server = _server(app, sock, log_level, head_timeout, most_waiting)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
