@@ -175,10 +175,11 @@ def test_where_treats_nan_and_null_the_same_for_csv_and_parquet(tmp_path):
         np.testing.assert_array_equal(np.load(out), want, err_msg=name)
 
 
-def test_deep_parentheses_are_one_line_not_a_traceback(tmp_path):
+@pytest.mark.parametrize("expr", ["(" * 5000 + "x > 0" + ")" * 5000,
+                                  "x > 0) UNION ALL SELECT 5, 5 FROM range(9) WHERE (true"])
+def test_deep_parentheses_and_more_than_an_expression_are_one_line(tmp_path, expr):
     (tmp_path / "t.csv").write_text("x,y\n1,2\n")
-    r = _hotbin("heatmap", tmp_path / "t.csv", "--x", "x", "--y", "y", "-o", tmp_path / "o.png",
-                "--where", "(" * 5000 + "x > 0" + ")" * 5000)
+    r = _hotbin("heatmap", tmp_path / "t.csv", "--x", "x", "--y", "y", "-o", tmp_path / "o.png", "--where", expr)
     err = r.stderr.decode().strip().splitlines()
     assert r.returncode == 1 and len(err) == 1 and "--where" in err[0] and "Traceback" not in r.stderr.decode()
     assert not (tmp_path / "o.png").exists()
@@ -198,6 +199,18 @@ def test_where_on_a_timestamp_column(tmp_path, fmt):
                  "pickup >= '2026-02-01' AND pickup < TIMESTAMP '2026-02-15'", "-o", str(out)]) == 0
     sel = df[(df.pickup >= "2026-02-01") & (df.pickup < "2026-02-15")]
     counts, _, _ = np.histogram2d(sel.y, sel.x, bins=8, range=[[0, 1], [0, 1]])
+    np.testing.assert_array_equal(np.load(out), counts.astype(np.int64))
+
+
+def test_a_timestamp_coordinate_is_its_epoch_seconds(tmp_path):
+    t = pd.Timestamp("2026-01-01") + pd.to_timedelta(np.arange(0, 86400, 97), "s")
+    df = pd.DataFrame({"t": t, "y": np.linspace(0, 1, len(t))})
+    df.to_parquet(tmp_path / "t.parquet")
+    out = tmp_path / "c.npy"
+    assert main(["heatmap", str(tmp_path / "t.parquet"), "--x", "t", "--y", "y", "--width", "24", "--height", "4",
+                 "-o", str(out)]) == 0
+    secs = (df.t - pd.Timestamp("1970-01-01")).dt.total_seconds().to_numpy()
+    counts, _, _ = np.histogram2d(df.y, secs, bins=(4, 24))
     np.testing.assert_array_equal(np.load(out), counts.astype(np.int64))
 
 

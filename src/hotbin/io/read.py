@@ -62,6 +62,13 @@ class Source:
         self.junk, self.notes, self._temp = Junk(strict), [], []
         self.con = duckdb.connect(config={"preserve_insertion_order": True})
         self.stdin = spec == STDIN
+        if where is not None:
+            try:  # one expression, nothing around it (no closing parenthesis, no second statement)
+                duckdb.SQLExpression(where)
+            except Exception as exc:  # noqa: BLE001
+                self.con.close()
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise DataError(f"--where {where!r}: {first}") from None
         try:
             if self.stdin:
                 path = stdin_file()
@@ -199,7 +206,7 @@ class Source:
         sql = f"SELECT {', '.join(select)} FROM {source}"
         if self.where:
             self._check_where(source)
-            sql += f" WHERE ({self.where})"
+            sql += f" WHERE (\n{self.where}\n)"
         return sql
 
     def _describe(self, source) -> dict:
@@ -211,7 +218,7 @@ class Source:
     def _check_where(self, source) -> None:
         """``--where`` parsed and bound over the files' columns before any row is read."""
         try:
-            self.con.execute(f"DESCRIBE SELECT 1 FROM {source} WHERE ({self.where})").fetchall()
+            self.con.execute(f"DESCRIBE SELECT 1 FROM {source} WHERE (\n{self.where}\n)").fetchall()
         except Exception as exc:  # noqa: BLE001
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise DataError(f"--where {self.where!r}: {first}") from None
