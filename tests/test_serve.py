@@ -503,6 +503,10 @@ def test_dataset_of_dask_arrays_equals_memory():
     lazy = Dataset(*(da.from_array(a, chunks=7000) for a in (x, y, w, codes)), agg="mean")
     mem = Dataset(x, y, w, codes, agg="mean", backend="cpu")
     assert lazy.n == mem.n and lazy.labels == mem.labels == (0, 1, 2)
+    clipped = [Dataset(da.from_array(x, chunks=7000), da.from_array(y, chunks=7000), clip=(3, 97)),
+               Dataset(x, y, clip=(3, 97), backend="cpu")]  # the home view: the same percentiles
+    assert clipped[0].home == clipped[1].home == tuple(
+        np.percentile(a, q, method=m) for a in (x, y) for q, m in ((3, "lower"), (97, "higher")))
     view = View(0.1, 0.7, 0.2, 0.9, 60, 40)
     a, b = lazy.heatmap(view), mem.heatmap(view)
     np.testing.assert_array_equal(a.counts, b.counts)
@@ -670,17 +674,16 @@ def test_stalled_connections_time_out_and_lock_nobody_out(points):
     connection is closed by the server once its request head is late."""
     _enough_files(2 * 1100 + 200)
     x, y = points[:2]
-    timeout = 2.0
+    timeout = 3.0
     with background(create_app(Dataset(x[:1000], y[:1000], backend="cpu")), head_timeout=timeout,
                     most_waiting=5000) as url:
         t0 = time.monotonic()
         socks = _stalled(url, 1100)
         trickle = _stalled(url, 5)
         opened = time.monotonic()
-        t = time.monotonic()
         with urllib.request.urlopen(f"{url}stats.json", timeout=timeout) as r:
             assert r.status == 200 and json.load(r)["n"] == 1000
-        assert time.monotonic() - t < timeout / 2
+        assert _closed(socks, 0.01) == [None] * len(socks)  # served while they all stall
         for k in range(3):  # a byte every 0.4 s does not keep a connection open
             for s in trickle:
                 try:
@@ -710,7 +713,7 @@ def test_the_oldest_stalled_connections_make_room_for_new_ones(points):
             time.sleep(0.01)  # one at a time: the server sees them in this order
         with urllib.request.urlopen(f"{url}stats.json", timeout=10) as r:
             assert r.status == 200 and json.load(r)["n"] == 1000
-        closed = _closed(socks, 3)
+        closed = _closed(socks, 1)
         assert [c is not None for c in closed] == [True] * 13 + [False] * 7  # the client was the 21st
         for s in socks:
             s.close()
@@ -822,3 +825,12 @@ def test_cli_bad_ranges_are_one_line(trips):
         r = subprocess.run([sys.executable, "-m", "hotbin", "serve", str(trips[0]), "--x", "lon", "--y", "lat",
                             "--no-browser", *args], capture_output=True, text=True, timeout=120)
         assert r.returncode != 0 and word in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_guard_settings_are_checked():
+    from hotbin.serve.guard import guarded_protocol
+
+    for bad, word in ((dict(head_timeout=0), "head_timeout"), (dict(head_timeout=float("nan")), "head_timeout"),
+                      (dict(most_waiting=0), "most_waiting"), (dict(most_waiting=2.5), "most_waiting")):
+        with pytest.raises(ValueError, match=word):
+            guarded_protocol(**bad)

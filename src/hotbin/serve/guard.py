@@ -80,6 +80,10 @@ def guarded_protocol(head_timeout: float = HEAD_TIMEOUT, most_waiting: int = MOS
     Each call gives a class of its own: the connections waiting for a request are counted
     per server.
     """
+    if not (isinstance(head_timeout, (int, float)) and head_timeout > 0):
+        raise ValueError(f"head_timeout: expected a positive number of seconds, got {head_timeout!r}")
+    if not (isinstance(most_waiting, int) and most_waiting >= 1):
+        raise ValueError(f"most_waiting: expected a positive number of connections, got {most_waiting!r}")
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     waiting: dict = {}  # connection -> timer closing it; the one waiting longest first
