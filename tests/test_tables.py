@@ -146,6 +146,17 @@ def test_missing_weights_are_skipped(table, agg):
     assert (hm.dropped, hm.skipped) == (N - placed.sum(), (placed & MISSING["w"]).sum())
 
 
+@pytest.mark.parametrize("agg", ["count", "max"])
+def test_null_weight_is_a_nan_weight(table, agg):
+    """A null weight does what a NaN weight does, for every agg (count: the cell's sum is NaN)."""
+    hm = hotbin.heatmap("x", "y", "w", data=table(), agg=agg, width=W, height=H)
+    nan = lambda k: np.where(MISSING[k], np.nan, DATA[k])  # noqa: E731
+    ref = hotbin.heatmap(nan("x"), nan("y"), nan("w"), agg=agg, width=W, height=H)
+    np.testing.assert_allclose(hm.values, ref.values, rtol=1e-13, equal_nan=True)  # dask: sums of partials
+    np.testing.assert_array_equal(hm.points, ref.points)
+    assert (hm.dropped, hm.skipped, hm.x_range, hm.y_range) == (ref.dropped, ref.skipped, ref.x_range, ref.y_range)
+
+
 def test_missing_categories_count_in_none(table):
     """Strings with nulls as ``by``: sorted labels, no category None, a null skips its point."""
     hm = hotbin.heatmap("x", "y", by="c", data=table(categories=True), width=W, height=H)
