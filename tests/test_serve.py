@@ -631,6 +631,24 @@ def _stalled(url, n, head=b"GET /stats.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slo
     return socks
 
 
+def _served_once(url, n):
+    """``n`` keep-alive connections that got one answer, then sent the start of another request."""
+    socks = _stalled(url, n, b"GET /stats.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    for s in socks:
+        s.setblocking(True)
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            reply += s.recv(65536)
+        head, body = reply.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"HTTP/1.1 200")
+        size = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+        while len(body) < size:
+            body += s.recv(65536)
+        s.sendall(b"GET /stats.json HTTP/1.1\r\n")
+        s.setblocking(False)
+    return socks
+
+
 def _closed(socks, timeout):
     """When each socket was closed by the server (monotonic seconds; None: still open at ``timeout``)."""
     import selectors
@@ -678,8 +696,8 @@ def test_stalled_connections_time_out_and_lock_nobody_out(points):
     with background(create_app(Dataset(x[:1000], y[:1000], backend="cpu")), head_timeout=timeout,
                     most_waiting=5000) as url:
         t0 = time.monotonic()
-        socks = _stalled(url, 1100)
-        trickle = _stalled(url, 5)
+        socks = _stalled(url, 1100) + _stalled(url, 5, b"")  # some send nothing at all
+        trickle = _stalled(url, 5) + _served_once(url, 5)  # some after a first answer (keep-alive)
         opened = time.monotonic()
         with urllib.request.urlopen(f"{url}stats.json", timeout=timeout) as r:
             assert r.status == 200 and json.load(r)["n"] == 1000
