@@ -138,14 +138,8 @@ def _float_partition(part, label):
 
 # --- categories ---------------------------------------------------------------------------
 
-def _categorical_kind(col):
-    mod = module_of(col)
-    dtype = getattr(col, "dtype", None)
-    if mod == "pandas" and str(dtype) == "category":
-        return "pandas"
-    if mod == "polars" and dtype is not None and type(dtype).__name__ in ("Categorical", "Enum"):
-        return "polars"
-    return None
+def _pandas_categorical(col) -> bool:
+    return module_of(col) == "pandas" and str(getattr(col, "dtype", None)) == "category"
 
 
 def _integer(a) -> bool:
@@ -173,11 +167,13 @@ def _is_missing(v) -> bool:
         return v is None or bool(v != v)  # NaN, NaT
     except TypeError:  # pandas.NA, whose truth is ambiguous
         return True
+    except ValueError:  # an array: a value, if an odd one
+        return False
 
 
 def categories(ex, by, n):
     """``(codes, labels)`` of ``by`` (one category per point; ``n`` points); code -1: none."""
-    if _categorical_kind(by) == "pandas":
+    if _pandas_categorical(by):
         cat = by.array if hasattr(by, "array") else by
         return np.asarray(cat.codes), tuple(cat.categories)
     if is_dask(by):
