@@ -73,7 +73,7 @@ fi
 export PYTHONPATH="$site:$ROOT/${SRC:-src}:$ROOT/benchmarks"
 before=(env "PYTHONPATH=$site:$ROOT/${BEFORE:-}:$ROOT/benchmarks")  # a command on the package before: "${before[@]}" cmd
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee -a "$SUMMARY"
-{ date -u; nproc | sed 's/^/cpus: /'; grep -m1 "model name" /proc/cpuinfo; git log -1 --format='tree %h %s' 2>/dev/null; } \
+{ date -u; nproc | sed 's/^/cpus: /'; grep -m1 "model name" /proc/cpuinfo; git log -1 --format='git HEAD %h %s (the working tree may differ)' 2>/dev/null; } \
   | tee -a "$SUMMARY"
 cub() {  # the CUB anchor for gpu_suite.py, built once
   [ -f /tmp/libcub_anchor.so ] || nvcc -O3 -arch=sm_90 -shared -Xcompiler -fPIC benchmarks/anchors/cub_anchor.cu \
@@ -95,7 +95,7 @@ sanitize() {  # $1 tool, $2 log name, then the command
   local tool=$1 log=$OUT/$2; shift 2
   enough || { say "not run (no time left): compute-sanitizer $tool $*"; return; }
   timeout "$(limit ${SAN_S:-150})" compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" > "$log" 2>&1
-  say "compute-sanitizer $tool $*: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|hazard|all checks|all answers|smoke ok' "$log" | head -3 | tr '\n' ' ')"
+  say "compute-sanitizer $tool $*: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|hazard|all checks|all answers|smoke ok' "$log" | tail -2 | tr '\n' ' ')"
 }
 step() {  # $1 log name, $2 own limit, then the command; its exit status into the summary
   local log=$OUT/$1 own=$2; shift 2
@@ -221,7 +221,7 @@ case_ncu() {
       python3 benchmarks/probes/gpu_launches.py --case "$c"
   done
   echo "=== ncu" >> "$SUMMARY"
-  grep -E "  [a-z_]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Executed Ipc A|Issue Slots Busy|No Eligible|Warp Cycles Per Issued" \
+  grep -E "\)x\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Executed Ipc A|Issue Slots Busy|No Eligible|Warp Cycles Per Issued" \
     "$OUT"/ncu-*.txt 2>/dev/null | sed 's/  */ /g' | cut -c1-120 | head -120 | tee -a "$SUMMARY"
 }
 case_cpu() {
@@ -267,6 +267,7 @@ for c in "${cases[@]}"; do
   if declare -F "$f" > /dev/null; then say "== $c"; "$f"; else say "no case $c"; fi
 done
 # what comes back: summary.txt, the tables (*.md) and the logs in one archive
-(cd "$OUT" && tar czf logs.tgz --exclude logs.tgz --exclude summary.txt --exclude '*.md' . 2>/dev/null \
-  && find . -type f ! -name logs.tgz ! -name summary.txt ! -name '*.md' -delete; find . -type d -empty -delete)
+tar czf /tmp/device-logs.tgz -C "$OUT" --exclude summary.txt --exclude '*.md' . 2>/dev/null
+mv /tmp/device-logs.tgz "$OUT/logs.tgz" \
+  && (cd "$OUT" && find . -type f ! -name logs.tgz ! -name summary.txt ! -name '*.md' -delete; find . -type d -empty -delete)
 echo "=== summary ($OUT/summary.txt)"; cat "$SUMMARY"
