@@ -2,8 +2,8 @@
 
 ``mercator(lon, lat)`` gives metres on the spherical Web Mercator of web maps
 (radius 6378137 m); points off the square world of XYZ tiles (``|lat|`` from
-85.0511287798 degrees on, ``|lon|`` beyond 180) are NaN. Works on NumPy, CuPy and dask arrays alike: elementwise,
-float64, no copy beyond the result. ``tile_bounds(z, x, y)`` is the extent of
+85.0511287798 degrees on, ``|lon|`` beyond 180) are NaN. Works on NumPy, CuPy
+and dask arrays alike: elementwise, float64. ``tile_bounds(z, x, y)`` is the extent of
 XYZ tile ``x, y`` at zoom ``z`` (``y`` counted from the north, as Leaflet,
 MapLibre and QGIS do). ``to_xarray(hm)`` is a heatmap as a DataArray with its CRS.
 """
