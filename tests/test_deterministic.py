@@ -222,7 +222,7 @@ _HARD = [(1e9, 1e-3), (1e15, 1.0), (-1e12, 1e-2), (3.0, 1e-16), (1e150, 1e140)]
 def test_deterministic_var_is_accurate_and_bitwise(backend, rng, agg, mean, sd):
     """deterministic var / std of values far from zero: within a few ulp of the exact variance
     of the data as written (np.var itself is off in the fifth digit at 1e15), bitwise the same
-    for any point order and Dask chunking. Three cells: the mean, its negative and ten times
+    for any point order, Dask chunking and backend. Three cells: the mean, its negative and ten times
     it, spreads of sd, sd / 2 and 2 sd (the quantum follows the largest spread in the call)."""
     per = 400
     cells = [m + rng.normal(0, d, per) for m, d in ((mean, sd), (-mean, sd / 2), (10 * mean, 2 * sd))]
@@ -242,6 +242,8 @@ def test_deterministic_var_is_accurate_and_bitwise(backend, rng, agg, mean, sd):
     lazy = hotbin.heatmap(da.from_array(x[perm], chunks=333), da.zeros(w.size, chunks=333),
                           da.from_array(w[perm], chunks=333), backend=backend, **kw)
     assert np.asarray(lazy.values).tobytes() == to_numpy(hm.values).tobytes()
+    cpu = hotbin.heatmap(x, np.zeros(w.size), w, backend="cpu", **kw)  # and across backends
+    assert to_numpy(cpu.values).tobytes() == to_numpy(hm.values).tobytes()
 
 
 def test_deterministic_var_of_huge_weights(backend):
