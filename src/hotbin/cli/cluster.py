@@ -90,8 +90,9 @@ def _heatmap(args, job, client, shares):
                   else (0.0, np.asarray(r))))[k]) for k, r in enumerate(ranges)]
     closed = tuple(r is None for r in ranges)
     auto = [k for k, r in enumerate(ranges) if r is None]
-    scans = client.gather(client.map(_scan, shares, job=job, auto=auto, pure=False))
-    notes = list(dict.fromkeys(n for s in scans for n in s["notes"]))
+    extent = [] if args.clip else auto  # --clip: the percentile passes instead
+    scans = client.gather(client.map(_scan, shares, job=job, auto=extent, pure=False)) \
+        if extent or args.by else []
     if auto and args.clip:
         def run_pass(fn, merge):
             return merge(client.gather(client.map(_select, shares, job=job, auto=auto, fn=fn, merge=merge,
@@ -120,16 +121,17 @@ def _heatmap(args, job, client, shares):
     grid = dict(agg=args.agg[0], width=args.width, height=args.height, x_range=ranges[0], y_range=ranges[1],
                 closed=closed, backend=args.backend)
     parts = client.gather(client.map(_count, shares, job=job, labels=labels, grid=grid, pure=False))
-    hm = functools.reduce(operator.add, [p for p, _ in parts])
-    n = sum(k for _, k in parts)
+    hm = functools.reduce(operator.add, [p["heatmap"] for p in parts])
+    n = sum(p["n"] for p in parts)
     hm = replace(hm, x_name=args.x, y_name=args.y, crs=CRS if args.project else hm.crs)
-    return hm, n, _junk(scans, args.strict), notes
+    notes = list(dict.fromkeys(n for p in parts for n in p["notes"]))
+    return hm, n, _junk(parts, args.strict), notes
 
 
-def _junk(scans, strict):
+def _junk(parts, strict):
     """The shares' junk rows as one :class:`hotbin.io.Junk` (shares in file order)."""
     junk = Junk(strict)
-    for s in scans:
+    for s in parts:
         rows, first, kinds = s["junk"]
         junk.rows += rows
         junk.first += first[:junk.SHOW - len(junk.first)]
@@ -138,12 +140,10 @@ def _junk(scans, strict):
 
 
 def _scan(share, job, auto):
-    """A task: the extent of the axes ``auto``, the categories, the junk rows and notes of a share."""
+    """A task: the extent of the axes ``auto`` and the categories of a share."""
     src, data = job.data(share)
     with src:
         extent = data.extent(auto, lonlat=job.project) if auto else []
-        if not auto:
-            data.extent([])  # the junk rows and the checks, from the same query
         labels, kind = [], None
         if job.category:
             from ..io.read import quote
@@ -166,7 +166,7 @@ def _select(share, job, auto, fn, merge):
 
 
 def _count(share, job, labels, grid):
-    """A task: the partial heatmap of a share and its number of points."""
+    """A task: the partial heatmap of a share, its number of points, junk rows and notes."""
     from ..heatmap import heatmap
 
     src, data = job.data(share)
@@ -178,11 +178,12 @@ def _count(share, job, labels, grid):
                            by=None if labels is None else labels.codes(cols[-1]), **grid)
             total = part if total is None else total + part
             n += cols[0].size
+        notes, j = src.notes, src.junk
     if total is None:
         empty = np.empty(0)
         total = heatmap(empty, empty, empty if weighted else None,
                         by=None if labels is None else labels.codes(None), **grid)
-    return total, n
+    return {"heatmap": total, "n": n, "notes": notes, "junk": (j.rows, j.first, j.kinds)}
 
 
 def _load(share, job, labels):

@@ -121,7 +121,7 @@ class Source:
     def done(self, rows) -> None:
         """After a complete pass of ``rows`` rows: the junk rows, and a column that held no number."""
         self.junk.collect(self.con)
-        if rows == 0 and self.junk.rows:
+        if rows == 0 and self.junk.rows and not self.where:  # (--where may have kept no row)
             for name, line, kind, column, message in self.junk.first:
                 if kind == "CAST" and column in self.numbers:
                     raise DataError(f"column {column!r} holds no number (e.g. line {line} of {name}): "
