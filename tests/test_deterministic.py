@@ -246,13 +246,21 @@ def test_deterministic_var_is_accurate_and_bitwise(backend, rng, agg, mean, sd):
     assert to_numpy(cpu.values).tobytes() == to_numpy(hm.values).tobytes()
 
 
-def test_deterministic_var_of_huge_weights(backend):
-    """Weights of 1e200 (finite) give a variance, not an error: 0 for a constant cell, and
-    inf where the exact variance is beyond the float64 range (two values 1e185 apart)."""
-    w = np.concatenate([np.full(50, 1e200), [1e200, 1e200 + 1e185]])
-    x = np.concatenate([np.full(50, 0.5), [1.5, 1.5]])
+def test_deterministic_var_of_huge_weights(backend, rng):
+    """Weights of 1e200 (finite) give a variance, not an error: 0 for a constant cell, inf
+    where the exact variance is beyond the float64 range (two values 1e185 apart), and a
+    cell of values near 1 beside a constant cell of 1e200 keeps its own exact variance."""
+    near_one = rng.normal(0.3, 1, 60)
+    want = _exact_var(near_one)
+    kw = dict(width=2, height=1, x_range=(0, 2), y_range=(-1, 1), deterministic=True, backend=backend)
     for agg in ("var", "std"):
-        hm = hotbin.heatmap(x, np.zeros(w.size), w, agg=agg, width=2, height=1, x_range=(0, 2),
-                            y_range=(-1, 1), deterministic=True, backend=backend)
+        w = np.concatenate([np.full(50, 1e200), [1e200, 1e200 + 1e185]])
+        x = np.concatenate([np.full(50, 0.5), [1.5, 1.5]])
+        hm = hotbin.heatmap(x, np.zeros(w.size), w, agg=agg, **kw)
         assert to_numpy(hm.values)[0].tolist() == [0.0, np.inf]
         assert to_numpy(hm.means)[0].tolist() == [1e200, 1e200 + 0.5e185]
+        w = np.concatenate([np.full(50, 1e200), near_one])
+        x = np.concatenate([np.full(50, 0.5), np.full(60, 1.5)])
+        got = to_numpy(hotbin.heatmap(x, np.zeros(w.size), w, agg=agg, **kw).values)[0]
+        want_c = math.sqrt(want) if agg == "std" else want
+        assert got[0] == 0.0 and abs(got[1] - want_c) <= 4 * np.spacing(want_c)

@@ -176,58 +176,89 @@ def _value_stats(ex, w):
 
 #: ``|w - c|`` of the second pass is scaled below ``2**SPREAD_BITS``: its square is finite
 SPREAD_BITS = 500
+#: a cell whose half range is below ``2**COARSE_BITS`` first-sum quanta takes its mean's offset
+#: from a second centred pass (:func:`_offset`), not from the first sum
+COARSE_BITS = 40
 
 
 def _fixed_variance(run, ex, w):
     """Deterministic variance (ddof 0) per cell: ``(var, n, [kept, n], means)``.
 
-    Four passes, each bitwise the same for any order, chunking and backend: the exact
-    minimum and maximum of each cell's values; their fixed-point sum, whose mean ``c``
-    (one rounding) centres the last pass, the fixed-point sum ``S`` of
+    Passes that are each bitwise the same for any order, chunking and backend: the
+    exact minimum and maximum of each cell's values; their fixed-point sum, whose mean
+    ``c`` (one rounding) centres the next pass, the fixed-point sum ``S`` of
     ``(w - c)**2``. That pass is scaled from the data: ``w`` and ``c`` times ``2**-k``
     (``k > 0`` only where a cell spreads beyond ``2**500``, so squares stay finite),
-    quantum ``2**-s`` from the largest ``(max - c)**2``/``(c - min)**2`` of any cell and
-    the number of values ``n`` (:func:`hotbin.fixedpoint.scale_for`). The mean's rounding
-    is taken out exactly: ``var = S / m - d**2`` with ``d`` the exact mean less ``c``
-    (:func:`hotbin.fixedpoint.residual` of the first sum's words).
+    quantum ``2**-s2`` from the largest ``(max - c)**2``/``(c - min)**2`` of any cell and
+    the number of values ``n`` (:func:`hotbin.fixedpoint.scale_for`). The mean's
+    rounding is taken out exactly: ``var = S / m - e**2`` with ``e`` the exact mean less
+    ``c`` (:func:`hotbin.fixedpoint.residual` of the first sum's words). A cell of one
+    value is 0. A cell whose range is below ``2**40`` quanta ``2**-s1`` of the first sum
+    (values far below the largest ``|w|`` of the call) is centred on its midrange instead
+    and takes ``e`` from one more centred pass (:func:`_offset`).
 
     Error bound, for a cell of exact mean ``mu`` and variance ``v`` (ddof 0)::
 
         |var - v| <= 2**-51 * (v + e**2) + 2**-(s2+1) + 2 * |e| * 2**-s1 + 2**-(2*s1)
 
-    with ``e = mu - c`` (``|e| <= ulp(mu) / 2 + 2**-(s1+1)``), ``2**-s1`` the first sum's
-    quantum (from the largest ``|w|`` and ``n``) and ``2**-s2`` the squares' (from the
-    largest squared deviation of any cell, times ``2**(2k)``): each ``w - c`` and square
-    rounds once, the sums add exactly. So within a few ulp of ``v`` when the cells of a
-    call are of like magnitude and spread; a cell whose spread is far below that of
-    another cell of the call (by about ``2**40``), or whose values are far below the
-    largest ``|w|`` of the call, gets the absolute error of the quanta instead (one scale
-    per call keeps the result bitwise the same under any chunking).
+    with ``|e| <= ulp(mu) / 2 + 2**-(s1+1)``, ``2**-s1`` the first sum's quantum (from
+    the largest ``|w|`` and ``n``) and ``2**-s2`` the squares' (about ``2**-(91 -
+    log2 n)`` of the largest squared deviation of any cell, times ``2**(2k)``): each
+    ``w - c`` and square rounds once, the sums add exactly. For a midrange-centred
+    cell of range ``R`` the last two terms are replaced by about ``2**-51 * R**2``.
+    So within a few ulp of ``v`` when the cells of a call spread alike; a cell whose
+    spread is far below that of another cell of the call (by about ``2**40``) gets the
+    absolute error of the quantum ``2**-s2`` (one scale per call keeps the result
+    bitwise the same under any chunking).
     """
     (low, tal), (high, _) = run(MIN, True), run(MAX, True)
     x = xp(low)
-    wmin, nv, wmax = low[0], low[1], x.asarray(high[0])
+    nv = low[1]
     has, cnt = nv > 0, x.maximum(nv, 1)
+    wmin, wmax = x.where(has, low[0], 0.0), x.where(has, x.asarray(high[0]), 0.0)  # empty: 0, not inf
     top, n = _value_stats(ex, w)
     s1 = fixedpoint.scale_for(top, n)
     sums, _ = run(words(s1), True)
     sums = x.asarray(sums)
     kc = max(0, math.frexp(top)[1] + n.bit_length() - 1000)  # sums scaled by 2**-kc are finite
     center = x.where(has, x.ldexp(fixedpoint.combine(sums, s1 + kc) / cnt, kc), 0.0)
-    # the largest |w - c| of any cell, halved so that it cannot overflow
+    flat = has & (wmin == wmax)  # one value, however often: variance 0, mean that value
+    half_range = x.where(has, wmax * 0.5 - wmin * 0.5, 0.0)
+    # cells whose spread is below the first sums' quantum (values far below the largest |w|)
+    coarse = has & ~flat & (x.ldexp(half_range, -COARSE_BITS) < math.ldexp(1.0, -s1))
+    center = x.where(flat, wmin, x.where(coarse, wmin * 0.5 + wmax * 0.5, center))
+    # the largest |w - c| of any cell (3 half ranges about a coarse cell's second centre), halved
+    # so that it cannot overflow
     half = x.where(has, x.maximum(wmax * 0.5 - center * 0.5, center * 0.5 - wmin * 0.5), 0.0)
+    half = x.where(coarse, 3.0 * half_range, half)
     spread = float(half.max()) if half.size else 0.0
     k = max(0, math.frexp(spread)[1] + 1 - SPREAD_BITS)
     reach = math.ldexp(spread, 1 - k)
     s2 = fixedpoint.scale_for(reach * reach, n)
     scaled = w if k == 0 else ex.each(lambda a: xp(a).ldexp(a.astype(np.float64), -k), w)
     cs = center if k == 0 else x.ldexp(center, -k)
-    sq, _ = run(centered(fixed(s2), cs), True, scaled)
+    sq, _ = run(centered(words(s2), cs), True, scaled)
     sq = x.asarray(sq)
     d = x.ldexp(fixedpoint.residual(sums, s1 + kc, nv, x.ldexp(center, -kc)) / cnt, kc - k)
+    if bool(coarse.any()):
+        d = x.where(coarse, _offset(run, sq, s2, cs, x.ldexp(2.0 * half_range, -k), coarse, scaled, cnt), d)
     with np.errstate(over="ignore"):  # a variance beyond the float64 range is inf
-        var = x.ldexp(x.maximum(sq / cnt - d * d, 0.0), 2 * k)
-    return var, nv, tal, center
+        var = x.ldexp(x.maximum(fixedpoint.combine(sq, s2) / cnt - d * d, 0.0), 2 * k)
+        means = x.where(coarse, center + x.ldexp(d, k), center)
+    return x.where(flat, 0.0, var), nv, tal, means
+
+
+def _offset(run, sq, s2, cs, h, coarse, scaled, cnt):
+    """``mean - c`` of the ``coarse`` cells from a second centred pass at ``b = c + h``:
+    ``sum (w - c)**2 - sum (w - b)**2 = 2 h sum (w - c) - m h**2``, the difference of the
+    two passes' words exact; accurate to about ``2**-52`` of the cell's range."""
+    x = xp(sq)
+    b = cs + x.where(coarse, h, 0.0)
+    other, _ = run(centered(words(s2), b), True, scaled)
+    diff = fixedpoint.combine(sq - x.asarray(other), s2)
+    step = b - cs
+    with np.errstate(invalid="ignore", divide="ignore"):  # not coarse: step 0, replaced
+        return (diff / cnt + step * step) / (2.0 * step)
 
 
 def _categories(grid, by):
