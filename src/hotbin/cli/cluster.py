@@ -90,6 +90,7 @@ def _heatmap(args, job, client, shares):
                   else (0.0, np.asarray(r))))[k]) for k, r in enumerate(ranges)]
     closed = tuple(r is None for r in ranges)
     auto = [k for k, r in enumerate(ranges) if r is None]
+    said = []
     extent = [] if args.clip else auto  # --clip: the percentile passes instead
     scans = client.gather(client.map(_scan, shares, job=job, auto=extent, pure=False)) \
         if extent or args.by else []
@@ -107,8 +108,7 @@ def _heatmap(args, job, client, shares):
         unit = " degrees (points on the Web Mercator map only)" if args.project else ""
         for k, e in zip(auto, found):
             if e is not None:
-                print(f"hotbin heatmap: {'xy'[k]} range from the data: {e[0]:.10g}, {e[1]:.10g}{unit}",
-                      file=sys.stderr)
+                said.append(f"{'xy'[k]} range from the data: {e[0]:.10g}, {e[1]:.10g}{unit}")
         if args.project:
             found = [None if e is None else tuple(float(v) for v in mercator(*((np.asarray(e), 0.0) if k == 0
                      else (0.0, np.asarray(e))))[k]) for k, e in zip(auto, found)]
@@ -124,7 +124,7 @@ def _heatmap(args, job, client, shares):
     hm = functools.reduce(operator.add, [p["heatmap"] for p in parts])
     n = sum(p["n"] for p in parts)
     hm = replace(hm, x_name=args.x, y_name=args.y, crs=CRS if args.project else hm.crs)
-    notes = list(dict.fromkeys(n for p in parts for n in p["notes"]))
+    notes = list(dict.fromkeys(n for p in parts for n in p["notes"])) + said
     return hm, n, _junk(parts, args.strict), notes
 
 

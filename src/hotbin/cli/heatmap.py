@@ -146,9 +146,11 @@ def _from_input(args, where):
             notes = src.notes
             for note in notes:
                 print(f"hotbin heatmap: {note}", file=sys.stderr)
-            data = Data(src, args.chunk_rows)
-            hm, n, source = from_data(args, data, Progress(args.progress or sys.stderr.isatty()))
+            data, said = Data(src, args.chunk_rows), []
+            hm, n, source = from_data(args, data, Progress(args.progress or sys.stderr.isatty()), said)
             what, junk = data.label, src.junk
+            for line in said:
+                print(f"hotbin heatmap: {line}", file=sys.stderr)
     if args.scheduler:
         for note in notes:
             print(f"hotbin heatmap: {note}", file=sys.stderr)

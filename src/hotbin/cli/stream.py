@@ -34,8 +34,10 @@ __all__ = ["from_data", "Progress"]
 _INT = re.compile(r"^-?\d+$")
 
 
-def from_data(args, data, progress):
-    """``(Heatmap, points read, where the ranges came from)`` of the streamed ``data``."""
+def from_data(args, data, progress, said=None):
+    """``(Heatmap, points read, where the ranges came from)`` of the streamed ``data``; the lines
+    to say on stderr once it succeeded (the ranges from the data) are appended to ``said``."""
+    said = [] if said is None else said
     from ..heatmap import heatmap
     from ..project import CRS, mercator
     from ..ranges import data_range, percentile_ranges
@@ -66,8 +68,7 @@ def from_data(args, data, progress):
         unit = " degrees (points on the Web Mercator map only)" if args.project else ""
         for k, e in zip(auto, found):
             if e is not None:
-                print(f"hotbin heatmap: {'xy'[k]} range from the data: {e[0]:.10g}, {e[1]:.10g}{unit}",
-                      file=sys.stderr)
+                said.append(f"{'xy'[k]} range from the data: {e[0]:.10g}, {e[1]:.10g}{unit}")
         if args.project:  # the extent of the points the map can show, in metres
             found = [None if e is None else tuple(float(v) for v in mercator(*((np.asarray(e), 0.0) if k == 0
                      else (0.0, np.asarray(e))))[k]) for k, e in zip(auto, found)]

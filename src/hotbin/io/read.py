@@ -58,6 +58,7 @@ class Source:
 
     def __init__(self, spec, numbers, category=None, where=None, strict=False, files=None, base=None):
         duckdb = need("duckdb", "reading data files")
+        need("pyarrow", "reading data files")  # the batches are Arrow record batches
         self.numbers, self.category, self.where = list(numbers), category, where
         self.junk, self.notes, self._temp = Junk(strict), [], []
         self.con = duckdb.connect(config={"preserve_insertion_order": True})
@@ -79,12 +80,17 @@ class Source:
                 files, base = data_files(spec)
             self.files, self.base = list(files), base
             self.sql = " UNION ALL ".join(self._group(g, c) for g, c in self._groups())
+        except Exception as exc:  # noqa: BLE001 - a truncated stream, an unreadable file: one line
+            self.close()
+            raise self.error(exc) from None
         except BaseException:
             self.close()
             raise
 
     @property
     def label(self) -> str:
+        if not getattr(self, "files", None):
+            return "INPUT"
         if self.stdin:
             return "standard input"
         return os.path.basename(self.files[0]) if len(self.files) == 1 else f"{len(self.files)} files"
@@ -109,7 +115,7 @@ class Source:
 
     def error(self, exc) -> Exception:
         """A DuckDB error as a one-line :class:`DataError` naming ``--where`` when it is the cause."""
-        if isinstance(exc, (DataError, MemoryError, KeyboardInterrupt)):
+        if isinstance(exc, (DataError, MemoryError, ModuleNotFoundError, OSError)):
             return exc
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         if self.where and type(exc).__name__ in ("ParserException", "BinderException"):
