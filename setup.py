@@ -1,4 +1,4 @@
-"""The wheel carries the cpu kernels' machine code for the machine that builds it (issue #18).
+"""The wheel carries the cpu kernels' machine code for the machine that builds it.
 
 After the sources are copied to build/lib, :mod:`hotbin.precompile` runs over that copy and
 numba caches the kernels of the common first calls in its ``__pycache__`` folders, which go

@@ -1,4 +1,4 @@
-"""Histogram axes: the edges of one axis as UHI's ``PlottableAxis`` (GitHub issue #9).
+"""Histogram axes: the edges of one axis as UHI's ``PlottableAxis``.
 
 :class:`Axis` holds NumPy's edges (values and dtype) and a label, and reads as
 UHI's sequence of ``(lo, hi)`` bins with plain-interval :class:`Traits`;

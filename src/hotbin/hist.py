@@ -1,4 +1,4 @@
-"""Histogram objects: a result that plots, merges and pickles (GitHub issue #9).
+"""Histogram objects: a result that plots, merges and pickles.
 
 :class:`Histogram` speaks UHI's ``PlottableHistogram`` protocol (``kind``,
 ``values()``, ``variances()``, ``counts()``, ``axes``), so plotting libraries that

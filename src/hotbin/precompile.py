@@ -1,4 +1,4 @@
-"""Compile the cpu kernels of the common first calls ahead of time (issue #18).
+"""Compile the cpu kernels of the common first calls ahead of time.
 
 numba keeps a kernel's machine code beside its module (``__pycache__/*.nbi, *.nbc``), keyed
 by the source file's content hash, the signature, the Python and numba versions and this

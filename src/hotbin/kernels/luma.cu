@@ -1,4 +1,4 @@
-// hotbin: fused luminance histogram of 8-bit RGB(A) images (DESIGN.md §4, issue #5).
+// hotbin: fused luminance histogram of 8-bit RGB(A) images (DESIGN.md §4).
 //
 // One read of the pixels, no luma plane: level = (2126 R + 7152 G + 722 B) / 10000
 // in exact integer arithmetic (gray (v, v, v) -> v, white -> 255; alpha ignored),

@@ -62,7 +62,7 @@ def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, dro
           wraps=None):
     """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points (spans[p]:
     the cells of the values partials that hold values); a kernel call per partial (the kernel
-    of the accumulator ``how`` only: issue #18). Cells are computed into ``cdt``
+    of the accumulator ``how`` only). Cells are computed into ``cdt``
     (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`.kept.partials`);
     ``wraps`` (a list, for counts): gets each partial's wrapped cells
     (:data:`.wraps.COUNT_PARTIAL`)."""

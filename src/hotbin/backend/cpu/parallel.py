@@ -11,7 +11,7 @@ hands out pieces to threads as they come free, for integer counts (any order add
 Why not numba's ``parallel=True``: its compile (the parfor passes) took 2.7 s per
 kernel on a 2-core machine, and each kernel needed a serial twin for small inputs
 (a parallel region cost up to ~20 ms to start on a loaded machine); a first call on
-a fresh install compiled for 10.7 s (issue #18). One nogil function per kernel
+a fresh install compiled for 10.7 s. One nogil function per kernel
 compiles in a fraction of that, a pool thread starts in tens of microseconds, and no
 numba threading layer is involved (numba's "workqueue" layer aborts the process when
 two Python threads enter parallel regions at once).

@@ -30,7 +30,7 @@ bins are found (``mode``):
   bins over (0, 1), one thread of the 2-core AMD EPYC VM, with the adds: 41.4 -> 31.0 ms).
 
 LINEAR, SPAN32, NEAR and SEARCH are branch-free and cost the same wherever values fall: whole numbers,
-values on edges and constants on an edge cost what uniform data costs (issue #18).
+values on edges and constants on an edge cost what uniform data costs.
 The guess ``t(v) = (v - lo) * scale`` is monotone in ``v`` and ``|t(e[i]) - i| <= slack``
 at every edge, so a value of bin ``b`` (``e[b] <= v < e[b + 1]``) has
 ``b - slack <= t(v) <= b + 1 + slack``. NEAR (``slack < 1``): ``floor(t(v))`` is ``b - 1``,

@@ -238,7 +238,7 @@ def _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid):
     return m, _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
 
 
-# One kernel per accumulator: a first call compiles only the one it needs (issue #18).
+# One kernel per accumulator: a first call compiles only the one it needs.
 # Each takes one thread's share [start, stop) of the points, computes their cells a
 # BLOCK at a time (``cat`` with ncat > 0: category codes, cells ``cat * nx * ny + cell``,
 # codes outside [0, ncat) in category ncat), adds them into ``h`` (its last slot takes

@@ -5,7 +5,7 @@ and prefix sums of inputs up to :data:`SMALL` elements, computed by NumPy calls.
 
 Why: a new process's first small histogram would otherwise import numba (0.4 s with
 its imports) and load compiled kernels from the cache (0.5 s), against a budget of
-0.4 s for the whole first call (issue #18). Below SMALL elements NumPy costs at most
+0.4 s for the whole first call. Below SMALL elements NumPy costs at most
 a millisecond more than the kernels.
 
 How it stays bitwise equal to the kernels: bins by the kernels' comparisons (values

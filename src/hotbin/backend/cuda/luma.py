@@ -1,4 +1,4 @@
-"""The fused luminance histogram of 8-bit RGB(A) images (issue #5): ``hotbin/kernels/luma.cu``."""
+"""The fused luminance histogram of 8-bit RGB(A) images: ``hotbin/kernels/luma.cu``."""
 from __future__ import annotations
 
 import numpy as np

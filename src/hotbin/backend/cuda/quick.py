@@ -1,7 +1,7 @@
 """The common count in one step: a whole device array under a rule, one zeroed result, one launch.
 
 ``hotbin.histogram(x, bins, range)`` on a CuPy array is the call whose host time the device
-waits through (issue #17: at 1 GiB of float32 the kernel lasts ~250 µs, and the host's work
+waits through (at 1 GiB of float32 the kernel lasts ~250 µs, and the host's work
 before the launch delays it). :func:`hist1d.count` and :func:`hist1d.histogram_lut` derive
 the same things from the rule, the dtype, the device and the tuning on every call, under the
 staging and device layers (:mod:`.stage`); here they are derived once into a :class:`_Quick`
@@ -51,7 +51,7 @@ PACK_ARGS = True
 _QUICK: dict = {}
 QUICK_MAX = 64
 
-#: zero the next call's result after each launch (issue #17: one call of a large array waits for
+#: zero the next call's result after each launch (one call of a large array waits for
 #: the host's work before its launch; ``cupy.zeros`` was 3.5-5 µs of it on the H200's host)
 SPARE = True
 

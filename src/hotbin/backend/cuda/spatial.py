@@ -1,4 +1,4 @@
-"""CUDA 2-D spatial binning (issue #4): ``hotbin/kernels/spatial.cu``.
+"""CUDA 2-D spatial binning: ``hotbin/kernels/spatial.cu``.
 
 :func:`histogram2d` takes CuPy arrays and returns CuPy arrays on the same device;
 :mod:`hotbin.backend.cuda` stages host data through it.

@@ -1,4 +1,4 @@
-"""Bounded device memory for the cuda backend: inputs staged slab by slab (issue #8).
+"""Bounded device memory for the cuda backend: inputs staged slab by slab.
 
 Every cuda primitive is a reduction whose partial results combine exactly
 (counts add, fixed-point words add then fold, scans continue from a carry), so an

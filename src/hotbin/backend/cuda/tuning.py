@@ -73,7 +73,7 @@ _H200 = Table(
         # uniform/narrow/constant GB/s: lanes unroll 4: 3410/3424/3454; unroll 2: 3201/3211/3242;
         # one copy: 2151/2941/3618; 8 copies: 2198/3049/3602. G2 f32 2^28: unroll 4:
         # 2787/2744/2824; unroll 2: 2642/2636/2691.
-        # Kept after the issue #17 item 2 kernel (results/gpu-h200.md,
+        # Kept after the one-pass 1-D kernel (results/gpu-h200.md,
         # device.sh suite run 2, one call from idle, GB/s): G2 f32 uniform/narrow/constant
         # unroll 4 3925/3916/3917, unroll 2 3952/3913/3838, unroll 8 3892/3928/3869,
         # 1024x2 3792/3931/3881, 256x8 3564/3718/3662; G1 u8 unroll 4 3633/3658/3808,
@@ -138,7 +138,7 @@ _H200 = Table(
     # 2^28 points into 1024^2, 0/50/90/100 % hot: 74.8/66.6/68.7/65.7 G points/s with it,
     # 79.7/77.0/80.2/75.7 without.
     scatter_prefetch=False,
-    # scatter_warps for grids of at most 32 tiles (issue #17, the heatmap row).
+    # scatter_warps for grids of at most 32 tiles (the heatmap row of results/gpu-h200.md).
     # benchmarks/device.sh heatmap run 3, H200, 2026-12-02 (results/gpu-spatial-h200.md),
     # 2^28 float32 points into 1024^2, 0/50/90/100 % hot, the scatter kernel in ms: warp
     # 2.16/2.13/1.83/1.08, block (scatter_codes) 2.23/2.23/2.21/1.98; the primitive, queued,
