@@ -148,7 +148,7 @@ def _scan(share, job, auto):
         if job.category:
             from ..io.read import quote
 
-            col = src.query(f"SELECT DISTINCT {quote(job.category)} FROM src").to_arrow_table().column(0)
+            col = src.table(f"SELECT DISTINCT {quote(job.category)} FROM src").column(0)
             labels, kind = [v for v in col.to_pylist() if v is not None], col.type
         j = src.junk
         return {"extent": extent, "labels": labels, "kind": kind, "notes": src.notes,

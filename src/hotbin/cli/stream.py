@@ -116,7 +116,7 @@ class _Projected:
 
 def _categories(source):
     """The :class:`_Labels` of the category column: one DuckDB query for its distinct values."""
-    table = source.query(f"SELECT DISTINCT {_quote(source.category)} FROM src").to_arrow_table()
+    table = source.table(f"SELECT DISTINCT {_quote(source.category)} FROM src")
     col = table.column(0)
     return _Labels({v for v in col.to_pylist() if v is not None}, col.type)
 

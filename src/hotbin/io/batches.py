@@ -37,7 +37,7 @@ class Data:
         n = len(src.numbers)
         rows = 0
         try:
-            reader = src.query("SELECT * FROM src").to_arrow_reader(self.chunk_rows)
+            reader = src.batches("SELECT * FROM src", self.chunk_rows)
             for batch in _rebatch(_closing(reader), self.chunk_rows):
                 cols = [np.asarray(batch.column(i).to_numpy(zero_copy_only=False), np.float64)
                         for i in range(n)]

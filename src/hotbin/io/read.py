@@ -63,7 +63,7 @@ class Source:
         self.junk, self.notes, self._temp = Junk(strict), [], []
         self.con = duckdb.connect(config={"preserve_insertion_order": True})
         self.stdin = spec == STDIN
-        if where is not None:
+        if where is not None and hasattr(duckdb, "SQLExpression"):
             try:  # one expression, nothing around it (no closing parenthesis, no second statement)
                 duckdb.SQLExpression(where)
             except Exception as exc:  # noqa: BLE001
@@ -104,6 +104,22 @@ class Source:
         try:
             return self.con.sql(f"WITH src AS ({self.sql}) {sql}")
         except Exception as exc:  # noqa: BLE001 - DuckDB's errors as one line
+            raise self.error(exc) from None
+
+    def table(self, sql):
+        """The result of ``sql`` (over this source as ``src``) as a pyarrow table."""
+        rel = self.query(sql)
+        try:  # to_arrow_table in newer DuckDB, arrow() in older
+            return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+        except Exception as exc:  # noqa: BLE001
+            raise self.error(exc) from None
+
+    def batches(self, sql, rows):
+        """The result of ``sql`` as a pyarrow RecordBatchReader of batches of at most ``rows`` rows."""
+        rel = self.query(sql)
+        try:  # to_arrow_reader in newer DuckDB, fetch_record_batch in older
+            return rel.to_arrow_reader(rows) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(rows)
+        except Exception as exc:  # noqa: BLE001
             raise self.error(exc) from None
 
     def one(self, sql) -> tuple:
