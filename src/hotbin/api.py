@@ -20,8 +20,8 @@ import numpy as np
 
 from . import backend as _backends
 from . import validate
-from .arrays import adapt, as_dask, is_dask, restore, shared_copy
-from .batch import check_axis, per_slice
+from .arrays import is_dask, shared_copy
+from .batch import check_axis, slices
 from .binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules
 from .grid import columns, grid
 from .numpy_compat import no_edges, numpy_only, numpy_result
@@ -65,6 +65,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
         one per row, one per image), all under one bin rule (a range from the
         data is the whole array's). ``None`` (NumPy's behaviour) flattens ``a``.
         Unweighted only; with ``density`` each slice is normalized on its own.
+        A dask array gives a lazy dask array (each task holds its slices whole).
 
     Returns
     -------
@@ -96,9 +97,6 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     ex.check_bins(bins)
     x, w = validate.values(ex, a, weights)
     if axis is not None:
-        if ex.lazy:
-            raise TypeError("axis: not supported for dask input (one histogram per slice needs "
-                            "the slices in memory)")
         axis = check_axis(axis, x.ndim)
         if w is not None:
             raise ValueError("weights: not supported with axis (one histogram per slice counts only)")
@@ -108,7 +106,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
         (hist,) = weighted(ex, lambda be, d, ww, red: be.histogram(d[0], rule, ww, red), [x], w,
                            (rule.nbins,), deterministic)
     else:
-        hist = per_slice(ex.be, x, rule, axis)
+        hist = slices(ex, x, rule, axis)
     hist = ex.restore(hist, a)
     edges = ex.restore(shared_copy(rule.edges, a), a)
     if density:
@@ -342,13 +340,11 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, backend=None)
     offset (see :mod:`hotbin.scan_order`). Lanes up to a block long are
     therefore NumPy's sequential result bit for bit; longer ones agree with it to
     rounding. bool, float16 and complex results are computed by NumPy on the host in
-    that same order. A dask array gives a lazy result computed by one task (each lane
-    must be whole for this order), so it must fit one worker.
+    that same order. A dask array (chunk sizes known or not) gives a lazy dask array
+    computed by one task (each lane must be whole for this order), so it must fit one worker.
     """
-    if is_dask(a):
-        return _lazy_cumsum(as_dask(a, "a"), axis, dtype, out, exclusive, backend)
-    be = _backends.select(backend, a)
-    x = adapt(be, a)
+    ex = executor(backend, a)
+    x = ex.array(a, "a")
     if x.dtype.kind not in "biufc":
         raise TypeError(f"a: cannot scan data of dtype {x.dtype}")
     try:
@@ -367,28 +363,15 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, backend=None)
         except TypeError:
             raise TypeError(f"axis: expected an integer or None, got {axis!r}") from None
         axis = np.lib.array_utils.normalize_axis_index(axis, x.ndim, "axis")
-    res = restore(be.cumsum(x, axis, od, bool(exclusive)), like=a)
+    if out is not None and ex.lazy:
+        raise TypeError("out: not supported for dask input (the result is lazy)")
+    # one lane whole per call: the block order of the scan (hotbin.scan_order) needs it
+    shape = (x.size,) if axis is None else tuple(x.shape)
+    res = ex.whole(lambda be, v: be.cumsum(v, axis, od, bool(exclusive)), x, shape=shape, dtype=od)
+    res = ex.restore(res, a)
     if out is None:
         return res
     if tuple(out.shape) != tuple(res.shape):
         raise ValueError(f"out: shape {tuple(out.shape)} is not the result's {tuple(res.shape)}")
     out[...] = res
     return out
-
-
-def _lazy_cumsum(x, axis, dtype, out, exclusive, backend):
-    """:func:`cumsum` of a dask array, lazy: one task scans the whole array in memory (the
-    block order of every backend needs each lane whole), so it must fit one worker."""
-    import dask
-
-    from .arrays import dask_array
-
-    if out is not None:
-        raise TypeError("out: not supported for dask input (the result is lazy)")
-    x = x.reshape(1) if x.ndim == 0 else x  # scanned as shape (1,), as in memory
-    if any(np.isnan(n) for n in x.shape):
-        raise ValueError("a: cumsum needs the length of every partition (compute_chunk_sizes())")
-    od = np.cumsum(np.empty(0, x.dtype), dtype=dtype).dtype
-    shape = (x.size,) if axis is None else x.shape
-    task = dask.delayed(cumsum, pure=True)(x, axis, dtype, exclusive=exclusive, backend=backend)
-    return dask_array().from_delayed(task, shape=shape, dtype=od, meta=np.empty((0,) * len(shape), od))

@@ -1,4 +1,5 @@
-"""Batches: one histogram per 1-D slice of an array (``histogram(..., axis=k)``).
+"""Batches: one histogram per 1-D slice of an array (``histogram(..., axis=k)``), in memory
+or on Dask (:func:`slices`).
 
 All slices share one bin rule. They reach the backend a slab at a time (a slice
 longer than a slab alone, as a strided view), so a transposed input or a memmap
@@ -10,16 +11,26 @@ import builtins
 import importlib
 import math
 import operator
+import string
 
 import numpy as np
 
 from .arrays import to_host
 
-__all__ = ["per_slice", "check_axis", "SLAB_BYTES"]
+__all__ = ["slices", "per_slice", "check_axis", "SLAB_BYTES"]
 
 #: input bytes per backend call of a batch (``axis=``): slices are gathered (and
 #: copied, when strided) a slab at a time, so memory stays bounded
 SLAB_BYTES = 1 << 23
+
+
+def slices(ex, x, rule, axis):
+    """:func:`per_slice` through the executor ``ex``: in memory at once; on Dask lazily, per
+    block of the other axes, each block holding its slices whole."""
+    ind = string.ascii_letters[:x.ndim]
+    out = ind[:axis] + ind[axis + 1:] + string.ascii_letters[x.ndim]
+    return ex.blockwise(lambda be, v: per_slice(be, v, rule, axis), out, x, ind, dtype=np.dtype(np.int64),
+                        new_axes={out[-1]: rule.nbins})
 
 
 def per_slice(be, x, rule, axis):

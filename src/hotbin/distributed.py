@@ -53,6 +53,16 @@ def _extent(dtype) -> Reduction:
     return Reduction("extent", "", np.dtype(dtype), merge=_extent_merge)
 
 
+def _on_worker(fn, name):
+    """``fn(be, *blocks)`` as a task: the backend ``name`` loaded where it runs, the blocks
+    adapted to it, the result on the host unless a block came from a device."""
+    def task(*blocks):
+        be = _backends.load(name)
+        out = fn(be, *(adapt(be, b) for b in blocks))
+        return out if any(on_gpu(b) for b in blocks) else np.asarray(to_host(out))
+    return task
+
+
 class Dask(Executor):
     """Executor of plans over dask arrays and dask dataframe columns (lazy results)."""
 
@@ -95,6 +105,22 @@ class Dask(Executor):
     def each(self, fn, x):
         """``fn`` applied to every chunk of ``x`` (same shape and dtype), lazily."""
         return x.map_blocks(fn, dtype=x.dtype)
+
+    def whole(self, fn, *arrays, shape, dtype):
+        """``fn(be, *arrays)`` on the arrays whole, lazily: one task (on one worker) that
+        receives each array concatenated, so chunks of unknown size are welcome; ``shape``
+        (nan where unknown) and ``dtype`` are the result's."""
+        task = self._dask.delayed(_on_worker(fn, self.name))(*arrays)
+        return dask_array().from_delayed(task, shape=shape, dtype=dtype,
+                                         meta=np.empty((0,) * len(shape), dtype))
+
+    def blockwise(self, fn, out_ind, *args, dtype, new_axes=None):
+        """``fn(be, *blocks)`` per output block, lazily: :func:`dask.array.blockwise` with
+        ``args`` as ``array, index`` pairs, the blocks of an index missing from ``out_ind``
+        concatenated (a block then holds those axes whole)."""
+        return dask_array().blockwise(_on_worker(fn, self.name), out_ind, *args, dtype=dtype,
+                                      new_axes=new_axes, concatenate=True,
+                                      meta=np.empty((0,) * len(out_ind), dtype))
 
     # --- passes that decide the plan --------------------------------------------------------
 

@@ -15,14 +15,17 @@ So ``bins=256`` on an 8-bit image is one level per bin, and on a 16-bit or float
 image 256 levels per bin (``level >> 8``). Every level lands in a bin.
 
 Arrays stay where they are: NumPy in, NumPy out; CuPy or torch CUDA tensors are
-processed on their GPU and the results come back as the same kind of array.
+processed on their GPU and the results come back as the same kind of array; a dask
+image gives lazy dask arrays (nothing is computed in the call). Every function runs
+through the executor of :mod:`hotbin.plan`: counts per image as plans, per-pixel work
+and per-image tables blockwise.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import luma
-from .arrays import adapt, dask_array, restore
+from .arrays import dask_array
 from .blocks import Plan
 from .luma import FLOAT_TOP
 from .plan import executor
@@ -53,12 +56,17 @@ def luminance(image, *, levels=False):
         ``k / 255``) comes back unchanged.
         Same kind of array and device as ``image``.
     """
-    be, img = luma.load(image, None)
-    lv = luma.levels(img.data, img.depth)
-    if img.is_float and not levels:
-        ft = np.result_type(img.data.dtype, np.float32)
-        lv = lv.astype(ft) / ft.type(luma.FLOAT_TOP)
-    return restore(lv if img.batch else lv[0], like=image)
+    ex, img = luma.load(image, None)
+    depth = img.depth
+    ft = np.result_type(img.data.dtype, np.float32) if img.is_float and not levels else None
+
+    def plane(be, x):
+        lv = luma.levels(x, depth)
+        return lv if ft is None else lv.astype(ft) / ft.type(luma.FLOAT_TOP)
+
+    dt = ft or np.dtype(np.uint8 if depth == 8 else np.uint16)
+    lv = ex.blockwise(plane, "nhw", img.data, "nhwc", dtype=dt)
+    return ex.restore(lv if img.batch else lv[0], image)
 
 
 def luminance_histogram(image, bins=256, *, backend=None):
@@ -83,38 +91,24 @@ def luminance_histogram(image, bins=256, *, backend=None):
         (a lazy dask array for a dask image).
     """
     nb = positive_int(bins, "bins")
-    if is_pillow(image):
-        image = pillow_pixels(image)
-    ex = executor(backend, image)
-    if ex.lazy:
-        return _lazy_luma(ex, ex.array(image, "image"), nb)
-    img = luma.parse(ex.array(image))
-    h = luma.fold(luma.level_counts(ex.be, img), nb, img.levels)
+    ex, img = luma.load(image, backend)
+    h = per_image(ex, img, lambda be, im: luma.fold(luma.level_counts(be, im), nb, im.levels), (nb,))
     return ex.restore(h if img.batch else h[0], image)
 
 
-def _lazy_luma(ex, a, nb):
-    """:func:`luminance_histogram` of a dask image or batch, lazy: per-chunk histograms of the
-    luma levels are summed (exact), one plan per chunk of images of a batch."""
-    if a.ndim not in (2, 3, 4):
-        raise ValueError(f"image: expected (H, W), (H, W, C) or a batch (N, H, W, C), got shape {a.shape}")
-    probe = np.zeros((1,) * (a.ndim - 1) + (a.shape[-1] if a.ndim >= 3 else 1,), a.dtype)
-    luma.parse(probe if a.ndim >= 3 else probe.reshape(1, 1))  # the in-memory checks and errors, now
-    if a.ndim >= 3:
-        a = a.rechunk({a.ndim - 1: -1})
-
-    def block(be, chunk):
-        img = luma.parse(chunk)
-        return (luma.fold(luma.level_counts(be, img), nb, img.levels),)
-
-    if a.ndim < 4:
-        return ex.run(Plan(lambda be, c: (block(be, c)[0][0],), ((COUNT, (nb,)),)), a)[0]
-    start = 0
-    rows = []
-    for n in a.chunks[0]:
-        rows.append(ex.run(Plan(block, ((COUNT, (n, nb)),)), a[start:start + n])[0])
+def per_image(ex, img: luma.Image, block, shape):
+    """``(N,) + shape`` int64: ``block(be, Image)``'s counts of each image, through the
+    executor. In memory one call; on Dask a plan per chunk of images (:class:`Plan`), the
+    counts of an image's blocks of pixels summed (exact), lazily."""
+    if not ex.lazy:
+        return block(ex.be, img)
+    depth, rows, start = img.depth, [], 0
+    for n in img.data.chunks[0]:
+        plan = Plan(lambda be, c: (block(be, luma.Image(c, True, depth)),), ((COUNT, (n,) + shape),))
+        rows.append(ex.run(plan, img.data[start:start + n])[0])
         start += n
-    return dask_array().concatenate(rows) if rows else dask_array().zeros((0, nb), np.int64)
+    da = dask_array()
+    return da.concatenate(rows) if rows else da.zeros((0,) + shape, np.int64)
 
 
 def channel_histograms(image, bins=256, *, backend=None):
@@ -125,16 +119,20 @@ def channel_histograms(image, bins=256, *, backend=None):
     ``bins`` are placed as in :func:`luminance_histogram`. int64 counts, exact.
     """
     nb = positive_int(bins, "bins")
-    be, img = luma.load(image, backend)
-    x = img.data
-    counts = np.zeros((x.shape[0], img.channels, img.levels), np.int64, like=x)
-    for i in range(x.shape[0]):
-        for rows in luma.row_blocks(x[i]):
-            q = luma.quantize(x[i, rows])
-            for k in range(img.channels):
-                counts[i, k] += luma.count_levels(be, q[..., k], img.levels)
-    h = luma.fold(counts, nb, img.levels)
-    return restore(h if img.batch else h[0], like=image)
+    ex, img = luma.load(image, backend)
+
+    def block(be, im):
+        x = im.data
+        counts = np.zeros((x.shape[0], im.channels, im.levels), np.int64, like=x)
+        for i in range(x.shape[0]):
+            for rows in luma.row_blocks(x[i]):
+                q = luma.quantize(x[i, rows])
+                for k in range(im.channels):
+                    counts[i, k] += luma.count_levels(be, q[..., k], im.levels)
+        return luma.fold(counts, nb, im.levels)
+
+    h = per_image(ex, img, block, (img.channels, nb))
+    return ex.restore(h if img.batch else h[0], image)
 
 
 def percentiles(image, q, *, backend=None):
@@ -161,34 +159,56 @@ def percentiles(image, q, *, backend=None):
         raise ValueError(f"q: expected a number or a 1-D sequence, got shape {qa.shape}")
     if not bool(np.all((qa >= 0) & (qa <= 100))):
         raise ValueError("q: percentiles must be in the range [0, 100]")
-    be, img = luma.load(image, backend)
+    ex, img = luma.load(image, backend)
     if img.data.shape[1] * img.data.shape[2] == 0:
         raise ValueError("image: has no pixels; percentiles need at least one")
-    cdf = luma.cdf(be, luma.level_counts(be, img))
-    total = cdf[:, -1:].astype(np.float64)
-    thr = np.maximum(total * np.asarray(qa.reshape(-1) / 100.0, like=total), 1.0)  # (N, Q)
-    level = (cdf[:, :, None] < thr[:, None, :]).sum(axis=1)  # levels below the threshold
-    out = level.astype(np.float64) / luma.FLOAT_TOP if img.is_float else level.astype(np.int64)
-    out = out.reshape(out.shape[:1] + qa.shape)
-    return restore(out if img.batch else out[0], like=image)
+    is_float = img.is_float
+
+    def levels_at(be, counts):
+        cdf = luma.cdf(be, counts)
+        total = cdf[:, -1:].astype(np.float64)
+        thr = np.maximum(total * np.asarray(qa.reshape(-1) / 100.0, like=total), 1.0)  # (N, Q)
+        level = (cdf[:, :, None] < thr[:, None, :]).sum(axis=1)  # levels below the threshold
+        return level.astype(np.float64) / luma.FLOAT_TOP if is_float else level.astype(np.int64)
+
+    counts = per_image(ex, img, luma.level_counts, (img.levels,))
+    out = ex.blockwise(levels_at, "nq", counts, "nl", dtype=np.dtype(np.float64 if is_float else np.int64),
+                       new_axes={"q": qa.size})
+    out = out[:, 0] if qa.ndim == 0 else out
+    return ex.restore(out if img.batch else out[0], image)
 
 
-def _equalize_lut(be, img: luma.Image):
-    """(N, levels) int64 lookup tables from each image's CDF.
+def _equalize_lut(be, counts, top):
+    """(N, levels) int64 lookup tables from each image's (N, levels) level counts.
 
     ``lut[v] = round((cdf[v] - cdf_min) * top / (n - cdf_min))`` in integers
     (halves up), clipped to [0, top], where ``cdf_min`` is the count of the
     darkest level present; an image of one level maps to itself.
     """
-    top = img.top
-    cdf = luma.cdf(be, luma.level_counts(be, img))
+    cdf = luma.cdf(be, counts)
     total = cdf[:, -1:]
     cmin = np.where(cdf > 0, cdf, total).min(axis=1, keepdims=True)
     span = total - cmin
     safe = np.maximum(span, 1)
     lut = ((cdf - cmin) * (2 * top) + safe) // (2 * safe)
-    ident = np.arange(img.levels, dtype=np.int64, like=cdf)[None, :]
+    ident = np.arange(counts.shape[1], dtype=np.int64, like=cdf)[None, :]
     return np.where(span > 0, np.clip(lut, 0, top), ident)
+
+
+def _equalized(x, lut, top):
+    """The equalized (N, H, W, C) pixels ``x`` (new levels, alpha copied) by each image's table."""
+    out = np.empty(x.shape, x.dtype, like=x)
+    for i in range(x.shape[0]):
+        for rows in luma.row_blocks(x[i]):
+            v = x[i, rows]
+            new = _equalize_one(v, lut[i], top)
+            if x.dtype.kind == "f":
+                new = new.astype(np.float64) / FLOAT_TOP
+            k = new.shape[-1]
+            out[i, rows, :, :k] = new.astype(out.dtype)
+            if k < x.shape[-1]:
+                out[i, rows, :, k:] = v[..., k:]
+    return out
 
 
 def _equalize_one(x, lut, top):
@@ -238,19 +258,14 @@ def equalize(image, *, backend=None):
     """
     if is_pillow(image):
         image = pillow_pixels(image)
-    be, img = luma.load(image, backend)
-    src = adapt(be, image)
-    out = np.empty(src.shape, src.dtype, like=src)
-    view = out.reshape(img.data.shape)
-    lut = _equalize_lut(be, img) if img.data.shape[0] else None
-    for i in range(img.data.shape[0]):
-        for rows in luma.row_blocks(img.data[i]):
-            x = img.data[i, rows]
-            new = _equalize_one(x, lut[i], img.top)
-            if img.is_float:
-                new = new.astype(np.float64) / FLOAT_TOP
-            k = new.shape[-1]
-            view[i, rows, :, :k] = new.astype(out.dtype)
-            if k < img.channels:
-                view[i, rows, :, k:] = x[..., k:]
-    return restore(out, like=image)
+    ex, img = luma.load(image, backend)
+    top = img.top
+    counts = per_image(ex, img, luma.level_counts, (img.levels,))
+    lut = ex.blockwise(lambda be, c: _equalize_lut(be, c, top), "nl", counts, "nl", dtype=np.dtype(np.int64))
+    out = ex.blockwise(lambda be, x, t: _equalized(x, t, top), "nhwc", img.data, "nhwc", lut, "nl",
+                       dtype=img.data.dtype)
+    out = out if img.batch else out[0] if np.ndim(image) == 3 else out[0, :, :, 0]
+    dt = getattr(image, "dtype", None)
+    if isinstance(dt, np.dtype) and dt != out.dtype:  # a byte order other than the native one
+        out = out.astype(dt)
+    return ex.restore(out, image)

@@ -46,10 +46,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import backend as _backends
-from .arrays import adapt, to_host
+from .arrays import to_host
 from .binning import histogram_rule
 from .pillow import is_pillow, pillow_pixels
+from .plan import executor
 
 __all__ = ["Image", "parse", "load", "levels", "level_counts", "fold", "cdf", "LUMA_WEIGHTS",
            "LUMA_DIVISOR", "FLOAT_TOP", "FLOAT16_STEP", "BLOCK_PIXELS"]
@@ -106,10 +106,10 @@ def parse(a, name="image") -> Image:
     if dt.byteorder not in "=|":
         a = a.astype(dt.newbyteorder("="))
     shape = tuple(a.shape)
-    if a.ndim == 2:
-        return Image(a.reshape((1,) + shape + (1,)), False, depth)
+    if a.ndim == 2:  # indexing, not reshape: a view in memory, no rechunking on Dask
+        return Image(a[None, :, :, None], False, depth)
     if a.ndim in (3, 4) and shape[-1] in (1, 2, 3, 4):
-        return Image(a if a.ndim == 4 else a.reshape((1,) + shape), a.ndim == 4, depth)
+        return Image(a if a.ndim == 4 else a[None], a.ndim == 4, depth)
     if a.ndim in (3, 4):
         raise ValueError(f"{name}: {shape[-1]} channels are not supported; expected {_MEANING} "
                          "(a batch of gray images is (N, H, W, 1))")
@@ -117,10 +117,16 @@ def parse(a, name="image") -> Image:
 
 
 def load(image, backend):
+    """``(executor, Image)`` of an image: the executor of :func:`hotbin.plan.executor` (the one
+    routing: the backend in memory, or Dask), the image parsed; on Dask a dask image whose
+    channels are one chunk (a block holds whole pixels)."""
     if is_pillow(image):
         image = pillow_pixels(image)
-    be = _backends.select(backend, image)
-    return be, parse(adapt(be, image))
+    ex = executor(backend, image)
+    img = parse(ex.array(image, "image"))
+    if ex.lazy:
+        img = Image(img.data.rechunk({3: -1}), img.batch, img.depth)
+    return ex, img
 
 
 def quantize(x):

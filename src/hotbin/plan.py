@@ -85,6 +85,15 @@ class Local(Executor):
         """``fn`` applied to every block of ``x``: here the whole array."""
         return fn(x)
 
+    def whole(self, fn, *arrays, shape, dtype):
+        """``fn(be, *arrays)`` on the arrays whole (``shape`` and ``dtype``: its result's)."""
+        return fn(self.be, *arrays)
+
+    def blockwise(self, fn, out_ind, *args, dtype, new_axes=None):
+        """``fn(be, *blocks)`` per block of ``args`` (``array, index`` pairs, as
+        :func:`dask.array.blockwise`): here one block, the whole arrays."""
+        return fn(self.be, *args[::2])
+
     def extents(self, arrays, finite=False):
         """``(lo, hi)`` of each array (of its finite values as float64 with ``finite``);
         ``lo > hi`` for no values."""
