@@ -147,3 +147,26 @@ def test_axis_histogram_of_dask_is_lazy_and_numpys(axis):
     np.testing.assert_array_equal(got, np.moveaxis(want, axis, -1))
     np.testing.assert_array_equal(np.asarray(lazy_edges), np.histogram_bin_edges(x, 8, (0, 1)))
     np.testing.assert_array_equal(hist, got)
+
+
+def test_channel_histograms_and_percentiles_of_dask_are_lazy():
+    rng = np.random.default_rng(10)
+    img = rng.integers(0, 256, (3, 9, 11, 3)).astype(np.uint8)
+    d = da.from_array(img, chunks=(2, 4, 5, 1))
+    got = lazily(hotbin.channel_histograms, d, 16)
+    want = np.stack([[np.histogram(i[..., k], 16, (0, 256))[0] for k in range(3)] for i in img])
+    np.testing.assert_array_equal(got, want)
+    got = lazily(hotbin.percentiles, d, [0, 50, 100])
+    lv = _luma_levels(img).reshape(3, -1)
+    want = np.percentile(lv, [0, 50, 100], axis=1, method="inverted_cdf").T
+    np.testing.assert_array_equal(got, want)
+
+
+def test_image_functions_ask_the_one_routing(monkeypatch):
+    """The backend of an image function is plan.executor's choice (``$HOTBIN_BACKEND`` here):
+    an unknown name fails there, named as the backend."""
+    monkeypatch.setenv("HOTBIN_BACKEND", "nonesuch")
+    img = np.zeros((4, 4, 3), np.uint8)
+    for fn in (hotbin.luminance, hotbin.equalize, hotbin.luminance_histogram, hotbin.cumsum):
+        with pytest.raises(ValueError, match="backend: unknown backend 'nonesuch'"):
+            fn(img)
