@@ -10,7 +10,7 @@ nothing else about the operation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -49,23 +49,58 @@ def block_extent(be, x, finite=False):
     return (np.array([info.max, info.min], dt),)
 
 
-class Executor:
-    """What every executor offers the front doors (:mod:`hotbin.plan`).
+@runtime_checkable
+class Executor(Protocol):
+    """What every executor offers the front doors (:mod:`hotbin.plan`): :class:`hotbin.plan.Local`
+    and :class:`hotbin.distributed.Dask` implement it (``lazy``: whether results are lazy).
+    ``scale_guess`` and ``finite_extents`` have defaults here; Dask also offers ``lazy_edges``."""
 
-    ``lazy``; ``array(a, name)`` and ``align(other, x, message)`` (inputs);
-    ``check_bins(bins)``; ``rules(build, arrays)``; ``stats(w)`` (``max |w|``, n);
-    ``scale_guess(w)``; ``extents(arrays, finite)``; ``percentiles(arrays, q)``;
-    ``run(plan, *arrays)``; ``each(fn, x)`` (a blockwise map); ``compute(*results)``;
-    ``restore(x, like)``.
-    """
+    lazy: bool
 
-    lazy = False
+    def array(self, a, name="a"):
+        """``a`` adapted as an input (:mod:`hotbin.arrays`; a dask array on Dask)."""
+
+    def align(self, other, x, message):
+        """``other`` paired with ``x`` (same shape; chunked alike on Dask), else ``message``."""
+
+    def check_bins(self, bins):
+        """Refuse bins this executor cannot honour (string rules on Dask)."""
+
+    def rules(self, build, arrays):
+        """``build(arrays, minmax)``: the bin rules, with the data's extent where needed."""
+
+    def stats(self, w) -> tuple[float, int]:
+        """``(max |w|, number of weights)`` of the whole ``w``, now."""
 
     def scale_guess(self, w) -> int | None:
         """A guess of the fixed-point scale of ``w`` that the sums confirm, or None: the
         scale comes from :meth:`stats` first (:func:`hotbin.plan.weighted`)."""
         return None
 
+    def extents(self, arrays, finite=False):
+        """``(lo, hi)`` of each array now (``lo > hi`` for none); finite values with ``finite``."""
+
     def finite_extents(self, arrays):
         """``(min, max)`` of the finite values of each array, or None (one pass for all)."""
         return [None if lo > hi else (float(lo), float(hi)) for lo, hi in self.extents(arrays, True)]
+
+    def percentiles(self, arrays, q):
+        """Exact ``(lo, hi)`` percentiles of each array's finite values."""
+
+    def run(self, plan: Plan, *arrays):
+        """The plan's finished outputs: one block in memory; per chunk, merged, lazily on Dask."""
+
+    def each(self, fn, x):
+        """``fn`` on every block of ``x`` (same shape and dtype)."""
+
+    def whole(self, fn, *arrays, shape, dtype):
+        """``fn(be, *arrays)`` on the arrays whole (one task on Dask): a result of ``shape``, ``dtype``."""
+
+    def blockwise(self, fn, out_ind, *args, dtype, new_axes=None):
+        """``fn(be, *blocks)`` per block, indices as :func:`dask.array.blockwise` (lazy on Dask)."""
+
+    def compute(self, *xs):
+        """The results computed (in memory: as they are)."""
+
+    def restore(self, x, like):
+        """``x`` as ``like``'s kind of array and device (on Dask: as it is)."""

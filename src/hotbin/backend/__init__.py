@@ -1,7 +1,7 @@
 """Backends: the protocol every device family implements, and the registry.
 
-A backend is a package ``hotbin.backend.<name>`` listed in :data:`NAMES`. It
-declares:
+A backend is a package ``hotbin.backend.<name>`` listed in :data:`NAMES`; its
+required names are the :class:`BackendModule` protocol. It declares:
 
 ``NAME``, ``INSTALL``
     its name and the command that installs its dependencies.
@@ -80,6 +80,7 @@ import importlib.util
 import os
 import sys
 import threading
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -88,8 +89,54 @@ from ..binning import plain_rule
 from ..reductions import SUM_F64
 from .counting import counting
 
-__all__ = ["NAMES", "ENV", "load", "available", "select", "name_for", "offloaded", "gpu_usable", "call",
+__all__ = ["BackendModule", "CAPABLE", "OPTIONAL", "NAMES", "ENV", "load", "available", "select", "name_for", "offloaded", "gpu_usable", "call",
            "device_histogram", "on_gpu", "to_host"]
+
+@runtime_checkable
+class BackendModule(Protocol):
+    """The names every backend package offers (a module satisfies it structurally); the
+    optional ones are named by :data:`OPTIONAL` and by its ``CAPABILITIES`` (:data:`CAPABLE`)."""
+
+    NAME: str
+    INSTALL: str
+    DEVICE: str
+    CAPABILITIES: frozenset
+
+    def claims(self, a) -> bool:
+        """Whether the backend is the default for the array ``a``."""
+
+    def available(self) -> bool:
+        """Whether it is usable here (imports and finds its device)."""
+
+    def require(self) -> None:
+        """Raise, naming what to install or which device is missing, unless usable."""
+
+    def devices(self) -> list[str]:
+        """The names of its devices."""
+
+    def minmax(self, a):
+        """``(lo, hi)`` NumPy scalars of ``a.dtype`` (NaN when ``a`` holds one)."""
+
+    def max_abs(self, w) -> float:
+        """``max |w|`` (NaN when a weight is NaN)."""
+
+    def histogram(self, a, rule, weights=None, red=None):
+        """The partial of the reduction ``red`` over the bins of the 1-D ``rule``."""
+
+    def histogram2d(self, x, y, rx, ry, weights=None, red=None, by=None):
+        """``(partial, kept)`` over the cells of the rules ``rx``, ``ry`` (by category with ``by``)."""
+
+    def bincount(self, x, length, weights=None):
+        """int64 counts, or float64 sums, of the non-negative integers ``x < length``."""
+
+    def cumsum(self, a, axis, od, exclusive=False):
+        """Prefix sums in the association order of :mod:`hotbin.scan_order`."""
+
+
+#: capability -> the primitive a backend declaring it offers
+CAPABLE = {"histogram_rows": "histogram_rows", "luma": "luma_histogram"}
+#: names a backend may offer: callers look them up with ``getattr(..., None)``
+OPTIONAL = ("prepare", "sample_max_abs", "deterministic_sums", "bin_index")
 
 NAMES = ("cpu", "cuda", "wgpu")
 ENV = "HOTBIN_BACKEND"
