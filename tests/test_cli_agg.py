@@ -12,6 +12,7 @@ import hotbin
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
+pytest.importorskip("duckdb")  # the data layer reads files with DuckDB
 
 AGGS = ("count", "any", "sum", "mean", "min", "max", "std", "var")
 

@@ -28,6 +28,7 @@ def _expected(df, **kw):
 
 def test_directory_and_glob_equal_in_memory(tmp_path, rng, capsys):
     pytest.importorskip("pyarrow")
+    pytest.importorskip("duckdb")
     data = tmp_path / "data"
     data.mkdir()
     df = _write_parts(data, rng)
@@ -55,6 +56,7 @@ def test_bad_data_sets(tmp_path, capsys, spec, word):
                             "ignore::UserWarning")
 def test_scheduler_runs_the_same_job_on_a_cluster(tmp_path, rng, capsys):
     pytest.importorskip("distributed")
+    pytest.importorskip("duckdb")
     pytest.importorskip("dask.dataframe")
     df = _write_parts(tmp_path, rng, kinds=("csv", "csv"))
     out = tmp_path / "cluster.png"

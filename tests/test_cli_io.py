@@ -12,6 +12,7 @@ import hotbin
 from hotbin import png
 
 pd = pytest.importorskip("pandas")
+pytest.importorskip("duckdb")  # the data layer reads files with DuckDB
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 

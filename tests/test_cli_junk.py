@@ -8,6 +8,7 @@ import hotbin
 from hotbin.cli import main
 
 pd = pytest.importorskip("pandas")
+pytest.importorskip("duckdb")  # the data layer reads files with DuckDB
 
 LINES = ["lon,lat", "1.5,2", "#VALUE!,3", '2.5,"-73,98"', "3,4", "lon,lat", "5,6", ",7", "2,2.5"]
 # kept: lines 2, 5, 7, 9 and the empty cell of line 8 (NaN: a point in no cell, as in memory)
