@@ -123,6 +123,22 @@ def test_a_junk_cell_after_blank_lines_does_not_count_rows_twice(tmp_path):
     np.testing.assert_array_equal(np.load(out), _numpy_counts(lon, lat))
 
 
+def test_a_quoted_newline_past_the_sniffers_sample_is_one_row(tmp_path):
+    """The only quoted field (holding a newline) lies far past the rows a CSV sniffer looks at:
+    it is one good row, not two broken ones."""
+    rng = np.random.default_rng(9)
+    lon, lat = np.round(rng.uniform(0, 1, (2, 120_000)), 6)
+    rows = [f"{a:.6f},{b:.6f},ok" for a, b in zip(lon, lat)]
+    rows[100_000] = rows[100_000].replace(",ok", ',"first line\nsecond, with a comma"')
+    path, out = tmp_path / "late.csv", tmp_path / "c.npy"
+    path.write_text("lon,lat,note\n" + "\n".join(rows) + "\n")
+    r = _hotbin("heatmap", path, "--x", "lon", "--y", "lat", "--width", W, "--height", H, "--json", "-o", out)
+    assert r.returncode == 0, r.stderr.decode()
+    s = json.loads(r.stdout)
+    assert s["n"] == lon.size and s["junk_rows"] == 0, r.stderr.decode()
+    np.testing.assert_array_equal(np.load(out), _numpy_counts(lon, lat))
+
+
 @pytest.mark.slow
 def test_five_million_messy_rows_equal_numpy(tmp_path):
     path = tmp_path / "huge.csv"

@@ -193,7 +193,9 @@ class Source:
         if k == "parquet":
             options = ["union_by_name=true"]
         else:
-            options = ["header=true", "store_rejects=true"]
+            # RFC 4180 quoting, not sniffed: a sniffer that meets no quote in its sample reads a
+            # quoted field with a newline far into the file as two broken rows
+            options = ["header=true", "store_rejects=true", "quote='\"'", "escape='\"'"]
             options += [f"compression={_text(codec)}"] if codec else []
             options += [f"delim={_text(sep)}"] if sep else []
         own = self._describe(f"read_{k}({listed}, {', '.join(options + ['hive_partitioning=false'])})")
