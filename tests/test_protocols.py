@@ -76,3 +76,22 @@ def test_the_loaded_backend_is_one_and_counts_as_numpy():
     x = np.array([0.1, 0.5, 0.5, 0.9, 2.0])
     rule = histogram_rule(x, 4, (0, 1))
     np.testing.assert_array_equal(be.histogram(x, rule), np.histogram(x, 4, (0, 1))[0])
+
+
+def test_plain_counts_run_through_the_executor():
+    """plan.weighted's counts without weights are a Plan run by ``ex.run`` like every other sum."""
+    from hotbin.plan import weighted
+
+    ran = []
+
+    class Recording(Local):
+        def run(self, plan, *arrays):
+            ran.append(plan)
+            return super().run(plan, *arrays)
+
+    x = np.random.default_rng(1).random(1000)
+    rule = histogram_rule(x, 16, (0, 1))
+    (h,) = weighted(Recording(registry.load("cpu")), lambda be, d, ww, red: be.histogram(d[0], rule, ww, red),
+                    [x], None, (16,), False)
+    assert len(ran) == 1
+    np.testing.assert_array_equal(h, np.histogram(x, 16, (0, 1))[0])

@@ -9,8 +9,7 @@ nothing else about the operation.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Protocol, runtime_checkable
+from typing import Callable, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -19,12 +18,12 @@ from .arrays import to_host
 __all__ = ["Plan", "Executor", "block_extent"]
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """One operation: ``block(be, *arrays)`` -> one partial per output, and how outputs merge.
 
     ``outputs`` is a tuple of ``(Reduction, shape)``: a partial of output ``i``
-    has shape ``reduction.lead + shape`` and dtype ``reduction.dtype``.
+    has shape ``reduction.lead + shape`` and dtype ``reduction.dtype``. A named tuple:
+    every call builds one, small calls included.
     """
 
     block: Callable

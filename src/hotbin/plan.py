@@ -72,8 +72,10 @@ class Local(Executor):
         return None if m is None else fixedpoint.scale_for(m, int(w.size))
 
     def run(self, plan: Plan, *arrays):
-        parts = plan.block(self.be, *arrays)
-        return tuple(red.finalize(p) for (red, _), p in zip(plan.outputs, parts))
+        parts, outputs = plan.block(self.be, *arrays), plan.outputs
+        if len(outputs) == 1:  # most plans: no loop (small calls)
+            return (outputs[0][0].finalize(parts[0]),)
+        return tuple([red.finalize(p) for (red, _), p in zip(outputs, parts)])
 
     def restore(self, x, like):
         return restore(x, like)
@@ -149,8 +151,9 @@ def weighted(ex, count, arrays, w, shape, deterministic, extra=((), None)):
     partials ``fn(be, blocks)`` adds to each block (a heatmap's point counts).
     Returns the tuple of finished outputs, sums first.
     """
-    if w is None and not extra[0] and not ex.lazy:  # counts in memory: no plan (small calls)
-        return (COUNT.finalize(count(ex.be, arrays, None, COUNT)),)
+    if w is None and not extra[0]:  # plain counts: the block is the count
+        return ex.run(Plan(lambda be, *data: (count(be, data, None, COUNT),), ((COUNT, tuple(shape)),)),
+                      *arrays)
     if w is not None and w.dtype.kind == "c":
         re = weighted(ex, count, arrays, w.real, shape, deterministic, extra)
         im = weighted(ex, count, arrays, w.imag, shape, deterministic)
