@@ -313,6 +313,11 @@ def test_a_range_stretched_by_outliers_is_said_and_warned(tmp_path):
     assert "warning:" in err and "--clip 0.1,99.9" in err
     r = _hotbin("heatmap", tmp_path / "o.csv", "--x", "x", "--y", "y", "--clip", "0.1,99.9", "-o", tmp_path / "o.png")
     assert r.returncode == 0 and "warning:" not in r.stderr.decode()
+    # points on a few lines across the whole extent fill few cells, but no range is stretched
+    i = np.arange(100_000)
+    pd.DataFrame({"x": i / i.size, "y": (7 * i % i.size) / i.size}).to_csv(tmp_path / "l.csv", index=False)
+    r = _hotbin("heatmap", tmp_path / "l.csv", "--x", "x", "--y", "y", "-o", tmp_path / "l.png")
+    assert r.returncode == 0 and "warning:" not in r.stderr.decode()
 
 
 @pytest.mark.parametrize("extra, size", [([], (1024, 512)), (["--project", "mercator"], None)])

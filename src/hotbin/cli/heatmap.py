@@ -31,6 +31,8 @@ from .files import check_output
 CHUNK_ROWS = 1 << 20
 #: cells across and down when neither --width nor --height is given
 SIDE = 1024
+#: a range from the data is stretched when MOST of the points lie in under FEW of its columns (rows)
+MOST, FEW = 0.99, 0.02
 
 
 def register(sub):
@@ -156,8 +158,8 @@ def _from_input(args, where):
             print(f"hotbin heatmap: {note}", file=sys.stderr)
     if junk.message():
         print(f"hotbin heatmap: {junk.message()}", file=sys.stderr)
-    if source in ("data", "dask") and (args.x_range is None or args.y_range is None):
-        _warn_concentrated(hm)
+    if source in ("data", "dask"):
+        _warn_concentrated(hm, [k for k, r in enumerate((args.x_range, args.y_range)) if r is None])
     return hm, n, what, source, junk
 
 
@@ -179,22 +181,32 @@ def _grid(args):
     return max(1, int(round(SIDE * w / h))), SIDE
 
 
-def _warn_concentrated(hm):
-    """A warning on stderr when a range from the data puts most points in a few cells (outliers
-    stretched it): over 90 % of the points in under 1 % of the cells."""
+def _warn_concentrated(hm, axes):
+    """A warning on stderr for each axis in ``axes`` (0: x, 1: y) whose range from the data an
+    outlier stretched: the fewest adjacent columns (rows) that hold :data:`MOST` of the points
+    span under :data:`FEW` of them, so the picture is a blank with the data in a sliver."""
     from ..arrays import to_host
 
     points = np.asarray(to_host(hm.points), np.int64)
-    cells = points.reshape(-1, hm.height * hm.width).sum(axis=0)
+    cells = points.reshape(-1, hm.height, hm.width).sum(axis=0)
     total = int(cells.sum())
-    few = max(1, cells.size // 100)
-    if total < 100 or cells.size < 100:
+    if total < 100:
         return
-    top = int(np.partition(cells, cells.size - few)[-few:].sum())
-    if top > 0.9 * total:
-        print(f"hotbin heatmap: warning: {top / total:.1%} of the points fall in {few:,} of the "
-              f"{cells.size:,} cells (under 1 %): outliers may stretch the range from the data; try "
-              "--clip 0.1,99.9 or --x-range/--y-range", file=sys.stderr)
+    for k in axes:
+        line = cells.sum(axis=k)  # points per column (x) or row (y): cells are [row, column]
+        if line.size < 20:
+            continue
+        cum = np.cumsum(line)
+        starts = np.concatenate(([0], cum))  # points before each column (row)
+        need = starts + MOST * total
+        ok = need <= total  # starts from which a run can still hold MOST of the points
+        span = int(np.min(np.searchsorted(cum, need[ok]) + 1 - np.flatnonzero(ok)))
+        if span < FEW * line.size:
+            name = (hm.x_name, hm.y_name)[k] or "xy"[k]
+            flag = ("--x-range", "--y-range")[k]
+            print(f"hotbin heatmap: warning: {MOST:.0%} of the points lie in {span:,} of the {line.size:,} "
+                  f"{('columns', 'rows')[k]} ({name}'s range from the data is stretched by outliers); try "
+                  f"--clip 0.1,99.9 or {flag}", file=sys.stderr)
 
 
 def _pair(text):
