@@ -5,7 +5,7 @@ partial per output on a block (the whole arrays in memory, one chunk on Dask)
 with a backend's primitives, and each output's
 :class:`hotbin.reductions.Reduction` merges and finishes the partials. The
 executors (:class:`hotbin.plan.Local`, :class:`hotbin.distributed.Dask`) know
-nothing else about the operation.
+nothing else about the operation; what they offer is the :class:`Executor` protocol.
 """
 from __future__ import annotations
 

@@ -21,6 +21,11 @@ owned here or below:
    (fixed point, exact integer sums, complex weights).
 5. **run**: ``ex.run(plan, *arrays)`` returns the finished outputs (lazy on
    Dask); ``ex.restore(x, like)`` gives them the caller's array type.
+
+What is no sum over blocks runs through the executor as well: a scan on the arrays
+whole (``ex.whole``, :func:`hotbin.cumsum`) and per-block maps (``ex.blockwise``:
+luma planes, equalized pixels, per-slice histograms). The methods are the
+:class:`hotbin.blocks.Executor` protocol.
 """
 from __future__ import annotations
 
