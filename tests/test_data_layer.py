@@ -139,6 +139,28 @@ def test_a_quoted_newline_past_the_sniffers_sample_is_one_row(tmp_path):
     np.testing.assert_array_equal(np.load(out), _numpy_counts(lon, lat))
 
 
+def test_a_late_text_label_in_a_column_of_integers_is_a_category(tmp_path):
+    """--by over a column whose sniffed rows are integers and whose later cell is text: the row is
+    counted, under a category of its own, not skipped as junk."""
+    n = 60_000
+    x = (np.arange(n) % 97) / 97
+    zone = (np.arange(n) % 5).astype(str).astype(object)
+    zone[50_000] = "N/A"
+    pd.DataFrame({"x": x, "y": x, "zone": zone}).to_csv(tmp_path / "z.csv", index=False)
+    out = tmp_path / "z.npy"
+    r = _hotbin("heatmap", tmp_path / "z.csv", "--x", "x", "--y", "y", "--by", "zone", "--width", W,
+                "--height", H, "--x-range", "0,1", "--y-range", "0,1", "--json", "-o", out)
+    assert r.returncode == 0, r.stderr.decode()
+    s = json.loads(r.stdout)
+    assert s["n"] == n and s.get("junk_rows", 0) == 0, r.stderr.decode()
+    values = np.load(out)
+    labels = sorted(set(zone))
+    for k, label in enumerate(labels):
+        m = zone == label
+        ref, _, _ = np.histogram2d(x[m], x[m], bins=(H, W), range=[(0, 1), (0, 1)])
+        np.testing.assert_array_equal(values[k], ref)
+
+
 @pytest.mark.slow
 def test_five_million_messy_rows_equal_numpy(tmp_path):
     path = tmp_path / "huge.csv"

@@ -207,8 +207,10 @@ class Source:
         if k == "csv":
             self._check_csv_numbers(listed, options, own)
             types = {c: "DOUBLE" for c in self.numbers if c in own and not _TEMPORAL.match(own[c])}
+            if self.category in own and self.category not in types:
+                types[self.category] = "VARCHAR"  # a label is never junk, whatever the sniffer saw
             if types:
-                options.append("types={" + ", ".join(f"{_text(c)}: 'DOUBLE'" for c in types) + "}")
+                options.append("types={" + ", ".join(f"{_text(c)}: {_text(t)}" for c, t in types.items()) + "}")
         if names and not clash:
             source = f"read_{k}({listed}, {', '.join(options + ['hive_partitioning=true'])})"
         elif extra:  # the other keys from the path, as DuckDB's hive partitioning would give them
