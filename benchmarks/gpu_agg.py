@@ -31,7 +31,7 @@ from gpu_spatial import profile
 import cupy as cp
 
 import hotbin
-from hotbin import binning, reductions
+from hotbin.core import binning, reductions
 from hotbin.backend.cuda import runtime, spatial as cs, tuning
 
 HERE = Path(__file__).resolve().parent

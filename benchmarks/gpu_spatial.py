@@ -40,7 +40,7 @@ from cuda_timing import timeit
 import cupy as cp
 
 import hotbin
-from hotbin import binning, fixedpoint, reductions
+from hotbin.core import binning, fixedpoint, reductions
 from hotbin.backend.cuda import luma as cl, runtime, spatial as cs, tuning
 
 

@@ -25,10 +25,10 @@ import numpy as np
 from cuda_timing import timeit
 
 import hotbin
-from hotbin import fixedpoint, reductions
+from hotbin.core import fixedpoint, reductions
 from hotbin.backend import cuda as cb
 from hotbin.backend.cuda import tuning
-from hotbin.binning import histogram_rule
+from hotbin.core.binning import histogram_rule
 
 ROWS: list[dict] = []
 

@@ -23,7 +23,7 @@ import cupy as cp
 import numpy as np
 
 import hotbin
-from hotbin import binning, fixedpoint
+from hotbin.core import binning, fixedpoint
 
 rng = np.random.default_rng(13)
 if sys.argv[1:] == ["guess"]:  # only the scale guessed on the device (sample_scale, hist_sum's guess, fixed_finish)
@@ -120,7 +120,7 @@ assert np.array_equal(hotbin.luminance_histogram(cp.asarray(img)).get(),
                       hotbin.luminance_histogram(img, backend="cpu"))
 print("sanitize_kernels: all checks passed")
 
-from hotbin import reductions  # noqa: E402
+from hotbin.core import reductions  # noqa: E402
 from hotbin.backend import cpu  # noqa: E402
 from hotbin.backend.cuda import spatial as cs  # noqa: E402
 

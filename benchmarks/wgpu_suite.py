@@ -41,11 +41,11 @@ import time
 
 import numpy as np
 
-from hotbin import reductions
+from hotbin.core import reductions
 from hotbin.backend import cpu as C, wgpu as W
 from hotbin.backend.wgpu import device as D, hist as H, tuning
-from hotbin.binning import histogram2d_rules, histogram_rule
-from hotbin.kernel_rule import fold_values, value_table
+from hotbin.core.binning import histogram2d_rules, histogram_rule
+from hotbin.core.kernel_rule import fold_values, value_table
 
 #: ANCHORS.md, 2026-11-30, H200: best CUDA 256-bin uint8 figures (simple shared-atomic
 #: kernel with 16-byte loads, upper end), used only when the cuda backend cannot run here.

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hotbin
-from hotbin import scan_order
+from hotbin.core import scan_order
 from hotbin.backend import cpu
 from conftest import to_numpy
 

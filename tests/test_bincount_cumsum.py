@@ -155,7 +155,7 @@ def test_cumsum_big_endian_float16(backend, rng):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_cumsum_block_order(backend, dtype, rng, monkeypatch):
     """Lanes longer than a block follow the documented order exactly, on every backend."""
-    from hotbin import scan_order
+    from hotbin.core import scan_order
     monkeypatch.setattr(scan_order, "SCAN_BLOCK", 64)
     a = (rng.standard_normal((3, 301, 2)) * (10 if dtype == np.float16 else 1e4)).astype(dtype)
     for axis in (None, 1, 0):
@@ -170,7 +170,7 @@ def test_cpu_cumsum_kernels_block_order(dtype, threaded, rng, monkeypatch):
     """The cpu kernels past the small path: one pass on the calling thread (scans under two
     threads' worth of SCAN_MIN_PER_THREAD) and the two threaded passes, both in the documented
     block order bit for bit, inclusive and exclusive, rows and columns."""
-    from hotbin import scan_order
+    from hotbin.core import scan_order
     from hotbin.backend.cpu import parallel, scan
     monkeypatch.setattr(scan_order, "SCAN_BLOCK", 64)
     if threaded:

@@ -12,7 +12,7 @@ from hotbin.backend.cpu import rule as cpu_rule
 from hotbin.backend.cpu import reduce, small
 from hotbin.backend.cpu.chunks import kernel_dtype
 from hotbin.backend.cpu.reduce import minmax
-from hotbin.binning import cell_rule, histogram_rule
+from hotbin.core.binning import cell_rule, histogram_rule
 
 RNG = np.random.default_rng(18)
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import fixedpoint, reductions, scan_order
+from hotbin.core import fixedpoint, reductions, scan_order
 from hotbin.backend import cpu as cpub
-from hotbin.binning import histogram2d_rules, histogram_rule
+from hotbin.core.binning import histogram2d_rules, histogram_rule
 
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402

@@ -21,7 +21,7 @@ def _devices():
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(_devices() < 1, reason="no CUDA device")]
 
 import hotbin  # noqa: E402
-from hotbin import binning, fixedpoint, reductions  # noqa: E402
+from hotbin.core import binning, fixedpoint, reductions  # noqa: E402
 from hotbin.backend import cpu, cuda  # noqa: E402
 from hotbin.backend.cuda import spatial as cs, tuning  # noqa: E402
 

@@ -14,7 +14,7 @@ import hotbin
 
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402
-from hotbin import arrays  # noqa: E402
+from hotbin.core import arrays  # noqa: E402
 from hotbin.backend.cuda import hist1d, quick, rule, runtime, stage, tuning  # noqa: E402
 
 if not cb.available():

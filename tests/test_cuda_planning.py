@@ -14,7 +14,7 @@ import pytest
 from hotbin.backend.cuda import rule as crule
 from hotbin.backend.cuda import tuning
 from hotbin.backend.cuda.tuning import Policy, Tuning
-from hotbin.binning import BinRule, histogram_rule
+from hotbin.core.binning import BinRule, histogram_rule
 
 H100 = {"sms": 132, "smem_block": 232448, "smem_sm": 233472, "arch": "sm_90"}
 OTHER = {"sms": 40, "smem_block": 101376, "smem_sm": 102400, "arch": "sm_75"}
@@ -116,7 +116,7 @@ def test_shift_policy():
 def test_shift_rule(dt, bins, range_, expect):
     """rule.shift_rule, and hist_shift's slot ((u ^ flip) - lo) >> shift in 32-bit unsigned
     arithmetic (keys below lo wrap past every slot) against the exact value table."""
-    from hotbin import kernel_rule
+    from hotbin.core import kernel_rule
     rule = histogram_rule(np.zeros(1, dt), bins, range_)
     got = crule.shift_rule(np.dtype(dt), rule)
     assert got == expect
@@ -234,7 +234,7 @@ def test_hist1d_guess_disabled_cases():
 
 
 def kernel_trust_bound():
-    from hotbin import kernel_rule
+    from hotbin.core import kernel_rule
     return kernel_rule.TRUST_BELOW * kernel_rule.MARGIN
 
 

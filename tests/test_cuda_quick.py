@@ -11,9 +11,9 @@ import pytest
 
 import hotbin
 from hotbin import backend as backends
-from hotbin import reductions
+from hotbin.core import reductions
 from hotbin.backend import cpu as cpub
-from hotbin.binning import histogram_rule
+from hotbin.core.binning import histogram_rule
 
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import scan_order
+from hotbin.core import scan_order
 
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402

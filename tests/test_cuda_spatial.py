@@ -19,7 +19,7 @@ def _devices():
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(_devices() < 1, reason="no CUDA device")]
 
-from hotbin import binning, fixedpoint, reductions  # noqa: E402
+from hotbin.core import binning, fixedpoint, reductions  # noqa: E402
 from hotbin.backend import cpu  # noqa: E402
 from hotbin.backend.cuda import luma as cl, spatial as cs, tuning  # noqa: E402
 

@@ -12,9 +12,9 @@ and far values, heatmap cells open at their upper end and ranges closed at it.
 import numpy as np
 import pytest
 
-from hotbin import binning
+from hotbin.core import binning
 from hotbin.backend.cuda import rule as crule
-from hotbin.binning import histogram_rule
+from hotbin.core.binning import histogram_rule
 
 
 def _round_guess(x, cap):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import fixedpoint
+from hotbin.core import fixedpoint
 from hotbin.backend.cpu import chunks as cpu_chunks
 from conftest import to_numpy
 

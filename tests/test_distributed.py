@@ -13,7 +13,7 @@ distributed = pytest.importorskip("distributed")
 
 import hotbin  # noqa: E402
 import dask  # noqa: E402
-from hotbin.arrays import is_dask  # noqa: E402
+from hotbin.core.arrays import is_dask  # noqa: E402
 
 
 def _tree(fn):

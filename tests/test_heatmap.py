@@ -10,7 +10,7 @@ import pytest
 import hotbin
 from hotbin import png
 from hotbin.heatmap import Heatmap
-from hotbin.ranges import data_range
+from hotbin.core.ranges import data_range
 from hotbin.shade import FLOOR, colormap, normalize, shade
 
 from conftest import to_numpy
@@ -515,7 +515,7 @@ def test_clip_ranges_are_exact_percentiles(backend, rng):
 
 
 def test_percentile_selection_in_passes_equals_numpy(rng):
-    from hotbin.ranges import percentile_ranges
+    from hotbin.core.ranges import percentile_ranges
 
     a = rng.normal(size=300_000) * 10.0 ** rng.integers(-8, 8, 300_000)
     a[:30_000] = np.round(a[:30_000], 1)  # many ties
@@ -613,7 +613,7 @@ def test_huge_grids_are_refused_before_allocating(w, h):
 
 
 def test_grid_larger_than_memory_is_refused(monkeypatch):
-    from hotbin import ranges
+    from hotbin.core import ranges
 
     monkeypatch.setattr(ranges, "_available_memory", lambda: 1 << 20)
     monkeypatch.setattr(ranges, "ASK_MEMORY", 0)
@@ -624,7 +624,7 @@ def test_grid_larger_than_memory_is_refused(monkeypatch):
 
 def test_small_grids_do_not_ask_for_memory(monkeypatch):
     """Reading the memory available costs ~170 µs: only grids over ASK_MEMORY bytes ask."""
-    from hotbin import ranges
+    from hotbin.core import ranges
 
     asked = []
     monkeypatch.setattr(ranges, "_available_memory", lambda: asked.append(1) or 1 << 40)

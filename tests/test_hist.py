@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import Histogram, fixedpoint
+from hotbin import Histogram
+from hotbin.core import fixedpoint
 
 
 def _bits(a):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import binning
+from hotbin.core import binning
 from conftest import to_numpy
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
@@ -772,7 +772,7 @@ def test_numpy_only_reads_each_array_of_a_sample():
     """histogram2d's (x, y) and histogramdd's list of columns are told apart by each array's
     dtype, not by stacking them (np.asarray copied 20M-point x and y on every call): a
     datetime column among numbers is still NumPy's."""
-    from hotbin import numpy_compat
+    from hotbin.core import numpy_compat
     x, y = np.zeros(5, np.float32), np.zeros(5, np.int16)
     assert list(numpy_compat._dtypes((x, y))) == [x.dtype, y.dtype]  # stacked: one float32
     dates = np.datetime64("2000-01-01") + np.arange(5)
@@ -786,7 +786,7 @@ def test_cached_rule_edges_are_read_only_and_own_their_data(dt, bins, rng_):
     """The rule of n bins over a given range is built once and shared: its edges are read-only,
     and own their data, so that arrays.shared_copy finds their device copy by identity (a
     view of 512 KiB was uploaded to the GPU on every call); callers get copies."""
-    from hotbin.binning import histogram_rule
+    from hotbin.core.binning import histogram_rule
 
     r = histogram_rule(np.zeros(3, dt), bins, rng_)
     assert r is histogram_rule(np.zeros(5, dt), bins, rng_)

@@ -12,7 +12,7 @@ import pytest
 import hotbin
 from hotbin.backend import cpu
 from hotbin.backend.cpu import rule as cpu_rule
-from hotbin.binning import MAX_SLACK, histogram_rule
+from hotbin.core.binning import MAX_SLACK, histogram_rule
 from conftest import to_numpy
 
 START = 1_700_000_000_000_000_001  # epoch nanoseconds: float64 cannot tell START - 1 from START

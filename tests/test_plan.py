@@ -8,9 +8,9 @@ import pytest
 
 import hotbin
 from hotbin import backend as registry
-from hotbin import reductions
+from hotbin.core import reductions
 from hotbin.blocks import Plan
-from hotbin.binning import histogram_rule
+from hotbin.core.binning import histogram_rule
 from hotbin.plan import Local, executor
 
 SRC = pathlib.Path(hotbin.__file__).parent
@@ -165,6 +165,6 @@ def test_backends_import_no_front_door_and_no_other_backend():
 
 def test_core_modules_import_no_backend():
     graph = _imports()
-    for m in ("hotbin.binning", "hotbin.binrule", "hotbin.kernel_rule", "hotbin.fixedpoint",
-              "hotbin.reductions", "hotbin.arrays", "hotbin.scan_order", "hotbin.blocks"):
+    for m in ("hotbin.core.binning", "hotbin.core.binrule", "hotbin.core.kernel_rule", "hotbin.core.fixedpoint",
+              "hotbin.core.reductions", "hotbin.core.arrays", "hotbin.core.scan_order", "hotbin.blocks"):
         assert not any(d.startswith("hotbin.backend") for d in graph[m]), m

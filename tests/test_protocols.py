@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hotbin import backend as registry
-from hotbin.binning import histogram_rule
+from hotbin.core.binning import histogram_rule
 from hotbin.blocks import Executor
 from hotbin.plan import Local
 

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from hotbin import reductions
+from hotbin.core import reductions
 from hotbin.backend.cpu import count1d, hist, small
 from hotbin.backend.cpu import reduce, scan
-from hotbin.binning import histogram2d_rules, histogram_rule
+from hotbin.core.binning import histogram2d_rules, histogram_rule
 
 RNG = np.random.default_rng(5)
 

@@ -1,7 +1,7 @@
 """The wgpu backend against the exact references: equal results, bit for bit.
 
 The references are NumPy's (``np.histogram``, ``np.bincount``, ``np.cumsum``) and
-:meth:`hotbin.binning.BinRule.index`, the rule every backend implements, so equality here is
+:meth:`hotbin.core.binning.BinRule.index`, the rule every backend implements, so equality here is
 equality with the cpu backend (which the backend matrix checks against the same references)
 without paying numba's compile time on a cold CI machine. The cases the wgpu module answers
 NotImplemented for are checked to be answered so, and to come back from the loaded backend
@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import reductions
+from hotbin.core import reductions
 from hotbin.backend import cpu as C
-from hotbin.binning import check_data, histogram2d_rules, histogram_rule
+from hotbin.core.binning import check_data, histogram2d_rules, histogram_rule
 
 pytest.importorskip("wgpu", reason="wgpu-py not installed")
 from hotbin.backend import wgpu as W  # noqa: E402

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import reductions as R
+from hotbin.core import reductions as R
 from hotbin.backend import cpu as C
-from hotbin.binning import histogram2d_rules
+from hotbin.core.binning import histogram2d_rules
 
 pytest.importorskip("wgpu", reason="wgpu-py not installed")
 from hotbin.backend import wgpu as W  # noqa: E402

@@ -1,7 +1,7 @@
 """The wgpu backend's fixed-point sums (kernels/fixed.wgsl, backend/wgpu/fixed.py).
 
 A float32 weight's two words come from integer arithmetic on its bits (WGSL has no float64);
-they must be the words :func:`hotbin.fixedpoint.split` computes in float64, bit for bit, at
+they must be the words :func:`hotbin.core.fixedpoint.split` computes in float64, bit for bit, at
 every shift: whole words, fractions kept exactly, fractions rounded once and (negative weights
 far below the quantum) twice. Checked one weight per bin against ``split`` itself, then sums
 over cells (hot cells, categories, NaN, chunks, the cached layout) against the cpu backend,
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import fixedpoint
-from hotbin import reductions as R
+from hotbin.core import fixedpoint
+from hotbin.core import reductions as R
 from hotbin.backend import cpu as C
-from hotbin.binning import histogram2d_rules, histogram_rule
+from hotbin.core.binning import histogram2d_rules, histogram_rule
 
 pytest.importorskip("wgpu", reason="wgpu-py not installed")
 from hotbin.backend import wgpu as W  # noqa: E402

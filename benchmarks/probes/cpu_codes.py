@@ -6,7 +6,7 @@ two); SPAN32 against LINEAR's float64 loop (before) for float32 values.
 
 One thread, values in L2 (2**16 float64 and their int32 codes, 768 KB; 2**20 before 2026-12-04),
 REPS calls a round, ns a value, the median of the rounds; every answer checked against
-:meth:`hotbin.binning.BinRule.index`. LINEAR: 256 bins over (-3.1, 259.7), float64 values;
+:meth:`hotbin.core.binning.BinRule.index`. LINEAR: 256 bins over (-3.1, 259.7), float64 values;
 SPAN32: float32 values there (float32 edges NumPy computes in float64); LINEAR32: float32 values
 over a float32 range. SEARCH: log-spaced edges of several counts, lognormal values (float32
 values under float32 edges once).
@@ -19,9 +19,9 @@ import argparse
 
 import numpy as np
 
-from hotbin._jit import njit
+from hotbin.core._jit import njit
 from hotbin.backend.cpu import rule as R
-from hotbin.binning import histogram_rule
+from hotbin.core.binning import histogram_rule
 
 import os
 import sys

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from hotbin._jit import njit
+from hotbin.core._jit import njit
 from hotbin.backend.cpu import count1d
 
 import os

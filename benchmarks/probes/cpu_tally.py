@@ -22,11 +22,11 @@ import time
 
 import numpy as np
 
-from hotbin._jit import njit
+from hotbin.core._jit import njit
 from hotbin.backend.cpu.count1d import VALUE_BYTES, part_count1, part_sum1
 from hotbin.backend.cpu.rule import codes, rule_args
 from hotbin.backend.cpu.scatter import BLOCK
-from hotbin.binning import histogram_rule
+from hotbin.core.binning import histogram_rule
 
 import os
 import sys

@@ -27,10 +27,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from gpu_suite import datasets_f32, gbs, hash_u32
 
 import hotbin
-from hotbin import fixedpoint, reductions
+from hotbin.core import fixedpoint, reductions
 from hotbin.backend import cuda as cb
 from hotbin.backend.cuda import sums as sums_mod
-from hotbin.binning import histogram_rule
+from hotbin.core.binning import histogram_rule
 
 
 class Marked:

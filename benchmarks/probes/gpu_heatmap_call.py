@@ -30,11 +30,11 @@ from cuda_timing import timeit
 from gpu_spatial import API_KW, points
 
 import hotbin
-from hotbin import reductions
+from hotbin.core import reductions
 from hotbin.backend import cuda as cb
 from hotbin.backend.cuda import spatial
 from hotbin.backend.cuda.tuning import current
-from hotbin.binning import cell_rule
+from hotbin.core.binning import cell_rule
 
 
 def host_us(fn, reps=15):

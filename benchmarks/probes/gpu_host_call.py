@@ -43,7 +43,7 @@ from hotbin import backend as registry
 from hotbin.backend import cuda as cb
 from hotbin.backend.cuda import quick, tuning
 from hotbin.backend.cuda.hist1d import blocks
-from hotbin.binning import histogram_rule
+from hotbin.core.binning import histogram_rule
 
 ROWS = [("f32 2^28 256", datasets_f32, 1 << 28, 256, (0.0, 1.0)),
         ("u8 2^31 256", datasets_u8, 1 << 31, 256, (0, 256)),
@@ -148,8 +148,9 @@ def per_call(fn, reps=2000, rounds=5):
 
 def steps():
     """µs per call of the steps of one small call, each alone."""
-    from hotbin import plan, validate
-    from hotbin.arrays import shared_copy
+    from hotbin import plan
+    from hotbin.core import validate
+    from hotbin.core.arrays import shared_copy
 
     x = (cp.arange(1000, dtype=cp.float32) / np.float32(1000))
     rule = histogram_rule(x, 256, (0.0, 1.0))
@@ -203,7 +204,7 @@ def steps():
 def edge_uploads():
     """The 65536-bin call's edges (65537 float64, 512 KiB): whether the public call uploads them
     (``cupy.asarray`` calls counted over 100 calls), and what their device copy and an upload cost."""
-    from hotbin import arrays
+    from hotbin.core import arrays
 
     x = cp.asarray(np.arange(1000, dtype=np.uint16))
     rule = histogram_rule(x, 65536, (0, 65536))

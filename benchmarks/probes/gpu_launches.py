@@ -52,7 +52,7 @@ def weighted():
 
 
 def spatial():
-    from hotbin import binning
+    from hotbin.core import binning
     from hotbin.backend.cuda import spatial as cs, tuning
     from gpu_spatial import points
 

@@ -1,6 +1,6 @@
 """Float scans on the device: the public call, the lane kernels alone, and their tile shapes.
 
-Every backend scans floats in blocks of ``hotbin.scan_order.SCAN_BLOCK`` values,
+Every backend scans floats in blocks of ``hotbin.core.scan_order.SCAN_BLOCK`` values,
 one GPU thread per block (hotbin.backend.cuda.scan, kernels/scan.cu). Every timing is
 checked bitwise against the cpu backend first. Run from the repository root::
 
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from cuda_timing import timeit
 
 import hotbin
-from hotbin import scan_order
+from hotbin.core import scan_order
 from hotbin.backend.cuda import runtime, scan
 
 N = 1 << 28

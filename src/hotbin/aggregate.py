@@ -3,7 +3,7 @@
 ``agg`` names the reduction of the weights (the values) of the points in a
 cell; ``by`` splits every cell by category. Each aggregation is one or two
 passes of the backends' ``histogram2d`` primitive (:mod:`hotbin.backend`) under
-the accumulators of :mod:`hotbin.reductions`, whose partials merge across
+the accumulators of :mod:`hotbin.core.reductions`, whose partials merge across
 threads, blocks, GPUs and Dask chunks:
 
 =====  ============================================  ===========================================
@@ -25,7 +25,7 @@ whose category code is outside ``[0, ncat)``.
 
 Variance is the two-pass algorithm: the cell means of pass 1 centre pass 2, so
 no sum of squares cancels. With ``deterministic=True`` every float sum is a
-fixed-point sum (:mod:`hotbin.fixedpoint`): integer words that add exactly, so
+fixed-point sum (:mod:`hotbin.core.fixedpoint`): integer words that add exactly, so
 the partials merge to the same bits in any order, chunking and backend. The
 deterministic variance (:func:`_fixed_variance`) takes the scale of its squares
 from the data (each cell's exact minimum and maximum about its mean), scales
@@ -41,11 +41,11 @@ from typing import Any
 
 import numpy as np
 
-from . import fixedpoint
-from .arrays import as_float64, to_host, xp
+from .core import fixedpoint
+from .core.arrays import as_float64, to_host, xp
 from .blocks import Plan
 from .plan import weighted
-from .reductions import COUNT, MAX, MEAN, MIN, centered, fixed, words
+from .core.reductions import COUNT, MAX, MEAN, MIN, centered, fixed, words
 
 __all__ = ["AGGS", "Cells", "aggregate", "check_agg", "merge", "merge_heatmaps"]
 
@@ -190,9 +190,9 @@ def _fixed_variance(run, ex, w):
     ``(w - c)**2``. That pass is scaled from the data: ``w`` and ``c`` times ``2**-k``
     (``k > 0`` only where a cell spreads beyond ``2**500``, so squares stay finite),
     quantum ``2**-s2`` from the largest ``(max - c)**2``/``(c - min)**2`` of any cell and
-    the number of values ``n`` (:func:`hotbin.fixedpoint.scale_for`). The mean's
+    the number of values ``n`` (:func:`hotbin.core.fixedpoint.scale_for`). The mean's
     rounding is taken out exactly: ``var = S / m - e**2`` with ``e`` the exact mean less
-    ``c`` (:func:`hotbin.fixedpoint.residual` of the first sum's words). A cell of one
+    ``c`` (:func:`hotbin.core.fixedpoint.residual` of the first sum's words). A cell of one
     value is 0. A cell whose range is below ``2**40`` quanta ``2**-s1`` of the first sum
     (values far below the largest ``|w|`` of the call) is centred on its midrange instead
     and takes ``e`` from one more centred pass (:func:`_offset`).

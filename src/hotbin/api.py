@@ -10,7 +10,7 @@ Arguments follow NumPy's positional order (``density`` before ``weights``), so
 ``from hotbin import histogram`` replaces ``from numpy import histogram``.
 Inputs whose dtype no kernel takes but NumPy histograms (object weights such as
 ``Decimal``, datetime64/timedelta64 values, long double values, ranges or edges)
-get NumPy's own result (:func:`hotbin.numpy_compat.numpy_only`).
+get NumPy's own result (:func:`hotbin.core.numpy_compat.numpy_only`).
 """
 from __future__ import annotations
 
@@ -19,15 +19,15 @@ import operator
 import numpy as np
 
 from . import backend as _backends
-from . import validate
-from .arrays import is_dask, shared_copy
+from .core import validate
+from .core.arrays import is_dask, shared_copy
 from .batch import check_axis, slices
-from .binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules
+from .core.binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules
 from .grid import columns, grid
-from .numpy_compat import no_edges, numpy_only, numpy_result
+from .core.numpy_compat import no_edges, numpy_only, numpy_result
 from .blocks import Plan
 from .plan import executor, portable, weighted
-from .reductions import COUNT, SUM_F64
+from .core.reductions import COUNT, SUM_F64
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "cumsum",
            "backends"]
@@ -58,7 +58,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
         Defaults to ``$HOTBIN_BACKEND``, else the device of ``a``; large NumPy input goes
         to a usable GPU where that is faster and bitwise the same (:func:`hotbin.plan.portable`).
     deterministic : bool
-        Float weights are summed in fixed point (see :mod:`hotbin.fixedpoint`):
+        Float weights are summed in fixed point (see :mod:`hotbin.core.fixedpoint`):
         bitwise-identical results for any order, chunking and backend.
     axis : int, optional
         hotbin's extension: one histogram per 1-D slice along ``axis`` (a batch:
@@ -199,7 +199,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, back
     edges; a point with a NaN or out-of-range coordinate is not counted.
     D = 1 and D = 2 run the backend's 1-D and 2-D kernels. For D >= 3 each
     axis's bin is computed on the host by the reference rule
-    (:meth:`hotbin.binning.BinRule.index`) in chunks of ``2**20`` points, and the
+    (:meth:`hotbin.core.binning.BinRule.index`) in chunks of ``2**20`` points, and the
     flat cell numbers are counted by the backend's 1-D kernel (weights and fixed
     point included), so memory stays bounded; GPU data is copied to the host
     chunk by chunk for that step. Dask input is not supported here
@@ -334,10 +334,10 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, backend=None)
     -----
     Integer scans are exact and wrap as NumPy's. Float scans follow one fixed
     association order on every backend, so every backend returns the same bits:
-    lanes along the axis are cut into blocks of ``hotbin.scan_order.SCAN_BLOCK``
+    lanes along the axis are cut into blocks of ``hotbin.core.scan_order.SCAN_BLOCK``
     (2048) values, each block is summed left to right, the block totals are chained
     left to right into offsets, and each block is scanned left to right from its
-    offset (see :mod:`hotbin.scan_order`). Lanes up to a block long are
+    offset (see :mod:`hotbin.core.scan_order`). Lanes up to a block long are
     therefore NumPy's sequential result bit for bit; longer ones agree with it to
     rounding. bool, float16 and complex results are computed by NumPy on the host in
     that same order. A dask array (chunk sizes known or not) gives a lazy dask array
@@ -365,7 +365,7 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, backend=None)
         axis = np.lib.array_utils.normalize_axis_index(axis, x.ndim, "axis")
     if out is not None and ex.lazy:
         raise TypeError("out: not supported for dask input (the result is lazy)")
-    # one lane whole per call: the block order of the scan (hotbin.scan_order) needs it
+    # one lane whole per call: the block order of the scan (hotbin.core.scan_order) needs it
     shape = (x.size,) if axis is None else tuple(x.shape)
     res = ex.whole(lambda be, v: be.cumsum(v, axis, od, bool(exclusive)), x, shape=shape, dtype=od)
     res = ex.restore(res, a)

@@ -3,7 +3,7 @@
 A :class:`Plan` is an operation as data: ``block(be, *arrays)`` computes one
 partial per output on a block (the whole arrays in memory, one chunk on Dask)
 with a backend's primitives, and each output's
-:class:`hotbin.reductions.Reduction` merges and finishes the partials. The
+:class:`hotbin.core.reductions.Reduction` merges and finishes the partials. The
 executors (:class:`hotbin.plan.Local`, :class:`hotbin.distributed.Dask`) know
 nothing else about the operation; what they offer is the :class:`Executor` protocol.
 """
@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from .arrays import to_host
+from .core.arrays import to_host
 
 __all__ = ["Plan", "Executor", "block_extent"]
 
@@ -57,7 +57,7 @@ class Executor(Protocol):
     lazy: bool
 
     def array(self, a, name="a"):
-        """``a`` adapted as an input (:mod:`hotbin.arrays`; a dask array on Dask)."""
+        """``a`` adapted as an input (:mod:`hotbin.core.arrays`; a dask array on Dask)."""
 
     def align(self, other, x, message):
         """``other`` paired with ``x`` (same shape; chunked alike on Dask), else ``message``."""

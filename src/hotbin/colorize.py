@@ -13,7 +13,7 @@ import colorsys
 
 import numpy as np
 
-from .arrays import to_host
+from .core.arrays import to_host
 from .shade import _colours, _rgb, normalize
 
 __all__ = ["colorize", "category_colors", "PALETTE"]

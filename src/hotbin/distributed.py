@@ -3,15 +3,15 @@
 It knows no operation: every public function builds the same
 :class:`hotbin.plan.Plan` it runs in memory, and :class:`Dask` runs it
 
-1. **one bin rule, computed once**: rules come from :mod:`hotbin.binning`
+1. **one bin rule, computed once**: rules come from :mod:`hotbin.core.binning`
    exactly as in memory; when they need the data's extent, one pass computes
    ``(min, max)`` per chunk with the backend's ``minmax`` (:meth:`Dask.rules`);
 2. **a partial per chunk**: ``plan.block(be, *chunks)`` on the workers, the
    backend loaded there by name (workers may have devices the client lacks);
    partials stay on the device that computed them;
-3. **a tree merge** with each output's :meth:`hotbin.reductions.Reduction.combine`
+3. **a tree merge** with each output's :meth:`hotbin.core.reductions.Reduction.combine`
    (``split_every`` partials per node: dask's ``split_every`` config, default 8),
-   then :meth:`~hotbin.reductions.Reduction.finalize`.
+   then :meth:`~hotbin.core.reductions.Reduction.finalize`.
 
 Results are lazy dask arrays (NumPy-backed). Passes that decide the plan itself
 (the extent for rules, ``max |w|`` and ``n`` for a fixed-point scale, exact
@@ -25,10 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import backend as _backends
-from .arrays import adapt, align_dask, as_dask, cupy, dask_array, on_gpu, to_host
+from .core.arrays import adapt, align_dask, as_dask, cupy, dask_array, on_gpu, to_host
 from .blocks import Executor, Plan, block_extent
-from .ranges import percentile_ranges
-from .reductions import Reduction
+from .core.ranges import percentile_ranges
+from .core.reductions import Reduction
 
 __all__ = ["Dask"]
 
@@ -196,12 +196,12 @@ class Dask(Executor):
 
     def percentiles(self, arrays, q):
         """Exact ``(lo, hi)`` percentiles of each array's finite values: the radix
-        selection of :func:`hotbin.ranges.percentile_ranges`, two to four passes."""
+        selection of :func:`hotbin.core.ranges.percentile_ranges`, two to four passes."""
         return percentile_ranges(self.passes(arrays), len(arrays), q)
 
     def passes(self, arrays):
         """``run_pass(fn, merge)`` over the chunks of ``arrays`` (see
-        :func:`hotbin.ranges.percentile_ranges`): a tree of ``merge`` on the workers."""
+        :func:`hotbin.core.ranges.percentile_ranges`): a tree of ``merge`` on the workers."""
         dask = self._dask
         blocks = list(zip(*(a.to_delayed().ravel() for a in arrays)))
         k = self.split_every

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arrays import is_dask
+from .core.arrays import is_dask
 from .tables import module_of, pyarrow, select
 
 __all__ = ["columns", "numbers", "name_of", "categories", "MAX_CATEGORIES"]

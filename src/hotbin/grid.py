@@ -1,6 +1,6 @@
 """Histograms of points on D axes: the grid behind histogram2d and histogramdd.
 
-One rule per axis (:func:`hotbin.binning.histogramdd_rules`); 1 and 2 axes are the
+One rule per axis (:func:`hotbin.core.binning.histogramdd_rules`); 1 and 2 axes are the
 backends' own 1-D and 2-D kernels, D >= 3 axes are cell numbers computed on the
 host a chunk at a time and counted by the backend's 1-D kernel. Weighted sums go
 through :func:`hotbin.plan.weighted`.
@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from .arrays import on_gpu, to_host, xp
-from .binning import check_data, index_rule
+from .core.arrays import on_gpu, to_host, xp
+from .core.binning import check_data, index_rule
 from .plan import weighted
 
 __all__ = ["columns", "grid", "CODE_CHUNK"]
@@ -84,9 +84,9 @@ def _coded(be, cols, rules, w, red):
     Each axis's bin comes from the backend's ``bin_index`` (the cpu backend's) or
     :meth:`BinRule.index` on the host, ``CODE_CHUNK`` points at a time; a point outside
     any axis gets code -1. The codes are counted by the backend's 1-D histogram under
-    :func:`hotbin.binning.index_rule`, and the
+    :func:`hotbin.core.binning.index_rule`, and the
     chunks' partials added where they are (fixed-point words merged exactly, on the host:
-    :func:`hotbin.fixedpoint.merge`, so a device chunk then joins the host total).
+    :func:`hotbin.core.fixedpoint.merge`, so a device chunk then joins the host total).
     """
     rule = index_rule(math.prod(r.nbins for r in rules))
     n = int(cols[0].shape[0])

@@ -6,8 +6,8 @@ drawn, see :meth:`Heatmap.to_png`). Cells are ``linspace(lo, hi, n + 1)`` along
 each axis. A given range is half-open, ``[lo, hi)``, so heatmaps of adjacent
 ranges tile without double counting; a range taken from the data is closed,
 ``[min, max]``, with NumPy's edges, so every cell equals ``numpy.histogram2d``'s.
-The cells come from :func:`hotbin.binning.cell_rule` over the ranges of
-:mod:`hotbin.ranges`; the counting is the backend's ``histogram2d`` primitive.
+The cells come from :func:`hotbin.core.binning.cell_rule` over the ranges of
+:mod:`hotbin.core.ranges`; the counting is the backend's ``histogram2d`` primitive.
 This module owns no kernel.
 """
 from __future__ import annotations
@@ -17,15 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from . import frames, png, validate
-from .arrays import as_float64
+from . import frames, png
+from .core import validate
+from .core.arrays import as_float64
 from .aggregate import aggregate, check_agg, merge_heatmaps
-from .binning import cell_rule, positive_int
+from .core.binning import cell_rule, positive_int
 from .project import projected
 from .plan import executor, portable
-from .ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
+from .core.ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
 
-# data_range, check_cells, percentile_ranges and MAX_CELLS are hotbin.ranges', re-exported
+# data_range, check_cells, percentile_ranges and MAX_CELLS are hotbin.core.ranges', re-exported
 __all__ = ["Heatmap", "heatmap", "data_range"]
 
 
@@ -278,8 +279,8 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     width, height : int
         Number of cells along x (columns) and y (rows); ``height=None`` follows
         the aspect of the ranges (square cells). At most
-        :data:`~hotbin.ranges.MAX_CELLS` cells in all and no more than the memory
-        available (:func:`~hotbin.ranges.check_cells`), checked before anything
+        :data:`~hotbin.core.ranges.MAX_CELLS` cells in all and no more than the memory
+        available (:func:`~hotbin.core.ranges.check_cells`), checked before anything
         is allocated.
     x_range, y_range : (float, float), optional
         The extent ``[lo, hi)`` the cells divide: a point is counted iff
@@ -299,7 +300,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
         the data; points outside are dropped and counted in ``dropped``. In
         memory: one ``numpy.partition`` of the finite coordinates (on the host);
         Dask data and the streaming CLI use an exact radix selection of two to
-        four passes (:func:`~hotbin.ranges.percentile_ranges`) that finds the same values.
+        four passes (:func:`~hotbin.core.ranges.percentile_ranges`) that finds the same values.
     closed : bool or (bool, bool), optional
         Whether the last column (x) / row (y) also holds the points on its upper
         edge. Defaults to True for an axis whose range comes from the data and
@@ -315,11 +316,11 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
         Defaults to ``$HOTBIN_BACKEND``, else the device of the input; large NumPy input
         goes to a usable GPU where that is faster and bitwise the same (:func:`hotbin.plan.portable`).
     deterministic : bool
-        Float weights are summed in fixed point (:mod:`hotbin.fixedpoint`, scale
+        Float weights are summed in fixed point (:mod:`hotbin.core.fixedpoint`, scale
         from the largest ``|weight|`` and the number of points): bitwise-identical
         sums for any order of the points, thread count and backend; a cell of
         ``k`` weights is within ``k * 2**-(s+1)`` plus 2 ulp of their exact sum,
-        ``2**-s`` being the quantum of :func:`hotbin.fixedpoint.scale_for`.
+        ``2**-s`` being the quantum of :func:`hotbin.core.fixedpoint.scale_for`.
         Needs finite weights. With ``agg``, every float sum (of sum, mean, std
         and var) is a fixed-point sum, so ``values`` are bitwise the same for
         any chunking and backend; min and max are exact anyway.
@@ -338,7 +339,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     -----
     Cell edges are ``linspace(lo, hi, n + 1)`` in float64 and a coordinate lands
     in cell ``i`` iff ``edges[i] <= v < edges[i+1]``, compared in float64 (the
-    exact rule of :mod:`hotbin.binning`, identical on every backend); a closed
+    exact rule of :mod:`hotbin.core.binning`, identical on every backend); a closed
     axis also puts ``v == hi`` in the last cell. Integer counts are always
     reproducible; float sums without ``deterministic`` may differ in the last
     bits between backends and thread counts. A weighted heatmap bins the points

@@ -15,7 +15,7 @@ Counts are int64 and exact. Weighted histograms keep the sum of weights
 (``values()``) and the sum of squared weights (``variances()``; ``inf`` where
 it exceeds float64, from weights of about ``1e154``). With
 ``deterministic=True`` float weights are kept as fixed-point integer words
-(:mod:`hotbin.fixedpoint`) and merged with its one combine rule, so a merge is
+(:mod:`hotbin.core.fixedpoint`) and merged with its one combine rule, so a merge is
 bitwise identical to one histogram over the concatenated data, in any order,
 provided the partials share one fixed-point scale: build them with the same
 ``bounds=(max_abs_weight, total_count)`` (the default is the data's own, which
@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arrays import to_host
-from . import fixedpoint, histfill
-from .axis import Axis, Traits, same_edges
+from .core.arrays import to_host
+from .core import fixedpoint
+from . import histfill
+from .core.axis import Axis, Traits, same_edges
 from .histfill import Fixed
 
 __all__ = ["Histogram", "Axis", "Traits", "hist", "hist2d"]
@@ -361,7 +362,7 @@ def hist(a, bins=10, range=None, weights=None, *, backend=None, deterministic=Fa
         ``1e154``) are ``inf``, the values stay exact.
     bounds : (float, int), optional
         ``(max_abs_weight, total_count)`` over every partial to be merged (or
-        filled); fixes the fixed-point scale (:func:`hotbin.fixedpoint.scale_for`).
+        filled); fixes the fixed-point scale (:func:`hotbin.core.fixedpoint.scale_for`).
         Default: this data's own ``max |w|`` and size.
     label, xlabel : str, optional
         Title/legend label and axis label (a pandas Series' name by default).

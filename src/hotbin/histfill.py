@@ -29,12 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import fixedpoint, validate
-from .arrays import to_host
-from .binning import BinRule, histogram2d_rules, histogram_rule
+from .core import fixedpoint, validate
+from .core.arrays import to_host
+from .core.binning import BinRule, histogram2d_rules, histogram_rule
 from .blocks import Plan
 from .plan import executor
-from .reductions import for_weights, words
+from .core.reductions import for_weights, words
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Image histograms: luminance, its histogram, equalization, channel histograms, percentiles.
 
 An ops module (DESIGN.md §2): it composes the backend primitives (counts of integer
-levels, scan) and the bin rule of :mod:`hotbin.binning`, and launches no kernel of its own. A backend may offer the optional
+levels, scan) and the bin rule of :mod:`hotbin.core.binning`, and launches no kernel of its own. A backend may offer the optional
 fused primitive ``luma_histogram(img) -> (N, 256) int64`` for uint8 ``(N, H, W, C)``
 images with C in {3, 4}; it is used when present.
 
@@ -10,7 +10,7 @@ The luma rule is :mod:`hotbin.luma`'s.
 Histogram bins
 --------------
 ``bins`` equal-width bins over the levels ``[0, 2**depth)``, placed by
-:mod:`hotbin.binning` exactly as ``numpy.histogram(level, bins, range=(0, 2**depth))``.
+:mod:`hotbin.core.binning` exactly as ``numpy.histogram(level, bins, range=(0, 2**depth))``.
 So ``bins=256`` on an 8-bit image is one level per bin, and on a 16-bit or float
 image 256 levels per bin (``level >> 8``). Every level lands in a bin.
 
@@ -25,12 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import luma
-from .arrays import dask_array
+from .core.arrays import dask_array
 from .blocks import Plan
 from .luma import FLOAT_TOP
 from .plan import executor
-from .reductions import COUNT
-from .binning import positive_int
+from .core.reductions import COUNT
+from .core.binning import positive_int
 from .pillow import is_pillow, pillow_pixels
 
 __all__ = ["luminance", "luminance_histogram", "equalize", "channel_histograms", "percentiles",

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arrays import to_host
-from .binning import histogram_rule
+from .core.arrays import to_host
+from .core.binning import histogram_rule
 from .pillow import is_pillow, pillow_pixels
 from .plan import executor
 

@@ -8,15 +8,15 @@ owned here or below:
    :class:`Local` (one backend of :mod:`hotbin.backend`, chosen by name or by
    the inputs' device) or :class:`hotbin.distributed.Dask` (dask arrays and
    dataframe columns, a lazy result). Both offer the same methods.
-2. **arrays**: ``ex.array(a)`` adapts an input (:mod:`hotbin.arrays`) and
+2. **arrays**: ``ex.array(a)`` adapts an input (:mod:`hotbin.core.arrays`) and
    ``ex.align(w, x)`` pairs weights with their values.
 3. **rules**: ``ex.rules(build, arrays)`` calls ``build(arrays, minmax)``, the
-   rule builders of :mod:`hotbin.binning` (in memory with the backend's
+   rule builders of :mod:`hotbin.core.binning` (in memory with the backend's
    ``minmax``; on Dask with stand-ins that hold the data's extent, found in one
    pass).
 4. **plan**: a :class:`Plan` says what one block of the inputs contributes
    (``block(be, *arrays)``, run on the whole arrays in memory, on every chunk on
-   Dask) and, per output, the :class:`hotbin.reductions.Reduction` that merges and
+   Dask) and, per output, the :class:`hotbin.core.reductions.Reduction` that merges and
    finishes the partials. :func:`weighted` builds the plan of a weighted count
    (fixed point, exact integer sums, complex weights).
 5. **run**: ``ex.run(plan, *arrays)`` returns the finished outputs (lazy on
@@ -32,11 +32,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import backend as _backends
-from . import fixedpoint
-from .arrays import adapt, is_dask, restore, to_host
+from .core import fixedpoint
+from .core.arrays import adapt, is_dask, restore, to_host
 from .blocks import Executor, Plan, block_extent
-from .ranges import percentile_range
-from .reductions import COUNT, SUM_I64, checked, fits_int64, fixed, for_weights, seen_of
+from .core.ranges import percentile_range
+from .core.reductions import COUNT, SUM_I64, checked, fits_int64, fixed, for_weights, seen_of
 
 __all__ = ["Plan", "Local", "executor", "portable", "weighted"]
 
@@ -107,7 +107,7 @@ class Local(Executor):
         return [tuple(block_extent(self.be, a, finite)[0]) for a in arrays]
 
     def percentiles(self, arrays, q):
-        """Exact ``(lo, hi)`` percentiles of each array's finite values (:mod:`hotbin.ranges`)."""
+        """Exact ``(lo, hi)`` percentiles of each array's finite values (:mod:`hotbin.core.ranges`)."""
         return [percentile_range(a, q) for a in arrays]
 
 

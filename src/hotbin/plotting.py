@@ -51,7 +51,7 @@ def plot(hm, ax=None, how="eq_hist", cmap="inferno", colorbar=True, color_key=No
         The image; its ``hotbin_colorbar`` is the colorbar (None without one).
     """
     plt = _pyplot()
-    from .arrays import to_host
+    from .core.arrays import to_host
 
     ax = plt.gca() if ax is None else ax
     shade_kwargs = {"color_key": color_key} if hm.categories is not None else {"cmap": cmap}

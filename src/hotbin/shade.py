@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .arrays import to_host
+from .core.arrays import to_host
 from .colormaps import ALIASES, CONTROL_POINTS
 
 __all__ = ["shade", "normalize", "eq_hist", "blur", "colormap", "HOWS", "CMAPS"]

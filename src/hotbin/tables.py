@@ -13,7 +13,7 @@ is a ValueError naming the argument and listing the table's column names, never 
 """
 from __future__ import annotations
 
-from .arrays import is_dask
+from .core.arrays import is_dask
 
 __all__ = ["select", "module_of", "pyarrow"]
 

@@ -6,7 +6,7 @@ required names are the :class:`BackendModule` protocol. It declares:
 ``NAME``, ``INSTALL``
     its name and the command that installs its dependencies.
 ``DEVICE``
-    ``"host"`` or ``"cuda"``: the arrays it takes (:mod:`hotbin.arrays` adapts
+    ``"host"`` or ``"cuda"``: the arrays it takes (:mod:`hotbin.core.arrays` adapts
     every input to NumPy, or to CuPy for ``"cuda"``). Backends never inspect
     input types.
 ``CAPABILITIES``
@@ -21,7 +21,7 @@ required names are the :class:`BackendModule` protocol. It declares:
     a NumPy array made ready: copied to the device, or left on the host to be
     staged slab by slab when it is too big.
 
-and the primitives, on arrays adapted by :func:`hotbin.arrays.adapt`:
+and the primitives, on arrays adapted by :func:`hotbin.core.arrays.adapt`:
 
 ``minmax(a) -> (lo, hi)``
     NumPy scalars of ``a.dtype``; NaN when ``a`` holds a NaN (as ``a.min()``).
@@ -35,15 +35,15 @@ and the primitives, on arrays adapted by :func:`hotbin.arrays.adapt`:
     finished, at the scale of the whole ``w``'s max ``|w|``, where the backend
     can guess and confirm that scale without waiting (:func:`device_histogram`).
 ``histogram(a, rule, weights=None, red=COUNT)``
-    the partial of the reduction ``red`` (:mod:`hotbin.reductions`; the
+    the partial of the reduction ``red`` (:mod:`hotbin.core.reductions`; the
     backend's accumulator is chosen by ``red.acc``) over the bins of the 1-D
-    :class:`hotbin.binning.BinRule`: shape ``red.lead + (nbins,)``; with
-    ``red.check`` it may add :func:`hotbin.reductions.with_seen`'s column.
+    :class:`hotbin.core.binning.BinRule`: shape ``red.lead + (nbins,)``; with
+    ``red.check`` it may add :func:`hotbin.core.reductions.with_seen`'s column.
 ``histogram_rows(a, rule)`` (capability ``"histogram_rows"``)
     ``(N, nbins)`` int64 counts, one histogram per row of the 2-D ``a``.
 ``histogram2d(x, y, rx, ry, weights=None, red=COUNT, by=None) -> (grid, kept)``
     the partial ``red.lead + (nx, ny)`` and the number of points in a cell
-    (whatever their weight). Every accumulator of :mod:`hotbin.reductions`
+    (whatever their weight). Every accumulator of :mod:`hotbin.core.reductions`
     (``count``, ``f64``, ``i64``, ``fixed``, and the values accumulators
     ``mean``, ``min``, ``max`` with ``red.identity`` and ``red.center``).
     ``by=(codes, ncat)``: integer category codes, one per point; the partial
@@ -52,7 +52,7 @@ and the primitives, on arrays adapted by :func:`hotbin.arrays.adapt`:
 ``bincount(x, length, weights=None)``
     int64 counts, or float64 sums, of the non-negative integers ``x < length``.
 ``cumsum(a, axis, od, exclusive)``
-    prefix sums in the association order of :mod:`hotbin.scan_order`: bitwise
+    prefix sums in the association order of :mod:`hotbin.core.scan_order`: bitwise
     equal on every backend.
 ``luma_histogram(img)`` (capability ``"luma"``)
     ``(256,)`` / ``(N, 256)`` int64 counts of the luma levels of uint8 RGB(A).
@@ -84,9 +84,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..arrays import on_gpu, shared_copy, to_host
-from ..binning import plain_rule
-from ..reductions import SUM_F64
+from ..core.arrays import on_gpu, shared_copy, to_host
+from ..core.binning import plain_rule
+from ..core.reductions import SUM_F64
 from .counting import counting
 
 __all__ = ["BackendModule", "CAPABLE", "OPTIONAL", "NAMES", "ENV", "load", "available", "select", "name_for", "offloaded", "gpu_usable", "call",
@@ -130,7 +130,7 @@ class BackendModule(Protocol):
         """int64 counts, or float64 sums, of the non-negative integers ``x < length``."""
 
     def cumsum(self, a, axis, od, exclusive=False):
-        """Prefix sums in the association order of :mod:`hotbin.scan_order`."""
+        """Prefix sums in the association order of :mod:`hotbin.core.scan_order`."""
 
 
 #: capability -> the primitive a backend declaring it offers
@@ -344,7 +344,7 @@ def device_histogram(backend, a, bins, range, weights=None, deterministic=False)
     deterministic=deterministic)`` for the common calls on CuPy arrays, or None: the general
     path (:mod:`hotbin.plan`) answers.
 
-    The common calls: ``bins`` an int over a pair of Python numbers (:func:`hotbin.binning.plain_rule`,
+    The common calls: ``bins`` an int over a pair of Python numbers (:func:`hotbin.core.binning.plain_rule`,
     built once), no density or axis (the caller's test), integer or float values (bool
     warns on the general path), and the backend :func:`name_for` picks already loaded and taking
     device arrays as they are (``DEVICE == "cuda"``); ``weights`` None (counts) or a float32 /

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..arrays import xp
-from ..binning import exact_counts
-from ..reductions import COUNT
+from ..core.arrays import xp
+from ..core.binning import exact_counts
+from ..core.reductions import COUNT
 
 __all__ = ["counting"]
 
@@ -20,11 +20,11 @@ def counting(count, op: str):
     """``count`` (the primitive ``op``) made to follow two properties of a rule that kernels do
     not implement, in the one place every front door's counts pass through:
 
-    * :attr:`~hotbin.binning.BinRule.exact` (int64/uint64 data over integer range ends of
+    * :attr:`~hotbin.core.binning.BinRule.exact` (int64/uint64 data over integer range ends of
       magnitude 2**53 or more, which NumPy compares exactly): the bins kernels get wrong are
-      counted again under the rule's integer sub-rule (:func:`~hotbin.binning.exact_counts`);
-    * :attr:`~hotbin.binning.BinRule.tail` (cells of zero width at an open end): kernels count
-      under :attr:`~hotbin.binning.BinRule.counted` and the empty cells are padded on.
+      counted again under the rule's integer sub-rule (:func:`~hotbin.core.binning.exact_counts`);
+    * :attr:`~hotbin.core.binning.BinRule.tail` (cells of zero width at an open end): kernels count
+      under :attr:`~hotbin.core.binning.BinRule.counted` and the empty cells are padded on.
     """
     if op == "histogram2d":
         def count2d(x, y, rx, ry, *args, **kwargs):
@@ -69,7 +69,7 @@ def _trim_center(args, kwargs, shape):
 def _pad(out, red, shape):
     """The partial ``out`` of fewer bins on its last axes grown to ``shape``: the bins added hold
     ``red``'s identity (they count nothing). Columns past the bins of a 1-D partial (a checked
-    partial's, :func:`hotbin.reductions.with_seen`) stay last."""
+    partial's, :func:`hotbin.core.reductions.with_seen`) stay last."""
     x = xp(out)
     nd = len(shape)
     counted = tuple(out.shape[-nd:])

@@ -81,7 +81,7 @@ def on_cluster(args, files, base, numbers, where):
 
 def _heatmap(args, job, client, shares):
     from ..project import CRS, mercator
-    from ..ranges import data_range, percentile_ranges
+    from ..core.ranges import data_range, percentile_ranges
     from .stream import _Labels
 
     ranges = [args.x_range, args.y_range]

@@ -58,7 +58,7 @@ def write_geotiff(path, hm) -> None:
     import rasterio
     from rasterio.transform import from_bounds
 
-    from ..arrays import to_host
+    from ..core.arrays import to_host
 
     plain = hm.agg == "count" and hm.categories is None
     data = np.asarray(to_host(hm.counts if plain else hm.values))

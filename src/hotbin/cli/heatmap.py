@@ -87,7 +87,7 @@ def register(sub):
 
 
 def run(args) -> int:
-    from ..ranges import check_cells, check_clip
+    from ..core.ranges import check_cells, check_clip
     from ..shade import blur, colormap
     from .summary import report, write_heatmap
 
@@ -185,7 +185,7 @@ def _warn_concentrated(hm, axes):
     """A warning on stderr for each axis in ``axes`` (0: x, 1: y) whose range from the data an
     outlier stretched: the fewest adjacent columns (rows) that hold :data:`MOST` of the points
     span under :data:`FEW` of them, so the picture is a blank with the data in a sliver."""
-    from ..arrays import to_host
+    from ..core.arrays import to_host
 
     points = np.asarray(to_host(hm.points), np.int64)
     cells = points.reshape(-1, hm.height, hm.width).sum(axis=0)

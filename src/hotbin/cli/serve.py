@@ -57,7 +57,7 @@ def register(sub):
 
 
 def run(args) -> int:
-    from ..ranges import check_clip, given_range
+    from ..core.ranges import check_clip, given_range
     from ..serve import Dataset, Shading, create_app, require
     from ..serve import run as serve
     from ..serve.params import parse_shading

@@ -40,7 +40,7 @@ def from_data(args, data, progress, said=None):
     said = [] if said is None else said
     from ..heatmap import heatmap
     from ..project import CRS, mercator
-    from ..ranges import data_range, percentile_ranges
+    from ..core.ranges import data_range, percentile_ranges
 
     chunks = _Projected(data) if args.project else data
     ranges = [args.x_range, args.y_range]

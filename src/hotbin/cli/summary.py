@@ -39,7 +39,7 @@ def write_heatmap(args, hm, fmt) -> None:
 
 def _numbers(hm):
     """What ``.npy`` holds: the exact counts (or weight sums) of a plain heatmap, else the values."""
-    from ..arrays import to_host
+    from ..core.arrays import to_host
 
     plain = hm.agg == "count" and hm.categories is None
     return to_host(hm.counts if plain else hm.values)
@@ -49,7 +49,7 @@ def png_text(hm) -> dict:
     """The ``tEXt`` chunks of a heatmap's PNG: the ranges (interval notation, shortest round-trip
     numbers, ``]`` for a closed end), the column names, the CRS and aggregation when set."""
     from .. import __version__
-    from ..ranges import interval
+    from ..core.ranges import interval
 
     text = {"Software": f"hotbin {__version__}", "x_range": interval(hm.x_range, hm.x_closed),
             "y_range": interval(hm.y_range, hm.y_closed), "x_name": hm.x_name, "y_name": hm.y_name}
@@ -67,7 +67,7 @@ def summary(args, hm, n, source, junk, fmt, seconds) -> dict:
     ``dropped`` fell in no cell and ``skipped`` had no value or category
     (``n == sum of points + dropped + skipped``), ``junk_rows`` skipped as not numbers,
     the ranges and where they came from, the largest cell value, the grid and the output."""
-    from ..arrays import to_host
+    from ..core.arrays import to_host
 
     values = np.asarray(to_host(hm.values), np.float64)
     finite = values[np.isfinite(values)]
@@ -87,7 +87,7 @@ def summary(args, hm, n, source, junk, fmt, seconds) -> dict:
 
 def report(args, hm, n, what, source, junk, fmt, seconds) -> None:
     """The ranges line on stderr; the summary line (or ``--json``) on stdout."""
-    from ..ranges import interval
+    from ..core.ranges import interval
 
     xr, yr = interval(hm.x_range, hm.x_closed, ".10g"), interval(hm.y_range, hm.y_closed, ".10g")
     unit = f" ({hm.crs} metres)" if hm.crs else ""

@@ -14,12 +14,12 @@ import math
 import numpy as np
 
 from ..aggregate import AGGS
-from ..arrays import is_dask, to_host, xp
+from ..core.arrays import is_dask, to_host, xp
 from ..backend import load
-from ..binning import cell_rule
+from ..core.binning import cell_rule
 from ..heatmap import Heatmap, heatmap
 from ..project import CRS, PROJECTIONS, inverse, projected
-from ..ranges import check_clip, given_range
+from ..core.ranges import check_clip, given_range
 from .params import View
 
 __all__ = ["Dataset"]

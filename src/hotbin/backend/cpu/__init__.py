@@ -14,7 +14,7 @@ The protocol surface of :mod:`hotbin.backend`; the work is in the modules:
 ``banded``     2-D values on grids beyond the caches: points sorted by band of cells
 ``rule``       the bin rule fused into kernels (no index array)
 ``reduce``     minmax, floats as sortable integer keys (the kernel: ``ends``)
-``scan``       prefix sums in the shared block order (:mod:`hotbin.scan_order`)
+``scan``       prefix sums in the shared block order (:mod:`hotbin.core.scan_order`)
 ``luma``       the fused luma histogram of RGB(A) images
 ``chunks``     contiguous native-endian pieces of any input, bounded memory
 ``parallel``   the thread pool that runs kernels, thread count, partials per job
@@ -28,8 +28,8 @@ import os
 
 import numpy as np
 
-from ... import fixedpoint
-from ...reductions import COUNT
+from ...core import fixedpoint
+from ...core.reductions import COUNT
 from . import reduce, small
 from .parallel import MIN_PER_THREAD, threads
 
@@ -87,9 +87,9 @@ def histogram2d(x, y, rx, ry, weights=None, red=COUNT, by=None):
 
 
 def bin_index(a, rule):
-    """The bin of each value of ``a`` (-1: none), as :meth:`hotbin.binning.BinRule.index`
+    """The bin of each value of ``a`` (-1: none), as :meth:`hotbin.core.binning.BinRule.index`
     (which answers for small inputs, and for rules whose kernels' range test counts need
-    :func:`~hotbin.binning.exact_counts`)."""
+    :func:`~hotbin.core.binning.exact_counts`)."""
     if a.size <= small.SMALL or rule.nbins >= 2**31 - 1 or rule.exact is not None:
         return rule.index(a)
     from .hist import bin_index as kernel

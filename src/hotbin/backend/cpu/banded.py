@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._jit import njit
+from ...core._jit import njit
 from .scatter import BLOCK, _cells, _grid, _hot, _in_cell, _one_cell, _widen
 from .values import add_block, add_whole, set_aside
 

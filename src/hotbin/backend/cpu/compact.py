@@ -20,7 +20,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from ..._jit import njit
+from ...core._jit import njit
 
 __all__ = ["others", "COMPRESS"]
 

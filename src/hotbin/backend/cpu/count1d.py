@@ -1,5 +1,5 @@
 """1-D counts on the cpu: raw values of integers (8/16-bit data folded into bins through its
-value table, :func:`hotbin.kernel_rule.value_table`; ``bincount``) and the bins of one axis, and
+value table, :func:`hotbin.core.kernel_rule.value_table`; ``bincount``) and the bins of one axis, and
 weighted sums by the bins of one axis, into private per-thread partials merged at the end.
 """
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 
-from ..._jit import njit
-from ...kernel_rule import fold_values, value_table
+from ...core._jit import njit
+from ...core.kernel_rule import fold_values, value_table
 from .chunks import chunks, kernel_dtype
 from .copies import SUBS, SUM_SUBS, add_rows, copies
 from .parallel import Kernel, each, nparts, share

@@ -10,10 +10,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import fixedpoint
-from ...arrays import to_host
-from ... import reductions
-from ...binning import BinRule
+from ...core import fixedpoint
+from ...core.arrays import to_host
+from ...core import reductions
+from ...core.binning import BinRule
 from .chunks import chunks, kernel_dtype, readonly
 from .count1d import LUT_KINDS, counts_1d, lut_counts, sums_1d
 from .parallel import Kernel, each, nparts, threads
@@ -34,7 +34,7 @@ class _Acc(NamedTuple):
     weights: np.dtype | str | None
 
 
-#: the accumulator of each :attr:`hotbin.reductions.Reduction.acc`. Counts go into uint8
+#: the accumulator of each :attr:`hotbin.core.reductions.Reduction.acc`. Counts go into uint8
 #: partials whose wraps are recorded (.wraps.COUNT_PARTIAL), then folded into int64;
 #: fixed-point words are two int64 partials.
 _HOW = {

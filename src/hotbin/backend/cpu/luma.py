@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from ..._jit import njit
+from ...core._jit import njit
 from .chunks import readonly
 from .parallel import MIN_PER_THREAD, Kernel, threads
 

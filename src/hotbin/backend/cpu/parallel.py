@@ -30,7 +30,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from ..._jit import njit
+from ...core._jit import njit
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor

@@ -13,7 +13,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ..._jit import njit
+from ...core._jit import njit
 
 __all__ = ["PREFETCH_BYTES", "prefetch", "ahead"]
 

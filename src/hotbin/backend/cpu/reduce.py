@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...binrule import sort_keys
+from ...core.binrule import sort_keys
 from .chunks import kernel_dtype, readonly
 from .parallel import each, threads_for
 

@@ -1,4 +1,4 @@
-"""The bin rule of :mod:`hotbin.binning`, fused into the cpu kernels (no index array).
+"""The bin rule of :mod:`hotbin.core.binning`, fused into the cpu kernels (no index array).
 
 A rule travels into kernels as the tuple ``(e, e0, en, lo, scale, step, tab, split, mode)`` of
 :func:`rule_args`: the kernel's edges, its ends, the multiply guess, SEARCH's tables
@@ -44,8 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._jit import njit
-from ...binning import BinRule
+from ...core._jit import njit
+from ...core.binning import BinRule
 from .search import search
 
 __all__ = ["LINEAR", "LINEAR32", "NEAR", "SEARCH", "SCALED", "SCALED32", "SPAN32", "codes", "cells2", "in_bin",
@@ -239,7 +239,7 @@ def cells2(x, y, rx, ry, out, tmp, none):
 @njit
 def in_bin(v, b, m, r, g):
     """Whether v[b:b+m] all lie in bin g of the rule tuple r: ``e[g] <= v < e[g + 1]``,
-    ``<= e[g + 1]`` for the last bin (:mod:`hotbin.binning`'s rule; NaN lies in none): the
+    ``<= e[g + 1]`` for the last bin (:mod:`hotbin.core.binning`'s rule; NaN lies in none): the
     edges are the rule itself, so the answer is what :func:`codes` would give."""
     e = r[0]
     lo, hi = e[g], e[g + 1]

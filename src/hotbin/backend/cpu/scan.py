@@ -1,7 +1,7 @@
-"""Prefix sums on the cpu: numba lane kernels in the order of :mod:`hotbin.scan_order`.
+"""Prefix sums on the cpu: numba lane kernels in the order of :mod:`hotbin.core.scan_order`.
 
 A scan along an axis is a set of lanes ``[o, :, k]`` of an ``(outer, m, inner)``
-view (:func:`hotbin.scan_order.scan_layout`); lanes are scanned block by block,
+view (:func:`hotbin.core.scan_order.scan_layout`); lanes are scanned block by block,
 blocks in parallel, each from its offset. ``inner == 1`` lanes are rows; otherwise
 all ``k`` of a lane are walked at once, in memory order.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import scan_order
-from ..._jit import njit
-from ...scan_order import block_offsets, scan_kind, scan_layout, scan_numpy, scan_zero
+from ...core import scan_order
+from ...core._jit import njit
+from ...core.scan_order import block_offsets, scan_kind, scan_layout, scan_numpy, scan_zero
 from .chunks import readonly
 from .parallel import Kernel, threads_for
 
@@ -74,7 +74,7 @@ def _row_scan(a, offsets, block, exclusive, out, t, nt):
 def _row_scan1(a, zero, block, exclusive, out):
     """:func:`_row_sums` then :func:`_row_scan` in one pass on one thread: each block scanned
     from its offset with its sum from ``zero`` added beside it, the next offset the two
-    added (:func:`hotbin.scan_order.block_offsets`' order), so bit for bit the two passes'
+    added (:func:`hotbin.core.scan_order.block_offsets`' order), so bit for bit the two passes'
     result. Two independent chains of adds, one read: 1M float64 on one core of the 2-vCPU
     AMD EPYC VM (Zen 5), 915 us in the two passes, 643 in them on two threads, 472 here."""
     m = a.shape[1]
@@ -194,7 +194,7 @@ def _scan_lanes(src, dst, exclusive):
 def cumsum(a, axis, od, exclusive=False):
     """Prefix sums of ``a`` along ``axis`` (None: the flattened array) in dtype ``od``.
 
-    In the association order of :mod:`hotbin.scan_order`: bitwise equal on every
+    In the association order of :mod:`hotbin.core.scan_order`: bitwise equal on every
     backend, NumPy's sequential scan for lanes up to ``SCAN_BLOCK`` long, independent
     of the thread count. Values are cast to ``od`` as :func:`numpy.cumsum` casts them;
     integer scans are exact (wrapping as NumPy's). ``exclusive``: the inclusive scan

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._jit import njit
+from ...core._jit import njit
 from .compact import others
 from .prefetch import prefetch
 from .rule import cells2, codes, in_bin

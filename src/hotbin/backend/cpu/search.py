@@ -14,7 +14,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from ..._jit import njit
+from ...core._jit import njit
 
 __all__ = ["search", "SEARCH_LANES"]
 

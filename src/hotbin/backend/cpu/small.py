@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...scan_order import scan_numpy
+from ...core.scan_order import scan_numpy
 from .chunks import kernel_dtype
 from .copies import SUM_SUBS, add_rows, copies
 from .parallel import MIN_PER_THREAD
@@ -109,7 +109,7 @@ def bincount(x, length, weights=None):
 
 
 def cumsum(a, axis, od, exclusive=False):
-    """Prefix sums as the kernels', in the block order of :mod:`hotbin.scan_order`."""
+    """Prefix sums as the kernels', in the block order of :mod:`hotbin.core.scan_order`."""
     a = np.asarray(a)
     if axis is None:
         a, axis = a.reshape(-1), 0

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..._jit import njit
+from ...core._jit import njit
 from .kept import scratch
 
 __all__ = ["MEAN", "MIN", "MAX", "VALUES", "add_block", "add_whole", "set_aside", "merge_values"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._jit import njit
+from ...core._jit import njit
 
 __all__ = ["COUNT_PARTIAL", "WRAP", "FOLD_BLOCK", "wrap_slots", "add_one", "add_many", "fold", "unwrap"]
 

@@ -6,7 +6,7 @@ package's modules, each with one job:
 =============  ==========================================================================
 ``runtime``    CuPy, kernel sources, NVRTC options, compile cache, device facts, launches
 ``tuning``     tuned tables by architecture, forced choices, launch planning (no CuPy)
-``rule``       the bin rule as kernel arguments (:mod:`hotbin.kernel_rule`'s tolerance)
+``rule``       the bin rule as kernel arguments (:mod:`hotbin.core.kernel_rule`'s tolerance)
 ``stage``      bounded device memory: inputs staged slab by slab, partials combined
 ``hist1d``     1-D counts (hist1d.cu)
 ``sums``       1-D weighted sums: float64, exact int64, fixed point; max |w| (hist1d.cu)
@@ -17,13 +17,13 @@ package's modules, each with one job:
 =============  ==========================================================================
 
 Inputs are NumPy arrays (copied to the device by :func:`prepare`, or staged slab
-by slab when large) or CuPy arrays (used as they are); :mod:`hotbin.arrays`
+by slab when large) or CuPy arrays (used as they are); :mod:`hotbin.core.arrays`
 adapts everything else. Semantics are the cpu backend's, bit for bit: the exact
-bin rule of :mod:`hotbin.binning` is fused into the kernels (multiply guess,
+bin rule of :mod:`hotbin.core.binning` is fused into the kernels (multiply guess,
 then correct against the edges array), 8/16-bit integers are counted by raw
 value and folded into bins through a table built by :meth:`BinRule.index`,
 counts are 32-bit per block and 64-bit in the result, and fixed-point words
-equal the cpu backend's after :func:`hotbin.fixedpoint.fold`. Float64 weighted
+equal the cpu backend's after :func:`hotbin.core.fixedpoint.fold`. Float64 weighted
 sums use float64 atomics (not bitwise reproducible; ``deterministic=True`` is);
 the 2-D extremes (acc ``min``, ``max``) are exact, as atomic maxima of
 order-preserving integer keys.
@@ -39,9 +39,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from ... import fixedpoint, reductions
-from ...arrays import on_gpu, to_host
-from ...binning import BinRule
+from ...core import fixedpoint, reductions
+from ...core.arrays import on_gpu, to_host
+from ...core.binning import BinRule
 from . import hist1d, luma, quick, scan, spatial, sums
 from .runtime import INSTALL, cupy, kernel_dtype
 from .stage import device, out_of_memory, stage_bytes, staged, upload
@@ -222,7 +222,7 @@ def bincount(x, length, weights=None):
 
 
 def cumsum(a, axis, od, exclusive=False):
-    """Prefix sums in the order of :mod:`hotbin.scan_order` (:func:`scan.cumsum`)."""
+    """Prefix sums in the order of :mod:`hotbin.core.scan_order` (:func:`scan.cumsum`)."""
     a = asarray(a)
     with device(a), out_of_memory():
         return scan.cumsum(a, axis, od, exclusive, current())

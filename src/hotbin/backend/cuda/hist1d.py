@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...binning import BinRule
+from ...core.binning import BinRule
 from .rule import BIN_NEAREST, BIN_NEAREST_ALL, BIN_RAW, BIN_RAW_FULL, BIN_RULE, BIN_SEARCH, binner
 from .rule import count_binner, edge_bytes, raw_args, rule_args
 from .rule import shift_rule, value_table

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...binning import BinRule
+from ...core.binning import BinRule
 from .hist1d import _NO_FOLD, _U32_SHARE, LUT_KINDS, _count_plan, _lut_plan, _slots, blocks, shift_plan
 from .runtime import cupy, kernel_dtype
 from .tuning import Tuning

@@ -1,6 +1,6 @@
 """The bin rule as the cuda kernels take it: binner, guess and edges, by kernel family.
 
-The tolerance of the multiply guess is :func:`hotbin.kernel_rule.guess`'s, for
+The tolerance of the multiply guess is :func:`hotbin.core.kernel_rule.guess`'s, for
 the 1-D kernels (hist1d.cu through hist_common.cuh's ``RuleBin``) and the 2-D ones
 (spatial.cu's ``Axis``) alike. The host parts here need no CuPy; :func:`rule_args`
 and :func:`value_table` upload their tables once per device.
@@ -11,8 +11,8 @@ import functools
 
 import numpy as np
 
-from ... import kernel_rule
-from ...binning import BinRule
+from ...core import kernel_rule
+from ...core.binning import BinRule
 from .runtime import CTYPE, device_table
 
 __all__ = ["BIN_RULE", "BIN_RAW", "BIN_RAW_FULL", "BIN_SEARCH", "BIN_NEAREST", "BIN_NEAREST_ALL",
@@ -72,7 +72,7 @@ def hist1d_guess(rule: BinRule, shortcut: bool = True) -> tuple[float, float, fl
     comparison dtype (float32 for float32 :attr:`BinRule.kernel_cmp`, so also for
     float16 rules; float64 otherwise), with one rounding per operation (``__fsub_rn``,
     ``__fmul_rn``: no FMA) on the value itself (``G`` is the comparison dtype, so
-    ``(G)v`` is exact). That is :func:`hotbin.kernel_rule.guess` computed in ``G``,
+    ``(G)v`` is exact). That is :func:`hotbin.core.kernel_rule.guess` computed in ``G``,
     whose ``lo`` and ``scale`` are passed here so the kernel rounds exactly what the
     tolerance bounds (``lo`` is exact in ``G``; ``scale`` is the float64 quotient
     rounded once to ``G``). Its ``eps`` bounds, in bins, the edges' deviation plus those

@@ -1,4 +1,4 @@
-"""Prefix sums on the device (kernels/scan.cu) in the association order of :mod:`hotbin.scan_order`.
+"""Prefix sums on the device (kernels/scan.cu) in the association order of :mod:`hotbin.core.scan_order`.
 
 Integers: one-pass decoupled look-back scans (exact in any order). float32 and
 float64: the shared block order, one thread per lane block (``lane_sums`` /
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import scan_order
-from ...arrays import to_host
+from ...core import scan_order
+from ...core.arrays import to_host
 from .runtime import CTYPE, cupy, device_info, flat, kernel, kernel_dtype, launch
 from .stage import stage_bytes, staged
 from .tuning import Tuning, table
@@ -39,13 +39,13 @@ CHAIN_IN_SCAN = True
 
 
 def cumsum(a, axis, od, exclusive, tune: Tuning):
-    """Prefix sums in the order of :mod:`hotbin.scan_order` (the same values).
+    """Prefix sums in the order of :mod:`hotbin.core.scan_order` (the same values).
 
     Integers: the look-back scan; along an axis of device data, one scan of the lanes
-    laid end to end (:func:`hotbin.scan_order.int_lanes`). float32 and float64: the shared
+    laid end to end (:func:`hotbin.core.scan_order.int_lanes`). float32 and float64: the shared
     block order. Host input comes back on the host, slab by slab for one lane (slabs of
     whole blocks, each continued from the previous slab's total: bitwise the one-pass
-    scan). bool/float16/complex results: :func:`hotbin.scan_order.scan_numpy` on the host.
+    scan). bool/float16/complex results: :func:`hotbin.core.scan_order.scan_numpy` on the host.
     ``NotImplemented`` for host data along an axis that does not fit one slab and for
     integer results of non-integer input.
     """

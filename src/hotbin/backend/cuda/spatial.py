@@ -5,11 +5,11 @@
 
 2-D binning
 -----------
-Each axis uses the exact rule of :mod:`hotbin.binning` (``edges[i] <= v < edges[i+1]``
+Each axis uses the exact rule of :mod:`hotbin.core.binning` (``edges[i] <= v < edges[i+1]``
 compared in the rule's comparison dtype, the last bin closed at ``kernel_cmp[-1]``;
-:func:`hotbin.binning.cell_rule` makes that end open for heatmaps of a given range), so results
+:func:`hotbin.core.binning.cell_rule` makes that end open for heatmaps of a given range), so results
 equal the cpu backend's bit for bit: counts always, int64 sums of integer
-weights always, fixed-point words always (after :func:`hotbin.fixedpoint.fold`,
+weights always, fixed-point words always (after :func:`hotbin.core.fixedpoint.fold`,
 which this module applies), float64 sums up to the order of float additions.
 
 The kernels compare in the data's type when that is exact: float32 data against
@@ -56,8 +56,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import fixedpoint, reductions
-from ...binning import BinRule
+from ...core import fixedpoint, reductions
+from ...core.binning import BinRule
 from .rule import MODE_NEAREST, axis_args, axis_mode, edge_table
 from .runtime import aligned, cupy, device_info, device_table, flat, kernel, launch, resident
 from .tuning import Tuning, current, spatial_plan, table
@@ -115,7 +115,7 @@ class Acc(NamedTuple):
 _U64, _F64 = np.dtype(np.uint64), np.dtype(np.float64)
 #: spatial_acc.cuh's ValuesAcc operations (OP_SUM, OP_MIN, OP_MAX)
 OP_SUM, OP_MIN, OP_MAX = 0, 1, 2
-#: spatial_acc.cuh's accumulator by :attr:`hotbin.reductions.Reduction.acc`
+#: spatial_acc.cuh's accumulator by :attr:`hotbin.core.reductions.Reduction.acc`
 ACC = {"count": Acc("CountAcc", 4, _U64, None),
        "f64": Acc("SumF64", 8, _F64, _F64),
        "i64": Acc("SumI64", 8, _U64, np.dtype(np.int64)),
@@ -243,11 +243,11 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
     ----------
     x, y : cupy.ndarray
         1-D, same length; bool, integer or real float values (NaN lands nowhere).
-    rx, ry : hotbin.binning.BinRule
+    rx, ry : hotbin.core.binning.BinRule
         The two axes' rules (``histogram2d_rules`` or ``cell_rule``).
     weights : cupy.ndarray, optional
         Same length; given unless ``red.acc`` is "count".
-    red : hotbin.reductions.Reduction
+    red : hotbin.core.reductions.Reduction
         Its ``acc`` picks the accumulator (:data:`ACC`): counts; float64 sums (float
         atomics: the last bits may vary between runs); exact int64 sums; fixed-point
         words at ``2**-red.scale``, folded (``0 <= lo < 2**32``), equal to the cpu

@@ -2,7 +2,7 @@
 
 Weighted sums by bin or value take the accumulator of the reduction (:data:`SUM_ACC`):
 float64 atomics (not bitwise reproducible), exact int64, or fixed-point words equal to the
-cpu backend's after :func:`hotbin.fixedpoint.fold`; :func:`max_abs` is the one pass that
+cpu backend's after :func:`hotbin.core.fixedpoint.fold`; :func:`max_abs` is the one pass that
 sizes the fixed point. The sums take the counts' binners (:mod:`.hist1d`). Every function
 here takes device arrays; :mod:`.stage` feeds them slab by slab.
 """
@@ -14,9 +14,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import fixedpoint
-from ...binning import BinRule
-from ...reductions import float_of
+from ...core import fixedpoint
+from ...core.binning import BinRule
+from ...core.reductions import float_of
 from .hist1d import _U32_SHARE, PLANS_MAX, VECTOR_BYTES, _rule_kernel_args
 from .rule import edge_bytes
 from .runtime import CTYPE, cupy, device_info, flat, kernel, launch, resident
@@ -37,7 +37,7 @@ class _Acc:
         self.code, self.words, self.shared, self.out, self.weights = code, words, shared, np.dtype(out), weights
 
 
-#: hist_sum's accumulator by :attr:`hotbin.reductions.Reduction.acc` (hist1d.cu ACC_*); fixed
+#: hist_sum's accumulator by :attr:`hotbin.core.reductions.Reduction.acc` (hist1d.cu ACC_*); fixed
 #: point keeps 64-bit hi words and 32-bit low words in shared memory
 SUM_ACC = {"f64": _Acc(0, 1, 8, np.float64, "f"), "i64": _Acc(1, 1, 8, np.uint64, "i"),
            "fixed": _Acc(2, 2, 12, np.uint64, "f")}
@@ -90,7 +90,7 @@ def sums(x, w, rule: BinRule | None, nslots: int, acc: str, out, tune: Tuning, f
          guess=None):
     """Weighted sums of w by bin (rule) or value (rule None) into out (hist_sum), with the
     accumulator ``SUM_ACC[acc]``. ``factor``: the fixed-point factor as two powers of two
-    (:func:`hotbin.fixedpoint.factors`); ``seen`` (fixed point): one word that keeps the
+    (:func:`hotbin.core.fixedpoint.factors`); ``seen`` (fixed point): one word that keeps the
     largest bits of ``|w|`` read (:func:`seen_max`); ``guess`` (fixed point, at most
     LO_CHUNK weights): :func:`sample_guess`'s words, whose factors replace ``factor``, the
     low words left unfolded (:func:`guessed_fixed`)."""
@@ -182,7 +182,7 @@ def seen_max(word) -> float:
 def max_abs(w) -> float | None:
     """``max |w|`` of a C-contiguous float32/float64 CuPy array on the current device in one
     pass (hist1d.cu max_abs_bits: the largest bits of ``|w|``), NaN when a weight is NaN, as
-    :func:`hotbin.fixedpoint.max_abs`; None for any other array (the caller's reductions)."""
+    :func:`hotbin.core.fixedpoint.max_abs`; None for any other array (the caller's reductions)."""
     if not _float_weights(w):
         return None
     if w.size == 0:
@@ -239,7 +239,7 @@ def sample_max_abs(w) -> float | None:
 def guessed_fixed(x, w, rule: BinRule, tune: Tuning):
     """float64 fixed-point sums of the large float CuPy weights ``w`` by the bins of ``rule`` over
     the contiguous kernel-dtype values ``x``, at the scale of the whole data's max |w|
-    (:func:`hotbin.fixedpoint.scale_for`), or None where :func:`sample_guess` makes none.
+    (:func:`hotbin.core.fixedpoint.scale_for`), or None where :func:`sample_guess` makes none.
 
     Nothing waits before the sums: the scale is guessed on the device (sample_scale), the sums
     take its factors and note the max |w| they read, fixed_finish turns the words into float64
@@ -250,7 +250,7 @@ def guessed_fixed(x, w, rule: BinRule, tune: Tuning):
     Raises
     ------
     ValueError
-        For NaN or infinite weights (:func:`hotbin.fixedpoint.scale_for`).
+        For NaN or infinite weights (:func:`hotbin.core.fixedpoint.scale_for`).
     """
     n, nb = int(x.size), rule.nbins
     if n > fixedpoint.LO_CHUNK or n != w.size:

@@ -13,7 +13,7 @@ What runs on the device, and what is exact
   and bool, for any edges (:mod:`.hist`); ``histogram2d`` counts of the same dtypes,
   with categories (``by=``: integer codes of any width) or without.
 * ``histogram2d`` min and max (the ``[min, n]`` / ``[max, n]`` partials of
-  :mod:`hotbin.reductions`, with or without categories) of weights that are all float32
+  :mod:`hotbin.core.reductions`, with or without categories) of weights that are all float32
   values: float32, float16, bool, 8/16-bit integers, and float64 or 32/64-bit integers
   once a host pass has checked it (:mod:`.extreme`). Exact: order keys under u32 atomics.
 * sums of such weights in fixed point (:mod:`.fixed`): ``histogram`` and ``histogram2d``
@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import fixedpoint, reductions, scan_order
-from ...binning import BinRule, index_rule
+from ...core import fixedpoint, reductions, scan_order
+from ...core.binning import BinRule, index_rule
 from . import device, extreme, fixed, hist, keys, scan
 from .device import ENV_ADAPTER, INSTALL
 from .luma import luma_histogram
@@ -141,7 +141,7 @@ def bincount(x, length, weights=None):
 
 
 def cumsum(a, axis, od, exclusive=False):
-    """Prefix sums as :mod:`hotbin.scan_order` defines them, bit for bit (:mod:`.scan`):
+    """Prefix sums as :mod:`hotbin.core.scan_order` defines them, bit for bit (:mod:`.scan`):
     integers into integers, and float32. NotImplemented for the rest (float64, bool,
     float16, complex, integers from floats)."""
     a = np.asarray(a)

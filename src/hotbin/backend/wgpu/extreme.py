@@ -1,6 +1,6 @@
 """Per-cell min and max of weights (the values accumulators "min" and "max") on the device.
 
-The partial is :mod:`hotbin.reductions`' ``[extreme, n]`` in float64: row 0 the min (max)
+The partial is :mod:`hotbin.core.reductions`' ``[extreme, n]`` in float64: row 0 the min (max)
 of the cell's non-NaN weights (``red.identity``, +inf (-inf), where it has none), row 1
 their number. kernels/extreme.wgsl compares float32 weights as order-preserving u32 keys
 with atomicMin / atomicMax, so the result is exact and independent of the order: bitwise

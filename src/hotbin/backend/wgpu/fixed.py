@@ -1,4 +1,4 @@
-"""Per-bin and per-cell sums of float weights in fixed point (:mod:`hotbin.fixedpoint`) on the device.
+"""Per-bin and per-cell sums of float weights in fixed point (:mod:`hotbin.core.fixedpoint`) on the device.
 
 kernels/fixed.wgsl turns each float32 weight into fixedpoint.split's two integer words with
 integer arithmetic only (WGSL has no float64) and sums them exactly, so the words are bitwise
@@ -6,7 +6,7 @@ the cpu backend's in any order. Three accumulators use them:
 
 * ``fixed`` (``deterministic=True``): the words themselves, at the reduction's scale;
 * ``mean`` (heatmap mean, sum and the first pass of std / var): ``[sum, n]`` in float64, the sum
-  the words' value (:func:`hotbin.fixedpoint.combine`) at the scale ``s`` of this call's
+  the words' value (:func:`hotbin.core.fixedpoint.combine`) at the scale ``s`` of this call's
   largest ``|w|`` and size: the exact sum of the weights quantized at ``2**-s``, rounded once,
   where a float64 running sum rounds at every add. A cell of ``k`` weights is within
   ``k * 2**-(s+1)`` of its exact sum, i.e. ``2**-(95 - log2 n)`` of the largest ``|w|`` a
@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ... import fixedpoint
+from ...core import fixedpoint
 from .device import gpu, pow2_floor, words64
 from .extreme import f32_weights
 from .hist import points2d, stream

@@ -1,7 +1,7 @@
 """Counting launches: 1-D and 2-D histograms, chunk by chunk, into 64-bit counters.
 
 * uint8/int8/bool: the raw byte values counted (hist_u8.wgsl), folded into bins on the
-  host by :func:`hotbin.kernel_rule.value_table`: exact for any edges.
+  host by :func:`hotbin.core.kernel_rule.value_table`: exact for any edges.
 * uint16/int16: one value -> bin table (the same reference rule) looked up on the
   device (hist.wgsl, key kind LUT16).
 * int32/uint32/float32/float16: the rule on u32 keys (hist.wgsl, :mod:`.keys`), 1-D or
@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...kernel_rule import fold_values, value_table
+from ...core.kernel_rule import fold_values, value_table
 from .device import BINDINGS, LOAD_BYTES, gpu, native, pow2_floor, words64
 from .keys import KEY_LUT16, axis, axis_bytes, keyed, lut16_axis, widen
 from .tuning import CACHE_SLOTS, MIN_SLOTS, U8, WG

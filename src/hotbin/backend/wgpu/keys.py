@@ -4,15 +4,15 @@ Data values and edges both become u32 keys whose unsigned order is the values' o
 (one comparison serves u32, i32 and f32 data). The edges become key thresholds
 exactly, whatever the comparison dtype: ``ceil``/``floor`` of the edges for integer
 data; for float32 data compared in float64, the edges rounded up (the closed top edge
-rounded down) to float32 (:func:`hotbin.kernel_rule.round_f32`), so no value is ever
+rounded down) to float32 (:func:`hotbin.core.kernel_rule.round_f32`), so no value is ever
 rounded into another bin.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...binning import MAX_SLACK, BinRule
-from ...kernel_rule import round_f32
+from ...core.binning import MAX_SLACK, BinRule
+from ...core.kernel_rule import round_f32
 
 #: key kinds, rule.wgsl's KIND_* constants
 KEY_U32, KEY_I32, KEY_F32, KEY_LUT16 = 0, 1, 2, 3
@@ -110,7 +110,7 @@ def guess_slack(th, kind, lo, scale) -> float:
     """How far (in bins) rule.wgsl's float32 guess can land from the bin: ``max |t(th[i]) - i|``
     over each bin's lowest key. ``t`` is monotone, so a value of bin ``i`` is guessed within
     this plus one bin of ``i``; the shader then steps bin by bin, so a rule whose guess is
-    worse than :data:`hotbin.binning.MAX_SLACK` (an integer key offset times a large scale,
+    worse than :data:`hotbin.core.binning.MAX_SLACK` (an integer key offset times a large scale,
     float32 rounding) is searched instead: never O(bins) per value.
     """
     with np.errstate(all="ignore"):

@@ -1,16 +1,16 @@
-"""Prefix sums on the device, as :mod:`hotbin.scan_order` defines them, bit for bit.
+"""Prefix sums on the device, as :mod:`hotbin.core.scan_order` defines them, bit for bit.
 
 Integers: 64-bit two's-complement words (scan.wgsl, reduce-then-scan: exact, wrapping
 as NumPy); along an axis, the lanes are scanned end to end as one array and each lane
-then loses the sum before it (:func:`hotbin.scan_order.int_lanes`). float32: the shared
+then loses the sum before it (:func:`hotbin.core.scan_order.int_lanes`). float32: the shared
 block order (scan_lanes.wgsl sums and scans each block, the host chains the block
-offsets with :func:`hotbin.scan_order.block_offsets`).
+offsets with :func:`hotbin.core.scan_order.block_offsets`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ... import scan_order
+from ...core import scan_order
 from .device import gpu, native
 from .tuning import SCAN_ITEMS, SCAN_LANES_WG, WG
 

@@ -66,7 +66,7 @@ class BinRule:
     #: it bit for bit
     span: tuple | None = None
     #: how many of the last bins can hold nothing: cells of zero width at an open end
-    #: (:func:`hotbin.binning.cell_rule` of a range a few ulps wide), which a closed end
+    #: (:func:`hotbin.core.binning.cell_rule` of a range a few ulps wide), which a closed end
     #: cannot express. Kernels count under :attr:`counted` and the bins are padded after it
     tail: int = 0
 
@@ -195,7 +195,7 @@ class BinRule:
         ``floor(v * s)`` is the bin (a value on ``nbins / s`` clamped to the last bin), with
         no edge compared. ``s`` is ``nbins`` over the span of :attr:`edges`, not :attr:`scale`:
         heatmap cells open at ``hi`` close at the float just below it
-        (:func:`hotbin.binning.cell_rule`), and those are exact too. Checked once per rule."""
+        (:func:`hotbin.core.binning.cell_rule`), and those are exact too. Checked once per rule."""
         n, lo = self.nbins, self.lo
         if lo != 0.0 or not float(self.edges[-1]) > 0:
             return 0.0

@@ -19,7 +19,7 @@ import os
 
 __all__ = ["njit", "lazy"]
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # hotbin/, not core/
 
 
 @functools.lru_cache(maxsize=1)

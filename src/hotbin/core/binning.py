@@ -1,11 +1,11 @@
 """Where bin edges fall: NumPy's edges for every form of ``bins`` and ``range``.
 
-The builders here turn NumPy's arguments into :class:`hotbin.binrule.BinRule`
-objects (the rule itself, its reference :meth:`~hotbin.binrule.BinRule.index`
+The builders here turn NumPy's arguments into :class:`hotbin.core.binrule.BinRule`
+objects (the rule itself, its reference :meth:`~hotbin.core.binrule.BinRule.index`
 and the exact-integer-range fix live there): edges are produced by
 ``numpy.histogram_bin_edges`` itself, called so that it does not scan the data
 unless NumPy's own rule needs it (string bin rules); the comparison dtype is the
-one NumPy compares in (see :mod:`hotbin.binrule`). Heatmap cells
+one NumPy compares in (see :mod:`hotbin.core.binrule`). Heatmap cells
 (:func:`cell_rule`) and flat cell numbers (:func:`index_rule`) are rules too.
 """
 from __future__ import annotations
@@ -321,7 +321,7 @@ def cell_rule(n: int, lo, hi, name: str, closed: bool = False) -> BinRule:
     (``cmp[-1]``), so both need the same kernel. A range only a few floats wide
     can have cells of zero width at ``hi``: they hold nothing under NumPy's edges
     (``edges[i] <= v < edges[i+1]``), and a closed end cannot say so, so those
-    are the rule's :attr:`~hotbin.binrule.BinRule.tail` (counted without them, then padded).
+    are the rule's :attr:`~hotbin.core.binrule.BinRule.tail` (counted without them, then padded).
 
     The rules of recent cells are kept (:data:`CELL_RULES`; their arrays read-only): a
     viewer or a loop asks for the same cells again, and a rule is ~130 µs of linspace and

@@ -176,7 +176,7 @@ def float_of(bits: int, itemsize: int) -> float:
 
 
 def fixed(scale: int) -> Reduction:
-    """Fixed-point sums of float weights at ``2**-scale`` (:mod:`hotbin.fixedpoint`), finished
+    """Fixed-point sums of float weights at ``2**-scale`` (:mod:`hotbin.core.fixedpoint`), finished
     as float64 where the words are (device words on the device: the host's bits)."""
     return replace(words(scale), finish=lambda w: fixedpoint.combine(w, scale), out=np.dtype(np.float64))
 

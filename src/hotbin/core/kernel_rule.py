@@ -1,6 +1,6 @@
 """The bin rule as kernels take it: derived once here, handed to every backend.
 
-:class:`hotbin.binning.BinRule` says which bin a value lands in; this module
+:class:`hotbin.core.binning.BinRule` says which bin a value lands in; this module
 derives what device kernels need to apply that rule exactly and fast:
 
 * :func:`round_f32` / :func:`edges_f32`: float32 edges that compare float32

@@ -1,0 +1,1 @@
+"""Core rules of hotbin: binning, reductions, ranges, array helpers; no executor, no backend."""
