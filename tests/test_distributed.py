@@ -181,7 +181,7 @@ def test_public_api_routes_dask(client, data):
     x, y, w = data
     out = hotbin.histogram(_chunked(x, 5000), bins=10, weights=_chunked(w, 5000), deterministic=True)
     if not is_dask(out[0]):
-        pytest.skip("hotbin.api does not route dask inputs to hotbin.distributed yet")
+        pytest.skip("hotbin.api does not route dask inputs to hotbin.exec.dask yet")
     ref, _ = hotbin.histogram(x, bins=10, weights=w, deterministic=True)
     assert _bits(out[0].compute()) == _bits(ref)
     H, _, _ = hotbin.histogram2d(_chunked(x, 5000), _chunked(y, 5000), bins=3)

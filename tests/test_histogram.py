@@ -602,7 +602,7 @@ def test_histogramdd_edges_chunks_and_determinism(backend, monkeypatch, rng):
     H = check_dd(backend, s, 4, [(0, 1)] * 3)
     assert H.sum() == len(s) - 3 and H[-1, -1, -1] >= 1
     ref = to_numpy(hotbin.histogramdd(s, 4, [(0, 1)] * 3, weights=w, deterministic=True, backend=backend)[0])
-    monkeypatch.setattr(hotbin.grid, "CODE_CHUNK", 7)
+    monkeypatch.setattr(hotbin.exec.grid, "CODE_CHUNK", 7)
     check_dd(backend, s, [4, e, 3], [(0, 1), None, (-1, 2)])
     p = rng.permutation(len(s))
     got = to_numpy(hotbin.histogramdd(s[p], 4, [(0, 1)] * 3, weights=w[p], deterministic=True,
@@ -620,7 +620,7 @@ def test_cpu_bin_index_is_the_rules_index(dtype, rng, monkeypatch):
     BinRule.index, value for value: every edge and its neighbours, NaN, infinities, values
     off the range, edges from data and given, int64 ends only exact in integers; and a
     D = 3 histogramdd over several code chunks is NumPy's."""
-    from hotbin import grid
+    from hotbin.exec import grid
     from hotbin.backend import cpu
     from hotbin.backend.cpu import small
     n = 3 * small.SMALL + 17

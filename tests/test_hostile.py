@@ -158,7 +158,7 @@ def test_axis_empty(backend, shape, axis):
 @pytest.mark.parametrize("axis", [0, 1, 2])
 def test_axis_slabs_agree(backend, axis, monkeypatch):
     """Small slabs (so slices are gathered in many pieces) give NumPy's per-slice histograms."""
-    monkeypatch.setattr(hotbin.batch, "SLAB_BYTES", 64)
+    monkeypatch.setattr(hotbin.exec.batch, "SLAB_BYTES", 64)
     x = np.random.default_rng(2).normal(size=(5, 7, 40)).astype(np.float32)
     h = to_numpy(hotbin.histogram(x, 6, (-2, 2), backend=backend, axis=axis)[0])
     rows = np.moveaxis(x, axis, -1)

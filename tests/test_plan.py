@@ -9,9 +9,9 @@ import pytest
 import hotbin
 from hotbin import backend as registry
 from hotbin.core import reductions
-from hotbin.blocks import Plan
+from hotbin.exec.plan import Plan
 from hotbin.core.binning import histogram_rule
-from hotbin.plan import Local, executor
+from hotbin.exec.local import Local, executor
 
 SRC = pathlib.Path(hotbin.__file__).parent
 
@@ -152,7 +152,7 @@ def test_no_import_cycles():
 def test_backends_import_no_front_door_and_no_other_backend():
     graph = _imports()
     front = {"hotbin.api", "hotbin.heatmap", "hotbin.hist", "hotbin.histfill", "hotbin.images",
-             "hotbin.shade", "hotbin.plan", "hotbin.distributed", "hotbin.cli"}
+             "hotbin.shade", "hotbin.exec.local", "hotbin.exec.dask", "hotbin.cli"}
     for m, deps in graph.items():
         if not m.startswith("hotbin.backend."):
             continue
@@ -166,5 +166,5 @@ def test_backends_import_no_front_door_and_no_other_backend():
 def test_core_modules_import_no_backend():
     graph = _imports()
     for m in ("hotbin.core.binning", "hotbin.core.binrule", "hotbin.core.kernel_rule", "hotbin.core.fixedpoint",
-              "hotbin.core.reductions", "hotbin.core.arrays", "hotbin.core.scan_order", "hotbin.blocks"):
+              "hotbin.core.reductions", "hotbin.core.arrays", "hotbin.core.scan_order", "hotbin.exec.plan"):
         assert not any(d.startswith("hotbin.backend") for d in graph[m]), m

@@ -7,8 +7,8 @@ import pytest
 
 from hotbin import backend as registry
 from hotbin.core.binning import histogram_rule
-from hotbin.blocks import Executor
-from hotbin.plan import Local
+from hotbin.exec.plan import Executor
+from hotbin.exec.local import Local
 
 #: Executor methods with a default in the protocol (an implementation may inherit them)
 DEFAULTS = {"scale_guess", "finite_extents"}
@@ -32,7 +32,7 @@ def test_protocols_list_their_methods_with_a_docstring():
 def _executors():
     yield Local(registry.load("cpu"))
     da = pytest.importorskip("dask.array")
-    from hotbin.distributed import Dask
+    from hotbin.exec.dask import Dask
 
     yield Dask(None, da.zeros(4, chunks=2))
 
@@ -82,7 +82,7 @@ def test_the_loaded_backend_is_one_and_counts_as_numpy():
 
 def test_plain_counts_run_through_the_executor():
     """plan.weighted's counts without weights are a Plan run by ``ex.run`` like every other sum."""
-    from hotbin.plan import weighted
+    from hotbin.exec.local import weighted
 
     ran = []
 

@@ -148,7 +148,7 @@ def per_call(fn, reps=2000, rounds=5):
 
 def steps():
     """µs per call of the steps of one small call, each alone."""
-    from hotbin import plan
+    from hotbin.exec import local as plan
     from hotbin.core import validate
     from hotbin.core.arrays import shared_copy
 

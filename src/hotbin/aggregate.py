@@ -43,8 +43,8 @@ import numpy as np
 
 from .core import fixedpoint
 from .core.arrays import as_float64, to_host, xp
-from .blocks import Plan
-from .plan import weighted
+from .exec.plan import Plan
+from .exec.local import weighted
 from .core.reductions import COUNT, MAX, MEAN, MIN, centered, fixed, words
 
 __all__ = ["AGGS", "Cells", "aggregate", "check_agg", "merge", "merge_heatmaps"]

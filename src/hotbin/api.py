@@ -2,7 +2,7 @@
 bincount, cumsum.
 
 Every function takes NumPy arrays (and anything ``numpy.asarray`` takes), CuPy arrays, torch CUDA
-tensors and dask arrays / dataframe columns (lazy results). Each builds one plan (:mod:`hotbin.plan`)
+tensors and dask arrays / dataframe columns (lazy results). Each builds one plan (:mod:`hotbin.exec.local`)
 run in memory on the backend the inputs' device picks (unless ``backend=`` or ``$HOTBIN_BACKEND``
 says otherwise) or on Dask; results come back as the same kind of array on the same device.
 
@@ -21,12 +21,12 @@ import numpy as np
 from . import backend as _backends
 from .core import validate
 from .core.arrays import is_dask, shared_copy
-from .batch import check_axis, slices
+from .exec.batch import check_axis, slices
 from .core.binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules
-from .grid import columns, grid
+from .exec.grid import columns, grid
 from .core.numpy_compat import no_edges, numpy_only, numpy_result
-from .blocks import Plan
-from .plan import executor, portable, weighted
+from .exec.plan import Plan
+from .exec.local import executor, portable, weighted
 from .core.reductions import COUNT, SUM_F64
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "cumsum",
@@ -56,7 +56,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
         Same shape as ``a``.
     backend : {"cpu", "cuda", "wgpu"}, optional
         Defaults to ``$HOTBIN_BACKEND``, else the device of ``a``; large NumPy input goes
-        to a usable GPU where that is faster and bitwise the same (:func:`hotbin.plan.portable`).
+        to a usable GPU where that is faster and bitwise the same (:func:`hotbin.exec.local.portable`).
     deterministic : bool
         Float weights are summed in fixed point (see :mod:`hotbin.core.fixedpoint`):
         bitwise-identical results for any order, chunking and backend.

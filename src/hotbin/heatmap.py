@@ -23,7 +23,7 @@ from .core.arrays import as_float64
 from .aggregate import aggregate, check_agg, merge_heatmaps
 from .core.binning import cell_rule, positive_int
 from .project import projected
-from .plan import executor, portable
+from .exec.local import executor, portable
 from .core.ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
 
 # data_range, check_cells, percentile_ranges and MAX_CELLS are hotbin.core.ranges', re-exported
@@ -314,7 +314,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
         metres and ``crs`` is ``"EPSG:3857"``.
     backend : {"cpu", "cuda", "wgpu"}, optional
         Defaults to ``$HOTBIN_BACKEND``, else the device of the input; large NumPy input
-        goes to a usable GPU where that is faster and bitwise the same (:func:`hotbin.plan.portable`).
+        goes to a usable GPU where that is faster and bitwise the same (:func:`hotbin.exec.local.portable`).
     deterministic : bool
         Float weights are summed in fixed point (:mod:`hotbin.core.fixedpoint`, scale
         from the largest ``|weight|`` and the number of points): bitwise-identical
@@ -344,7 +344,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     reproducible; float sums without ``deterministic`` may differ in the last
     bits between backends and thread counts. A weighted heatmap bins the points
     twice: once for the sums, once for ``points``. Dask arrays and dataframe
-    columns are binned per chunk and tree-merged by the same plan (:mod:`hotbin.distributed`), with
+    columns are binned per chunk and tree-merged by the same plan (:mod:`hotbin.exec.dask`), with
     the same cells as in memory.
     """
     if x is None or y is None:

@@ -21,7 +21,7 @@ provided the partials share one fixed-point scale: build them with the same
 ``bounds=(max_abs_weight, total_count)`` (the default is the data's own, which
 makes a single histogram equal ``hotbin.histogram(..., deterministic=True)``).
 
-Dask inputs are counted on the cluster by :mod:`hotbin.distributed` (a partial
+Dask inputs are counted on the cluster by :mod:`hotbin.exec.dask` (a partial
 per chunk, tree-merged by the same rule) and give the same object, computed.
 """
 from __future__ import annotations
@@ -353,7 +353,7 @@ def hist(a, bins=10, range=None, weights=None, *, backend=None, deterministic=Fa
     a, bins, range, weights, backend
         As :func:`hotbin.histogram`; complex weights are refused (no variance).
         Dask arrays and dask dataframe columns are histogrammed on their cluster
-        (:mod:`hotbin.distributed`) and the result computed.
+        (:mod:`hotbin.exec.dask`) and the result computed.
     deterministic : bool
         Keep float weights in fixed point: values and variances are bitwise
         reproducible, and ``+`` of partials built with the same ``bounds`` is

@@ -32,8 +32,8 @@ import numpy as np
 from .core import fixedpoint, validate
 from .core.arrays import to_host
 from .core.binning import BinRule, histogram2d_rules, histogram_rule
-from .blocks import Plan
-from .plan import executor
+from .exec.plan import Plan
+from .exec.local import executor
 from .core.reductions import for_weights, words
 
 
@@ -119,7 +119,7 @@ def _flow_arrays(ex, arrays, rules, names):
 class Source:
     """Data to fill from, in memory or on Dask, under the histogram's rules."""
 
-    ex: object  #: the executor (:mod:`hotbin.plan`)
+    ex: object  #: the executor (:mod:`hotbin.exec.local`)
     arrays: tuple  #: the coordinate arrays, NaN as +inf
     rules: tuple  #: the histogram's rules, one per axis
     names: tuple  #: the arguments' names, for messages

@@ -17,7 +17,7 @@ image 256 levels per bin (``level >> 8``). Every level lands in a bin.
 Arrays stay where they are: NumPy in, NumPy out; CuPy or torch CUDA tensors are
 processed on their GPU and the results come back as the same kind of array; a dask
 image gives lazy dask arrays (nothing is computed in the call). Every function runs
-through the executor of :mod:`hotbin.plan`: counts per image as plans, per-pixel work
+through the executor of :mod:`hotbin.exec.local`: counts per image as plans, per-pixel work
 and per-image tables blockwise.
 """
 from __future__ import annotations
@@ -26,9 +26,9 @@ import numpy as np
 
 from . import luma
 from .core.arrays import dask_array
-from .blocks import Plan
+from .exec.plan import Plan
 from .luma import FLOAT_TOP
-from .plan import executor
+from .exec.local import executor
 from .core.reductions import COUNT
 from .core.binning import positive_int
 from .pillow import is_pillow, pillow_pixels

@@ -49,7 +49,7 @@ import numpy as np
 from .core.arrays import to_host
 from .core.binning import histogram_rule
 from .pillow import is_pillow, pillow_pixels
-from .plan import executor
+from .exec.local import executor
 
 __all__ = ["Image", "parse", "load", "levels", "level_counts", "fold", "cdf", "LUMA_WEIGHTS",
            "LUMA_DIVISOR", "FLOAT_TOP", "FLOAT16_STEP", "BLOCK_PIXELS"]
@@ -117,7 +117,7 @@ def parse(a, name="image") -> Image:
 
 
 def load(image, backend):
-    """``(executor, Image)`` of an image: the executor of :func:`hotbin.plan.executor` (the one
+    """``(executor, Image)`` of an image: the executor of :func:`hotbin.exec.local.executor` (the one
     routing: the backend in memory, or Dask), the image parsed; on Dask a dask image whose
     channels are one chunk (a block holds whole pixels)."""
     if is_pillow(image):

@@ -342,7 +342,7 @@ def _host(v):
 def device_histogram(backend, a, bins, range, weights=None, deterministic=False):
     """``(hist, edges)`` of ``hotbin.histogram(a, bins, range, weights=weights,
     deterministic=deterministic)`` for the common calls on CuPy arrays, or None: the general
-    path (:mod:`hotbin.plan`) answers.
+    path (:mod:`hotbin.exec.local`) answers.
 
     The common calls: ``bins`` an int over a pair of Python numbers (:func:`hotbin.core.binning.plain_rule`,
     built once), no density or axis (the caller's test), integer or float values (bool

@@ -6,7 +6,7 @@ counted: a given range (``[lo, hi)``, checked), a range taken from the data
 exact, in memory or by a radix selection over chunks, :func:`percentile_ranges`),
 the closure of each axis (:func:`check_closed`), and the number of cells a grid
 may have (:func:`check_cells`). :func:`hotbin.heatmap`, the Dask path
-(:mod:`hotbin.distributed`) and the streaming CLI all take their cells from
+(:mod:`hotbin.exec.dask`) and the streaming CLI all take their cells from
 here, so a heatmap built in memory, per Dask chunk or per file chunk has the
 same cells.
 """

@@ -3,7 +3,7 @@
 A :class:`Reduction` is the one description of an accumulator that every layer
 reads: the backends pick their accumulator by :attr:`Reduction.acc` (a kernel
 template, a numba branch, a WGSL pipeline), the executors (in memory and the
-Dask tree, :mod:`hotbin.plan`) merge partials with :meth:`Reduction.combine`
+Dask tree, :mod:`hotbin.exec.local`) merge partials with :meth:`Reduction.combine`
 and turn the last one into the result with :meth:`Reduction.finalize`.
 
 =========  ======  ===========  ==========================  ==========================
@@ -95,7 +95,7 @@ class Reduction:
     identity: tuple = ()  #: initial value of each lead row (empty: zeros)
     #: cell centers: accumulate (w - center[cell])**2 (acc "mean" and "fixed")
     center: object = field(default=None, compare=False, repr=False)
-    #: acc "fixed": ``scale`` is a guess (:func:`hotbin.plan.weighted`); a backend that reads
+    #: acc "fixed": ``scale`` is a guess (:func:`hotbin.exec.local.weighted`); a backend that reads
     #: every weight in the pass that sums them may return :func:`with_seen`'s partial
     check: bool = False
 

@@ -1,6 +1,6 @@
 """Arguments of the NumPy-shaped counting functions, checked once with NumPy's messages.
 
-Every check takes the executor (:mod:`hotbin.plan`), so in-memory and Dask
+Every check takes the executor (:mod:`hotbin.exec.local`), so in-memory and Dask
 inputs are checked by the same lines: ``ex.array`` adapts an input,
 ``ex.align`` pairs an array with the values it belongs to.
 """

@@ -316,7 +316,7 @@ def sums_1d(a, kd, rule, weights, dt: np.dtype, wdt: np.dtype):
     ``dt`` copies of the bins (:func:`part_sum1`), one row of copies per thread, the rows added
     in order at the end (:func:`.copies.add_rows`). Float sums are reassociated so (as the
     threads' rows always were); int64 sums wrap as they would in any order (the caller checks
-    them: :func:`hotbin.plan.exact_int_sums`)."""
+    them: :func:`hotbin.exec.local.exact_int_sums`)."""
     width = rule.nbins + 1
     nsub = copies(width, dt.itemsize, SUM_SUBS)
     parts = nparts(a.size, width * dt.itemsize * nsub)

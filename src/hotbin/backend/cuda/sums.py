@@ -224,7 +224,7 @@ def sample_guess(w, extra: int = 0):
 def sample_max_abs(w) -> float | None:
     """``max |w|`` of SAMPLE evenly spaced weights of a large float CuPy array when it likely
     lies in the binade of the whole array's (a guess of the fixed-point scale that the sums
-    confirm, :func:`hotbin.plan.weighted`), NaN or inf when the sample holds one (its scale
+    confirm, :func:`hotbin.exec.local.weighted`), NaN or inf when the sample holds one (its scale
     fails as the exact pass's would), else None: small or other arrays, a sample of zeros
     (sparse weights), or a tail that the sample's two largest values extrapolate past that
     binade (hist1d.cu sample_scale). A wrong guess costs a second run of the sums; no guess
@@ -245,7 +245,7 @@ def guessed_fixed(x, w, rule: BinRule, tune: Tuning):
     take its factors and note the max |w| they read, fixed_finish turns the words into float64
     at the guessed scale, and one read of four words confirms the guess. A wrong guess, or none
     (the sums then only find max |w|), sums again at the scale of that max |w|: results are always
-    those of the exact scale, bit for bit (:func:`hotbin.plan.weighted`'s, the cpu backend's).
+    those of the exact scale, bit for bit (:func:`hotbin.exec.local.weighted`'s, the cpu backend's).
 
     Raises
     ------

@@ -4,7 +4,7 @@ A :class:`Plan` is an operation as data: ``block(be, *arrays)`` computes one
 partial per output on a block (the whole arrays in memory, one chunk on Dask)
 with a backend's primitives, and each output's
 :class:`hotbin.core.reductions.Reduction` merges and finishes the partials. The
-executors (:class:`hotbin.plan.Local`, :class:`hotbin.distributed.Dask`) know
+executors (:class:`hotbin.exec.local.Local`, :class:`hotbin.exec.dask.Dask`) know
 nothing else about the operation; what they offer is the :class:`Executor` protocol.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from .core.arrays import to_host
+from ..core.arrays import to_host
 
 __all__ = ["Plan", "Executor", "block_extent"]
 
@@ -50,8 +50,8 @@ def block_extent(be, x, finite=False):
 
 @runtime_checkable
 class Executor(Protocol):
-    """What every executor offers the front doors (:mod:`hotbin.plan`): :class:`hotbin.plan.Local`
-    and :class:`hotbin.distributed.Dask` implement it (``lazy``: whether results are lazy).
+    """What every executor offers the front doors (:mod:`hotbin.exec.local`): :class:`hotbin.exec.local.Local`
+    and :class:`hotbin.exec.dask.Dask` implement it (``lazy``: whether results are lazy).
     ``scale_guess`` and ``finite_extents`` have defaults here; Dask also offers ``lazy_edges``."""
 
     lazy: bool
@@ -73,7 +73,7 @@ class Executor(Protocol):
 
     def scale_guess(self, w) -> int | None:
         """A guess of the fixed-point scale of ``w`` that the sums confirm, or None: the
-        scale comes from :meth:`stats` first (:func:`hotbin.plan.weighted`)."""
+        scale comes from :meth:`stats` first (:func:`hotbin.exec.local.weighted`)."""
         return None
 
     def extents(self, arrays, finite=False):

@@ -6,7 +6,7 @@ owned here or below:
 
 1. **executor**: :func:`executor` picks where it runs from the inputs:
    :class:`Local` (one backend of :mod:`hotbin.backend`, chosen by name or by
-   the inputs' device) or :class:`hotbin.distributed.Dask` (dask arrays and
+   the inputs' device) or :class:`hotbin.exec.dask.Dask` (dask arrays and
    dataframe columns, a lazy result). Both offer the same methods.
 2. **arrays**: ``ex.array(a)`` adapts an input (:mod:`hotbin.core.arrays`) and
    ``ex.align(w, x)`` pairs weights with their values.
@@ -25,18 +25,18 @@ owned here or below:
 What is no sum over blocks runs through the executor as well: a scan on the arrays
 whole (``ex.whole``, :func:`hotbin.cumsum`) and per-block maps (``ex.blockwise``:
 luma planes, equalized pixels, per-slice histograms). The methods are the
-:class:`hotbin.blocks.Executor` protocol.
+:class:`hotbin.exec.plan.Executor` protocol.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import backend as _backends
-from .core import fixedpoint
-from .core.arrays import adapt, is_dask, restore, to_host
-from .blocks import Executor, Plan, block_extent
-from .core.ranges import percentile_range
-from .core.reductions import COUNT, SUM_I64, checked, fits_int64, fixed, for_weights, seen_of
+from .. import backend as _backends
+from ..core import fixedpoint
+from ..core.arrays import adapt, is_dask, restore, to_host
+from .plan import Executor, Plan, block_extent
+from ..core.ranges import percentile_range
+from ..core.reductions import COUNT, SUM_I64, checked, fits_int64, fixed, for_weights, seen_of
 
 __all__ = ["Plan", "Local", "executor", "portable", "weighted"]
 
@@ -119,7 +119,7 @@ def executor(backend, *inputs, offload=None):
     (``offload``: the operation's key when large NumPy inputs may go to the GPU, see
     :func:`hotbin.backend.name_for` and :func:`portable`)."""
     if is_dask(*inputs):
-        from .distributed import Dask
+        from .dask import Dask
 
         return Dask(backend, *inputs)
     be = _backends.select(backend, *inputs, offload=offload)

@@ -15,7 +15,7 @@ import string
 
 import numpy as np
 
-from .core.arrays import to_host
+from ..core.arrays import to_host
 
 __all__ = ["slices", "per_slice", "check_axis", "SLAB_BYTES"]
 

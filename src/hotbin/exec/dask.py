@@ -1,7 +1,7 @@
-"""Dask: the executor of :mod:`hotbin.plan` for data that does not fit one machine.
+"""Dask: the executor of :mod:`hotbin.exec.local` for data that does not fit one machine.
 
 It knows no operation: every public function builds the same
-:class:`hotbin.plan.Plan` it runs in memory, and :class:`Dask` runs it
+:class:`hotbin.exec.local.Plan` it runs in memory, and :class:`Dask` runs it
 
 1. **one bin rule, computed once**: rules come from :mod:`hotbin.core.binning`
    exactly as in memory; when they need the data's extent, one pass computes
@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backend as _backends
-from .core.arrays import adapt, align_dask, as_dask, cupy, dask_array, on_gpu, to_host
-from .blocks import Executor, Plan, block_extent
-from .core.ranges import percentile_ranges
-from .core.reductions import Reduction
+from .. import backend as _backends
+from ..core.arrays import adapt, align_dask, as_dask, cupy, dask_array, on_gpu, to_host
+from .plan import Executor, Plan, block_extent
+from ..core.ranges import percentile_ranges
+from ..core.reductions import Reduction
 
 __all__ = ["Dask"]
 

@@ -3,7 +3,7 @@
 One rule per axis (:func:`hotbin.core.binning.histogramdd_rules`); 1 and 2 axes are the
 backends' own 1-D and 2-D kernels, D >= 3 axes are cell numbers computed on the
 host a chunk at a time and counted by the backend's 1-D kernel. Weighted sums go
-through :func:`hotbin.plan.weighted`.
+through :func:`hotbin.exec.local.weighted`.
 """
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from .core.arrays import on_gpu, to_host, xp
-from .core.binning import check_data, index_rule
-from .plan import weighted
+from ..core.arrays import on_gpu, to_host, xp
+from ..core.binning import check_data, index_rule
+from .local import weighted
 
 __all__ = ["columns", "grid", "CODE_CHUNK"]
 

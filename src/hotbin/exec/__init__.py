@@ -1,0 +1,1 @@
+"""How a plan runs: the plan and executor protocol, the local executor, Dask, batches and grids."""
