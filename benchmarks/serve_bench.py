@@ -7,7 +7,7 @@ cache, and decodes every PNG to pixels (Pillow). Reported per zoom: the median a
 percentile of request-to-decoded-image, and the server's own time (``X-Hotbin-Stats`` ms).
 Then 256 x 256 XYZ tiles (``/tiles/z/x/y.png``) at several zooms. In process, the same
 views' time in aggregation (:func:`hotbin.heatmap` of all the points), shading and PNG
-encoding, and the encoder against :func:`hotbin.png.encode`.
+encoding, and the encoder against :func:`hotbin.render.png.encode`.
 
 Every zoom is also checked: the view's ``in_view`` must equal the points inside the
 half-open view counted by a mask, independently of the heatmap.
@@ -42,8 +42,8 @@ import numpy as np
 
 from floor_cpu import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 import hotbin
-from hotbin import png
-from hotbin.project import tile_bounds
+from hotbin.render import png
+from hotbin.render.project import tile_bounds
 from hotbin.serve import Dataset, Shading, View, background, create_app
 from hotbin.serve.encode import png_bytes
 
@@ -266,7 +266,7 @@ def main(argv=None):
     say("| encoder | ms | KB |")
     say("|---|---|---|")
     for name, fn in (("hotbin.serve png_bytes (level 1, bands on every core)", png_bytes),
-                     ("hotbin.png.encode (level 6, one stream)", png.encode)):
+                     ("hotbin.render.png.encode (level 6, one stream)", png.encode)):
         times = []
         for _ in range(5):
             t = time.perf_counter()

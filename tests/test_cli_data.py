@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import png
+from hotbin.render import png
 from hotbin.cli import main
 
 pd = pytest.importorskip("pandas")
@@ -69,7 +69,7 @@ def test_scheduler_runs_the_same_job_on_a_cluster(tmp_path, rng, capsys):
 # --- issue #13: automatic ranges, --clip, sizes -------------------------------------------
 
 def _grid_png(counts):
-    from hotbin.shade import shade
+    from hotbin.render.shade import shade
 
     return shade(counts)[::-1]
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import cli, png
+from hotbin import cli
+from hotbin.render import png
 
 Image = pytest.importorskip("PIL.Image")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import png
+from hotbin.render import png
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("duckdb")  # the data layer reads files with DuckDB

@@ -80,7 +80,7 @@ def test_a_closed_pipe_exits_quietly():
 
 def test_notebook_reprs(rng, tmp_path):
     """Jupyter shows a Heatmap as its picture and a Histogram as an HTML summary (issue #15 item 7)."""
-    from hotbin import png
+    from hotbin.render import png
 
     x = rng.normal(size=2000)
     hm = hotbin.heatmap(x, x[::-1], width=9, height=7)

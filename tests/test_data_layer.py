@@ -304,7 +304,7 @@ def test_a_hive_folder_of_small_row_groups_reaches_the_kernels_as_one_file(tmp_p
 
 def test_mercator_extent_from_the_points_on_the_map_only(tmp_path):
     """Junk coordinates (lon -200, lat 999) neither stretch the extent nor land in a cell: dropped."""
-    from hotbin.project import mercator
+    from hotbin.render.project import mercator
 
     rng = np.random.default_rng(2)
     n = 5000
@@ -344,7 +344,7 @@ def test_a_range_stretched_by_outliers_is_said_and_warned(tmp_path):
 
 @pytest.mark.parametrize("extra, size", [([], (1024, 512)), (["--project", "mercator"], None)])
 def test_given_ranges_set_the_grid_aspect(tmp_path, extra, size):
-    from hotbin.project import mercator
+    from hotbin.render.project import mercator
 
     pd.DataFrame({"x": [1.0, 2.0], "y": [45.0, 46.0]}).to_csv(tmp_path / "a.csv", index=False)
     out = tmp_path / "a.npy"

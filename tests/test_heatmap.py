@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import png
+from hotbin.render import png
 from hotbin.heatmap import Heatmap
 from hotbin.core.ranges import data_range
-from hotbin.shade import FLOOR, colormap, normalize, shade
+from hotbin.render.shade import FLOOR, colormap, normalize, shade
 
 from conftest import to_numpy
 
@@ -276,7 +276,7 @@ def test_span_clips_and_background():
 def test_smoothing_spreads_and_keeps_mass():
     counts = np.zeros((21, 21))
     counts[10, 10] = 100.0
-    from hotbin.shade import blur
+    from hotbin.render.shade import blur
 
     b = blur(counts, 2.0)
     assert abs(b.sum() - 100.0) < 1e-9 and b[10, 10] < 100 and b[10, 13] > 0
@@ -636,7 +636,7 @@ def test_small_grids_do_not_ask_for_memory(monkeypatch):
 
 def test_huge_smoothing_does_not_allocate_taps():
     code = ("import numpy as np\n"
-            "from hotbin.shade import blur, shade\n"
+            "from hotbin.render.shade import blur, shade\n"
             "counts = np.zeros((9, 9)); counts[4, 4] = 5.0\n"
             "assert np.all(shade(counts, smooth=1e9)[..., 3] == 255)\n"  # reaches every cell
             "b = blur(counts, 1e12)\n"
@@ -730,7 +730,7 @@ def test_mercator_drops_points_off_the_map_symmetrically(backend, rng):
     """Web Mercator keeps ``|lon| <= 180`` and ``|lat| < MAX_LAT``: points off the map (infinite,
     beyond the poles' cut, past the antimeridian) are NaN from ``mercator`` and dropped and
     counted by the heatmap, for every range, and north and south alike."""
-    from hotbin.project import MAX_LAT, mercator
+    from hotbin.render.project import MAX_LAT, mercator
 
     edge = [np.inf, -np.inf, 86.0, -86.0, 85.0, -85.0, MAX_LAT, -MAX_LAT, 90.0, -90.0, np.nan, 0.0, 0.0]
     lon = np.concatenate([np.zeros(len(edge) - 2), [181.0, -180.0], rng.uniform(-180, 180, 200),

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import cli, luma, png
+from hotbin import cli, luma
+from hotbin.render import png
 from hotbin.backend.cpu import luma as cpu_luma
 from hotbin.backend.cpu import parallel
 
@@ -395,11 +396,11 @@ def _png16_writes():
     try:
         png.encode(np.ones((1, 2), np.uint16))
         return True
-    except ValueError:  # hotbin.png.encode reshapes 16-bit rows by bytes, not elements
+    except ValueError:  # hotbin.render.png.encode reshapes 16-bit rows by bytes, not elements
         return False
 
 
-@pytest.mark.skipif(not _png16_writes(), reason="hotbin.png cannot write 16-bit PNGs yet")
+@pytest.mark.skipif(not _png16_writes(), reason="hotbin.render.png cannot write 16-bit PNGs yet")
 def test_cli_gray_16bit(tmp_path, capsys, rng):
     src = tmp_path / "g16.png"
     png.write(src, rng.integers(100, 60000, (20, 30), dtype=np.uint16))

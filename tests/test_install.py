@@ -18,7 +18,7 @@ SRC = Path(hotbin.__file__).resolve().parent.parent
 
 # Work that touches every numba kernel family a CPU user meets first.
 WORK = """
-import numpy as np, hotbin, hotbin.png as png, io, os, sys
+import numpy as np, hotbin, hotbin.render.png as png, io, os, sys
 x = np.random.default_rng(0).normal(size=10_000)
 h, e = hotbin.histogram(x, 16, (-4, 4))
 assert h.tolist() == np.histogram(x, 16, (-4, 4))[0].tolist()

@@ -152,7 +152,7 @@ def test_no_import_cycles():
 def test_backends_import_no_front_door_and_no_other_backend():
     graph = _imports()
     front = {"hotbin.api", "hotbin.heatmap", "hotbin.hist", "hotbin.histfill", "hotbin.images",
-             "hotbin.shade", "hotbin.exec.local", "hotbin.exec.dask", "hotbin.cli"}
+             "hotbin.render.shade", "hotbin.exec.local", "hotbin.exec.dask", "hotbin.cli"}
     for m, deps in graph.items():
         if not m.startswith("hotbin.backend."):
             continue

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin import png
-from hotbin.plotting import TICKS
-from hotbin.shade import normalize
+from hotbin.render import png
+from hotbin.render.plotting import TICKS
+from hotbin.render.shade import normalize
 
 mpl = pytest.importorskip("matplotlib")
 mpl.use("Agg")
@@ -76,7 +76,7 @@ def test_other_colorbars_follow_normalize(points, fig, how):
 
 
 def test_categories_get_a_legend_of_their_colours(points, fig):
-    from hotbin.colorize import category_colors
+    from hotbin.render.colorize import category_colors
 
     hm = hotbin.heatmap("lon", "lat", by="kind", data=points, width=30, height=20)
     ax = fig.add_subplot()

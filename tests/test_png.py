@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from hotbin import png
+from hotbin.render import png
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import hotbin
-from hotbin.project import mercator, tile_bounds
+from hotbin.render.project import mercator, tile_bounds
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -105,7 +105,7 @@ def test_stats_without_a_view_are_the_whole_data(client, points):
     x0, x1, y0, y1 = info["home"]
     x, y = points[:2]
     assert x0 < np.nanmin(x) and x1 > np.nanmax(x) and y0 < y.min() and y1 > y.max()
-    assert info["hows"] == list(hotbin.shade.HOWS) and "inferno" in info["cmaps"]
+    assert info["hows"] == list(hotbin.render.shade.HOWS) and "inferno" in info["cmaps"]
     assert len(info["colorbar"]) > 1 and info["categories"] is None and info["tiles"] is False
 
 

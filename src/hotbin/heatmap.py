@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from . import frames, png
+from .io import frames
+from .render import png
 from .core import validate
 from .core.arrays import as_float64
 from .aggregate import aggregate, check_agg, merge_heatmaps
 from .core.binning import cell_rule, positive_int
-from .project import projected
+from .render.project import projected
 from .exec.local import executor, portable
 from .core.ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
 
@@ -170,18 +171,18 @@ class Heatmap:
         """RGBA image ``(height, width, 4)`` uint8; row 0 is row 0 of the cells (``y_range[0]``).
 
         The counts of a count heatmap, the ``values`` of an aggregation (see
-        :func:`hotbin.shade.shade` for ``how``, ``cmap``, ``smooth``, ``span``);
+        :func:`hotbin.render.shade.shade` for ``how``, ``cmap``, ``smooth``, ``span``);
         with categories (``by``), their colours mixed by count in each cell
-        (:func:`hotbin.colorize.colorize`, ``color_key``: colours per category).
+        (:func:`hotbin.render.colorize.colorize`, ``color_key``: colours per category).
         Cells without points (or without a value) are fully transparent unless
         ``background`` is given (a weighted cell whose sum is 0 is coloured).
         """
         if self.categories is not None:
-            from .colorize import colorize
+            from .render.colorize import colorize
 
             per = self.values if self.agg == "count" else self.value_counts
             return colorize(per, color_key, how, labels=self.categories, background=background)
-        from .shade import shade
+        from .render.shade import shade
 
         grid, occupied = self.shaded()
         return shade(grid, how=how, cmap=cmap, smooth=smooth, span=span, background=background,
@@ -203,8 +204,8 @@ class Heatmap:
 
     def plot(self, ax=None, **kwargs):
         """Draw on a matplotlib ``ax`` with the data's extent and a colorbar (or a legend of
-        the categories); see :func:`hotbin.plotting.plot`. Needs matplotlib."""
-        from .plotting import plot
+        the categories); see :func:`hotbin.render.plotting.plot`. Needs matplotlib."""
+        from .render.plotting import plot
 
         return plot(self, ax=ax, **kwargs)
 
@@ -219,7 +220,7 @@ class Heatmap:
         (CF grid mapping), which rioxarray reads to write GeoTIFF. Needs xarray
         (``pip install xarray``).
         """
-        from .project import to_xarray
+        from .render.project import to_xarray
 
         return to_xarray(self)
 
@@ -266,16 +267,16 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     by : array_like or column name, optional
         A category per point: integer codes ``0 <= code < ncat``, a pandas
         Categorical, polars Categorical, pyarrow dictionary or strings
-        (:mod:`hotbin.frames`). ``values`` then has shape ``(ncat, height,
+        (:mod:`hotbin.io.frames`). ``values`` then has shape ``(ncat, height,
         width)``, one grid per category, and ``categories`` their labels.
     data : table, optional
         A table whose columns ``x``, ``y``, ``weights`` and ``by`` name: pandas,
         polars (a LazyFrame collects only those columns), pyarrow, dask (lazy), a
         DuckDB relation or any object with ``__arrow_c_stream__``
-        (:mod:`hotbin.tables`); ``to_xarray()`` names its dims after them. Nulls
+        (:mod:`hotbin.io.tables`); ``to_xarray()`` names its dims after them. Nulls
         and NaT are missing: a point without ``x`` or ``y`` is dropped, one
         without a weight or category skipped; timestamps are int64 nanoseconds
-        (:mod:`hotbin.frames`).
+        (:mod:`hotbin.io.frames`).
     width, height : int
         Number of cells along x (columns) and y (rows); ``height=None`` follows
         the aspect of the ranges (square cells). At most
@@ -309,7 +310,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
         and closure of a whole data set add up to its heatmap.
     project : {"mercator"}, optional
         ``x``, ``y`` are longitude and latitude in degrees, binned in Web Mercator
-        metres (:func:`hotbin.project.mercator`, EPSG:3857, the CRS of web maps);
+        metres (:func:`hotbin.render.project.mercator`, EPSG:3857, the CRS of web maps);
         ``x_range`` / ``y_range`` are given in degrees too, the Heatmap's are in
         metres and ``crs`` is ``"EPSG:3857"``.
     backend : {"cpu", "cuda", "wgpu"}, optional

@@ -31,7 +31,7 @@ from .luma import FLOAT_TOP
 from .exec.local import executor
 from .core.reductions import COUNT
 from .core.binning import positive_int
-from .pillow import is_pillow, pillow_pixels
+from .io.pillow import is_pillow, pillow_pixels
 
 __all__ = ["luminance", "luminance_histogram", "equalize", "channel_histograms", "percentiles",
            "FLOAT_TOP"]
@@ -253,7 +253,7 @@ def equalize(image, *, backend=None):
     * Alpha is copied unchanged. Batches equalize each image by its own histogram.
     * Float images are quantized by the luma rule and come back on the 16-bit
       grid: ``new_level / 65280``, in the image's dtype (top level 65280).
-    * A Pillow image is equalized as its pixels (:func:`~hotbin.pillow.pillow_pixels`) and comes
+    * A Pillow image is equalized as its pixels (:func:`~hotbin.io.pillow.pillow_pixels`) and comes
       back as a NumPy array.
     """
     if is_pillow(image):

@@ -36,7 +36,7 @@ A 3-D array is always one image with channels last; a batch of gray images is
 ``(N, H, W, 1)`` (``a[..., None]``, a view). Pixels may be uint8, uint16 or float
 (any byte order and layout); anything else is a ``TypeError``, any other shape or
 channel count a ``ValueError``, each naming the argument. A Pillow image is taken as
-its pixels in a luma-ready mode (see :func:`hotbin.pillow.pillow_pixels`): palette
+its pixels in a luma-ready mode (see :func:`hotbin.io.pillow.pillow_pixels`): palette
 ("P", "PA") and other modes are converted to RGB(A) first, never counted as palette
 indices; the results are then NumPy arrays.
 """
@@ -48,7 +48,7 @@ import numpy as np
 
 from .core.arrays import to_host
 from .core.binning import histogram_rule
-from .pillow import is_pillow, pillow_pixels
+from .io.pillow import is_pillow, pillow_pixels
 from .exec.local import executor
 
 __all__ = ["Image", "parse", "load", "levels", "level_counts", "fold", "cdf", "LUMA_WEIGHTS",

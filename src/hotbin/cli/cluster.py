@@ -80,7 +80,7 @@ def on_cluster(args, files, base, numbers, where):
 
 
 def _heatmap(args, job, client, shares):
-    from ..project import CRS, mercator
+    from ..render.project import CRS, mercator
     from ..core.ranges import data_range, percentile_ranges
     from .stream import _Labels
 

@@ -1,6 +1,6 @@
 """Image files in and out for the command line: read any format, write by the path's suffix.
 
-PNG by the built-in encoder (:mod:`hotbin.png`, 8 and 16 bits), everything else by Pillow
+PNG by the built-in encoder (:mod:`hotbin.render.png`, 8 and 16 bits), everything else by Pillow
 (``pip install "hotbin[image]"``; tifffile for 16-bit colour TIFF). Results that are data
 (``raw``: a heatmap) are also written as ``.npy`` (NumPy), ``.nc`` (NetCDF by xarray) and
 ``.tif`` (GeoTIFF by rasterio, :mod:`hotbin.cli.geo`). Outputs are checked before any work
@@ -47,7 +47,7 @@ def read_image(path) -> np.ndarray:
     Any failure to read (missing, unreadable, corrupt, too large, out of memory)
     is a :class:`hotbin.cli.UserError` naming ``path``.
     """
-    from .. import png
+    from ..render import png
     from . import UserError
 
     if not os.path.isfile(path):
@@ -55,7 +55,7 @@ def read_image(path) -> np.ndarray:
     with open(path, "rb") as f:
         head = f.read(26)
     if head[:8] == png._SIG:
-        # kinds hotbin.png reads (8/16-bit gray/RGB(A)) are not retried with Pillow,
+        # kinds hotbin.render.png reads (8/16-bit gray/RGB(A)) are not retried with Pillow,
         # which would reduce 16-bit colour to 8 bits
         ours = len(head) == 26 and head[12:16] == b"IHDR" and head[24] in (8, 16) and head[25] in (0, 2, 4, 6)
         try:
@@ -72,12 +72,12 @@ def read_image(path) -> np.ndarray:
             raise UserError(f"{path}: {first} (other PNG kinds need Pillow: {INSTALL})") from None
     Image = _pillow()
     try:
-        with warnings.catch_warnings():  # over MAX_IMAGE_PIXELS is an error, as in hotbin.png
+        with warnings.catch_warnings():  # over MAX_IMAGE_PIXELS is an error, as in hotbin.render.png
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(path) as im:
                 if _pillow_truncates(im):
                     return _read_deep_tiff(path, im)
-                from ..pillow import pillow_pixels
+                from ..io.pillow import pillow_pixels
 
                 return pillow_pixels(im)
     except UserError:
@@ -98,7 +98,7 @@ def _pillow_truncates(im) -> bool:
 
 def _read_deep_tiff(path, im) -> np.ndarray:
     """A 16-bit colour (or gray+alpha) image Pillow cannot keep: read by tifffile."""
-    from .. import png
+    from ..render import png
     from . import UserError
 
     tifffile = _tifffile()
@@ -200,10 +200,10 @@ def write_all(files) -> None:
 
 
 def write_image(path, img, fmt=None, text=None) -> None:
-    """Write pixels in their own depth: PNG by hotbin.png (with ``text`` chunks), other formats
+    """Write pixels in their own depth: PNG by hotbin.render.png (with ``text`` chunks), other formats
     by Pillow (tifffile for 16-bit colour TIFF). ``fmt``: "PNG" or a Pillow format name; default
     from the suffix. Float pixels become 16-bit in PNG, float32 in TIFF."""
-    from .. import png
+    from ..render import png
 
     fmt = output_format(path) if fmt is None else fmt
     if fmt in DATA:

@@ -36,8 +36,8 @@ MOST, FEW = 0.99, 0.02
 
 
 def register(sub):
-    from ..project import PROJECTIONS
-    from ..shade import CMAPS, HOWS
+    from ..render.project import PROJECTIONS
+    from ..render.shade import CMAPS, HOWS
 
     p = sub.add_parser(
         "heatmap", help="a heatmap of two columns of CSV or Parquet data as a picture or as data",
@@ -88,7 +88,7 @@ def register(sub):
 
 def run(args) -> int:
     from ..core.ranges import check_cells, check_clip
-    from ..shade import blur, colormap
+    from ..render.shade import blur, colormap
     from .summary import report, write_heatmap
 
     t0 = time.perf_counter()
@@ -170,7 +170,7 @@ def _grid(args):
         return SIDE, SIDE
     (x0, x1), (y0, y1) = args.x_range, args.y_range
     if args.project:
-        from ..project import mercator
+        from ..render.project import mercator
 
         (x0, x1), (y0, y1) = mercator(np.array([x0, x1]), np.array([y0, y1]))
     w, h = abs(float(x1) - float(x0)), abs(float(y1) - float(y0))

@@ -1,6 +1,6 @@
 """``hotbin image``: summarize an image's luminance, plot its histogram, equalize it.
 
-PNG is read and written by :mod:`hotbin.png` (no imaging library needed); other
+PNG is read and written by :mod:`hotbin.render.png` (no imaging library needed); other
 formats (JPEG, TIFF, palette PNGs, ...) use Pillow, imported only then, and 16-bit
 colour TIFFs (which Pillow would reduce to 8 bits) use tifffile where it is installed.
 

@@ -20,8 +20,8 @@ from .heatmap import _pair
 
 
 def register(sub):
-    from ..project import PROJECTIONS
-    from ..shade import CMAPS, HOWS
+    from ..render.project import PROJECTIONS
+    from ..render.shade import CMAPS, HOWS
 
     p = sub.add_parser(
         "serve", help="serve a live, zoomable heatmap of a CSV or Parquet file in the browser",
@@ -151,7 +151,7 @@ def _categories(chunks):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..frames import MAX_CATEGORIES
+    from ..io.frames import MAX_CATEGORIES
 
     arrays = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in chunks]
     col = pa.chunked_array(arrays) if arrays else pa.chunked_array([], pa.string())

@@ -13,7 +13,7 @@ Categories are one mapping over all chunks: integers (every label one) as their
 own codes ``0 .. max``, else text sorted, as :func:`hotbin.heatmap` codes them
 in memory; each chunk is passed as a dictionary array over all the labels, so
 every partial has the same categories. With ``--project mercator`` each chunk's
-longitude and latitude become Web Mercator metres (:func:`hotbin.project.mercator`)
+longitude and latitude become Web Mercator metres (:func:`hotbin.render.project.mercator`)
 before anything else, points off the map (``|lon| > 180``, ``|lat| > MAX_LAT``)
 becoming NaN, so every pass sees the projected points and the extent only the map's.
 """
@@ -39,7 +39,7 @@ def from_data(args, data, progress, said=None):
     to say on stderr once it succeeded (the ranges from the data) are appended to ``said``."""
     said = [] if said is None else said
     from ..heatmap import heatmap
-    from ..project import CRS, mercator
+    from ..render.project import CRS, mercator
     from ..core.ranges import data_range, percentile_ranges
 
     chunks = _Projected(data) if args.project else data
@@ -104,7 +104,7 @@ class _Projected:
         self.data = data
 
     def __iter__(self):
-        from ..project import MAX_LAT, mercator
+        from ..render.project import MAX_LAT, mercator
 
         for cols, done in self.data:
             lon, lat = cols[0], cols[1]
@@ -136,7 +136,7 @@ class _Labels:
             self.labels = list(range(max(top + 1, 1)))
         else:
             self.labels = sorted(str(v) for v in seen)
-        from ..frames import MAX_CATEGORIES
+        from ..io.frames import MAX_CATEGORIES
 
         if len(self.labels) > MAX_CATEGORIES:
             raise UserError(f"--by: {len(self.labels):,} categories; at most {MAX_CATEGORIES}")

@@ -6,9 +6,17 @@ by line (:class:`Junk`); :class:`Data` streams it in batches of a fixed number o
 rows and answers extents with one aggregate query. Needs ``duckdb`` (the ``io``
 extra).
 """
-from .batches import Data
-from .files import STDIN, DataError, data_files
-from .read import Source, need
-from .rejects import Junk
+import importlib
+
+#: each public name and its module, imported on first use: ``import hotbin`` loads
+#: io.frames for the heatmap's tables and should not pay for the data layer too.
+_HOME = {"Data": "batches", "STDIN": "files", "DataError": "files", "data_files": "files",
+         "Source": "read", "need": "read", "Junk": "rejects"}
 
 __all__ = ["Source", "Data", "Junk", "DataError", "data_files", "need", "STDIN"]
+
+
+def __getattr__(name):
+    if name in _HOME:
+        return getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

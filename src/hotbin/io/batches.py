@@ -55,7 +55,7 @@ class Data:
         from one query; with ``lonlat`` (columns 0 and 1 longitude and latitude) only of the
         points with ``|lon| <= 180`` and ``|lat| <= MAX_LAT``. Also counts the rows (every
         needed column is read, so the rows seen are the counting pass's)."""
-        from ..project import MAX_LAT
+        from ..render.project import MAX_LAT
 
         src = self.source
         names = [quote(c) for c in src.numbers]

@@ -18,7 +18,7 @@ from ..core.arrays import is_dask, to_host, xp
 from ..backend import load
 from ..core.binning import cell_rule
 from ..heatmap import Heatmap, heatmap
-from ..project import CRS, PROJECTIONS, inverse, projected
+from ..render.project import CRS, PROJECTIONS, inverse, projected
 from ..core.ranges import check_clip, given_range
 from .params import View
 

@@ -1,6 +1,6 @@
 """PNG bytes of a picture for the wire: deflate level 1, in bands on every core.
 
-:func:`hotbin.png.encode` writes files at deflate level 6 in one stream. A live view is sent
+:func:`hotbin.render.png.encode` writes files at deflate level 6 in one stream. A live view is sent
 once over a local link and decoded at once, so here the trade is the other way: level 1
 (about a third bigger, four times faster) with bands of rows deflated on every core (the
 same picture, pixel for pixel).
@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from .. import png
+from ..render import png
 
 __all__ = ["png_bytes"]
 

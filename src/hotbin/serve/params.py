@@ -13,8 +13,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..project import tile_bounds
-from ..shade import HOWS, colormap
+from ..render.project import tile_bounds
+from ..render.shade import HOWS, colormap
 
 __all__ = ["BadRequest", "View", "Shading", "MAX_PIXELS", "MAX_SIDE", "MAX_LAYER_CELLS", "TILE",
            "VIEW_NAMES", "SHADING_NAMES", "parse_view", "parse_shading", "parse_cell", "parse_tile",
@@ -28,7 +28,7 @@ MAX_SIDE = 8192
 MAX_LAYER_CELLS = 1 << 25
 #: side of an XYZ tile in cells
 TILE = 256
-#: tile zoom levels served (as :func:`hotbin.project.tile_bounds`)
+#: tile zoom levels served (as :func:`hotbin.render.project.tile_bounds`)
 MAX_ZOOM = 30
 
 #: the parameters of a view, and of its shading
@@ -144,7 +144,7 @@ def check_layers(view: View, layers: int) -> None:
 
 
 def parse_shading(query, default: Shading) -> Shading:
-    """``how`` and ``cmap``: one of :data:`hotbin.shade.HOWS`, a colormap name shading knows."""
+    """``how`` and ``cmap``: one of :data:`hotbin.render.shade.HOWS`, a colormap name shading knows."""
     how = query.get("how", default.how)
     if how not in HOWS:
         raise BadRequest(f"how: expected one of {', '.join(HOWS)}, got {how!r}")

@@ -17,7 +17,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..heatmap import heatmap
-from ..shade import FLOOR, colormap
+from ..render.shade import FLOOR, colormap
 from .dataset import Dataset
 from .encode import png_bytes
 from .params import Shading, View
@@ -86,7 +86,7 @@ class Renderer:
 
     def info(self, shading: Shading) -> dict:
         """What the page needs to draw its controls: the data, the choices, the colormaps."""
-        from ..shade import CMAPS, HOWS
+        from ..render.shade import CMAPS, HOWS
         from .params import MAX_PIXELS, MAX_SIDE
 
         d = self.data

@@ -2,7 +2,7 @@
 
 Each map is a string of six-digit hex colours (``rrggbb``, whitespace optional)
 at evenly spaced positions from 0 to 1, interpolated linearly in sRGB to 256
-entries by :func:`hotbin.shade.colormap`. The sampled maps keep 33 points of the
+entries by :func:`hotbin.render.shade.colormap`. The sampled maps keep 33 points of the
 published 256-entry tables; the reconstruction stays within 2/255 per channel of
 the originals for inferno, magma, plasma and viridis (3/255 for plasma's hue
 turn), 6/255 for cividis and 13/255 for fire, whose tables have small kinks.
@@ -60,5 +60,5 @@ CONTROL_POINTS = {
     "gray": "000000 ffffff",
 }
 
-#: other spellings accepted by :func:`hotbin.shade.colormap`
+#: other spellings accepted by :func:`hotbin.render.shade.colormap`
 ALIASES = {"grey": "gray", "greys": "gray", "grays": "gray"}

@@ -4,12 +4,12 @@
 north up over ``extent=(*x_range, *y_range)``, the axes labelled with the
 columns' names (and the CRS when projected). The colorbar is the shading's own
 mapping, not a stand-in: its axis is the colormap position ``t`` in ``[0, 1]``
-that :func:`hotbin.shade.normalize` gives a value, and its ticks are real cell
+that :func:`hotbin.render.shade.normalize` gives a value, and its ticks are real cell
 values placed where ``normalize`` puts them. For ``eq_hist`` the ticks are the
 cells' values at evenly spaced quantiles (so they crowd where the picture
 spends its colours on few values); for ``linear``, ``log`` and ``cbrt`` round
 values within the span. A heatmap with categories (``by=``) gets a legend of
-the category colours (:func:`hotbin.colorize.category_colors`) instead.
+the category colours (:func:`hotbin.render.colorize.category_colors`) instead.
 Needs matplotlib (``pip install "hotbin[plot]"``).
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ def plot(hm, ax=None, how="eq_hist", cmap="inferno", colorbar=True, color_key=No
     colorbar : bool
         Add a colorbar of real values (a legend of the categories with ``by``).
     color_key : list or dict, optional
-        Colours of the categories (:func:`hotbin.colorize.category_colors`).
+        Colours of the categories (:func:`hotbin.render.colorize.category_colors`).
     **imshow_kwargs
         Passed to ``ax.imshow`` (e.g. ``interpolation``, ``alpha``, ``zorder``).
 
@@ -51,7 +51,7 @@ def plot(hm, ax=None, how="eq_hist", cmap="inferno", colorbar=True, color_key=No
         The image; its ``hotbin_colorbar`` is the colorbar (None without one).
     """
     plt = _pyplot()
-    from .core.arrays import to_host
+    from ..core.arrays import to_host
 
     ax = plt.gca() if ax is None else ax
     shade_kwargs = {"color_key": color_key} if hm.categories is not None else {"cmap": cmap}
@@ -93,7 +93,7 @@ def plot(hm, ax=None, how="eq_hist", cmap="inferno", colorbar=True, color_key=No
 
 def colorbar_ticks(grid, occupied=None, how="eq_hist", n=TICKS):
     """``(positions, values)``: colorbar ticks of a shaded grid, ``positions`` in ``[0, 1]`` being
-    :func:`hotbin.shade.normalize`'s ``t`` of each real ``value``.
+    :func:`hotbin.render.shade.normalize`'s ``t`` of each real ``value``.
 
     ``eq_hist``: the values of the shaded cells at ``n`` evenly spaced quantiles (cells of the
     grid, so each tick is exactly where that cell's colour is); else round values of the span.

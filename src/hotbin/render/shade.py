@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .core.arrays import to_host
+from ..core.arrays import to_host
 from .colormaps import ALIASES, CONTROL_POINTS
 
 __all__ = ["shade", "normalize", "eq_hist", "blur", "colormap", "HOWS", "CMAPS"]
@@ -140,7 +140,7 @@ def eq_hist(v, nbins=EQ_HIST_BINS):
     per level (exact ranks); otherwise ``nbins`` equal bins. The lowest value
     maps to 0, the highest to 1; all-equal values map to 1.
     """
-    from .api import histogram
+    from ..api import histogram
 
     xp = _xp(v)
     lo, hi = float(v.min()), float(v.max())

@@ -3,7 +3,7 @@
 datashader's ``colorize``, composed of hotbin's shading: a cell's RGB is the
 average of the category colours weighted by the category counts in it, and its
 opacity grows with the cell's total count under the normalization ``how``
-(:func:`hotbin.shade.normalize`) from ``min_alpha`` to 255, so dense cells are
+(:func:`hotbin.render.shade.normalize`) from ``min_alpha`` to 255, so dense cells are
 solid and sparse ones faint. Cells without points are transparent (or
 ``background``).
 """
@@ -13,7 +13,7 @@ import colorsys
 
 import numpy as np
 
-from .core.arrays import to_host
+from ..core.arrays import to_host
 from .shade import _colours, _rgb, normalize
 
 __all__ = ["colorize", "category_colors", "PALETTE"]

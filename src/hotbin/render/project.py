@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .core.ranges import given_range
+from ..core.ranges import given_range
 
 __all__ = ["RADIUS", "MAX_LAT", "CRS", "WKT", "WORLD", "mercator", "inverse", "tile_bounds",
            "PROJECTIONS", "projected", "to_xarray"]
@@ -132,7 +132,7 @@ def to_xarray(hm):
         import xarray as xr
     except ModuleNotFoundError:
         raise ModuleNotFoundError("Heatmap.to_xarray needs xarray: pip install xarray") from None
-    from .core.arrays import to_host
+    from ..core.arrays import to_host
 
     xe, ye = hm.x_edges, hm.y_edges
     dims = (hm.y_name, hm.x_name)

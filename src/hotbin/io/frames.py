@@ -2,7 +2,7 @@
 
 ``hotbin.heatmap("lon", "lat", weights="fare", data=df)`` takes its columns
 from a table by name, the convention of matplotlib and seaborn (the tables
-:mod:`hotbin.tables` reads: pandas, polars, pyarrow, dask, DuckDB, anything with
+:mod:`hotbin.io.tables` reads: pandas, polars, pyarrow, dask, DuckDB, anything with
 ``__arrow_c_stream__``). Columns become arrays without a copy where the library
 allows (a NumPy-typed pandas column, an Arrow column of one chunk without nulls).
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core.arrays import is_dask
+from ..core.arrays import is_dask
 from .tables import module_of, pyarrow, select
 
 __all__ = ["columns", "numbers", "name_of", "categories", "MAX_CATEGORIES"]

@@ -1,6 +1,6 @@
 """Tables in: the columns that ``data=`` names, from any kind of table, read once.
 
-pandas and dask DataFrames give their columns as Series (:mod:`hotbin.frames` turns them
+pandas and dask DataFrames give their columns as Series (:mod:`hotbin.io.frames` turns them
 into arrays; dask's stay lazy). Everything else becomes Arrow, reading only the named
 columns: a polars DataFrame or LazyFrame (the LazyFrame collects just those), a pyarrow
 Table, RecordBatch or RecordBatchReader, a DuckDB relation (queried for just those) and any
@@ -13,7 +13,7 @@ is a ValueError naming the argument and listing the table's column names, never 
 """
 from __future__ import annotations
 
-from .core.arrays import is_dask
+from ..core.arrays import is_dask
 
 __all__ = ["select", "module_of", "pyarrow"]
 

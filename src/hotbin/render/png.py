@@ -7,7 +7,7 @@ import zlib
 
 import numpy as np
 
-from .core._jit import lazy
+from ..core._jit import lazy
 
 _SIG = b"\x89PNG\r\n\x1a\n"
 _COLOR = {1: 0, 2: 4, 3: 2, 4: 6}  # channels -> PNG colour type (gray, gray+alpha, RGB, RGBA)

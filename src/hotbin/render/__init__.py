@@ -1,0 +1,1 @@
+"""From counts to pictures: shading, colormaps, PNG encoding, plotting and map projections."""
