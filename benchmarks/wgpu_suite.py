@@ -43,7 +43,7 @@ import numpy as np
 
 from hotbin.core import reductions
 from hotbin.backend import cpu as C, wgpu as W
-from hotbin.backend.wgpu import device as D, hist as H, tuning
+from hotbin.backend.wgpu import device as D, counts as H, tuning
 from hotbin.core.binning import histogram2d_rules, histogram_rule
 from hotbin.core.kernel_rule import fold_values, value_table
 

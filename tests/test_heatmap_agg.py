@@ -354,7 +354,7 @@ def test_banded_scatter_equals_plain(agg, hot, monkeypatch):
     cells: forced here on a small grid, with several sorting rounds per thread. Counts and
     extremes bit for bit; sums to rounding (a hot cell's sum is reassociated, and the sort
     changes which block a point lands in)."""
-    from hotbin.backend.cpu import hist as H
+    from hotbin.backend.cpu import partials as H
 
     x, y, w = points(60000, seed=20)
     rng = np.random.default_rng(21)
@@ -465,7 +465,7 @@ def test_blocks_in_one_cell_then_points_on_its_edges(cell, cdt):
 def test_partials_of_disjoint_cells_merge(agg, banded, monkeypatch):
     """Each thread's partial is merged only over the cells it wrote (its span): threads whose
     points lie in different rows, one of them all in one cell, against NumPy."""
-    from hotbin.backend.cpu import hist as H
+    from hotbin.backend.cpu import partials as H
     from hotbin.backend.cpu.parallel import MIN_PER_THREAD, set_threads
 
     rng = np.random.default_rng(23)

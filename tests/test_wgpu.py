@@ -24,7 +24,7 @@ from hotbin.core.binning import check_data, histogram2d_rules, histogram_rule
 
 pytest.importorskip("wgpu", reason="wgpu-py not installed")
 from hotbin.backend import wgpu as W  # noqa: E402
-from hotbin.backend.wgpu import device as D, hist as H, luma as L  # noqa: E402
+from hotbin.backend.wgpu import device as D, counts as H, luma as L  # noqa: E402
 
 if not W.available():
     pytest.skip("no WebGPU adapter (install mesa-vulkan-drivers for lavapipe)", allow_module_level=True)

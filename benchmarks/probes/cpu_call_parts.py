@@ -8,7 +8,7 @@ Every answer is checked against NumPy.
 * 200M uint8 (by pairs of bytes) and 50M uint16 into 256 bins, uniform / narrow / constant:
   the kernel: its threaded region (count1d.share, the pieces of count1d.count_values).
 * Heatmaps of 20M float32 points on 1024^2 with 0 / 50 / 90 / 100 % in one cell (as
-  heatmap_cpu.py): the kernel is hist._hist, the fold hist._fold.
+  heatmap_cpu.py): the kernel is partials._hist, the fold partials._fold.
 
     python benchmarks/probes/cpu_call_parts.py [--quick] [--rounds 7] [--only bytes|heatmap]
 """
@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import hotbin
-from hotbin.backend.cpu import count1d, hist, parallel
+from hotbin.backend.cpu import count1d, parallel, partials
 
 import os
 import sys
@@ -106,7 +106,7 @@ def main(argv=None):
             want = np.histogram2d(y, x, bins=SIZE, range=((0, 1), (0, 1)))[0]
             measure(f"heatmap {hot:.0%} in one cell", lambda: hotbin.heatmap(
                 x, y, width=SIZE, height=SIZE, x_range=(0, 1), y_range=(0, 1), backend="cpu").counts, want,
-                [(hist, "_hist"), (hist, "_fold")], args.rounds)
+                [(partials, "_hist"), (partials, "_fold")], args.rounds)
 
 
 if __name__ == "__main__":

@@ -75,14 +75,14 @@ def max_abs(w) -> float:
 def histogram(a, rule, weights=None, red=COUNT):
     if small.takes(a.size, red):
         return small.histogram(a, rule, weights, red)
-    from .hist import histogram as kernel
+    from .partials import histogram as kernel
     return kernel(a, rule, weights, red)
 
 
 def histogram2d(x, y, rx, ry, weights=None, red=COUNT, by=None):
     if small.takes(x.size, red):
         return small.histogram2d(x, y, rx, ry, weights, red, by)
-    from .hist import histogram2d as kernel
+    from .partials import histogram2d as kernel
     return kernel(x, y, rx, ry, weights, red, by)
 
 
@@ -92,12 +92,12 @@ def bin_index(a, rule):
     :func:`~hotbin.core.binning.exact_counts`)."""
     if a.size <= small.SMALL or rule.nbins >= 2**31 - 1 or rule.exact is not None:
         return rule.index(a)
-    from .hist import bin_index as kernel
+    from .partials import bin_index as kernel
     return kernel(a, rule)
 
 
 def histogram_rows(a, rule):
-    from .hist import histogram_rows as kernel
+    from .partials import histogram_rows as kernel
     return kernel(a, rule)
 
 

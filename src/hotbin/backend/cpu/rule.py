@@ -172,7 +172,7 @@ def _scaled_cells(x, y, e0, en, f0, fn, sx, sy, tx, ty, nyf, out, none):
     of whole-number pixels), in the arithmetic of the constants ``sx`` .. ``nyf``: no edge
     compared. A heatmap's cells open at ``hi`` were LINEAR32 before (:attr:`BinRule.exact_scale`):
     20M float32 points over (0, 1)^2 at 1024^2, uniform, one thread of the 2-vCPU AMD EPYC VM,
-    the kernel (hist._hist) in alternating processes: 43.9 / 46.6 -> 34.3 / 32.3 ms."""
+    the kernel (partials._hist) in alternating processes: 43.9 / 46.6 -> 34.3 / 32.3 ms."""
     z = sx - sx
     d = 0
     for k in range(x.size):

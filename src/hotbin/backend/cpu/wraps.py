@@ -2,7 +2,7 @@
 
 The 2-D count kernels (:mod:`.scatter`) add with :func:`add_one` / :func:`add_many`, each
 thread recording the cells whose counter wrapped in its ``wraps`` (:func:`wrap_slots` long,
-the count in wraps[0]); the fold (:func:`.hist._fold`: :func:`fold` on pieces of the cells on
+the count in wraps[0]); the fold (:func:`.partials._fold`: :func:`fold` on pieces of the cells on
 every thread) adds WRAP for each (:func:`unwrap`).
 """
 from __future__ import annotations

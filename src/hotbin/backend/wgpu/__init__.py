@@ -4,13 +4,13 @@ Inputs are NumPy arrays (copied to the device a binding at a time), results are 
 Kernels live in ``hotbin/kernels/*.wgsl``, are specialized with WGSL ``override``
 constants and compiled once per device (:mod:`.device`). Modules: :mod:`.device` (adapter,
 pipelines, buffers), :mod:`.tuning` (launch sizes), :mod:`.keys` (a rule as u32 key
-thresholds), :mod:`.hist` (1-D and 2-D counting, categories), :mod:`.extreme` (per-cell
+thresholds), :mod:`.counts` (1-D and 2-D counting, categories), :mod:`.extreme` (per-cell
 min and max), :mod:`.fixed` (fixed-point sums), :mod:`.scan`, :mod:`.luma`.
 
 What runs on the device, and what is exact
 ------------------------------------------
 * ``histogram`` counts (``red.acc`` "count") of 8/16/32-bit integers, float32, float16
-  and bool, for any edges (:mod:`.hist`); ``histogram2d`` counts of the same dtypes,
+  and bool, for any edges (:mod:`.counts`); ``histogram2d`` counts of the same dtypes,
   with categories (``by=``: integer codes of any width) or without.
 * ``histogram2d`` min and max (the ``[min, n]`` / ``[max, n]`` partials of
   :mod:`hotbin.core.reductions`, with or without categories) of weights that are all float32
@@ -47,7 +47,7 @@ import numpy as np
 
 from ...core import fixedpoint, reductions, scan_order
 from ...core.binning import BinRule, index_rule
-from . import device, extreme, fixed, hist, keys, scan
+from . import counts, device, extreme, fixed, keys, scan
 from .device import ENV_ADAPTER, INSTALL
 from .luma import luma_histogram
 
@@ -106,11 +106,11 @@ def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):
     a = device.native(a).reshape(-1)
     if red.acc != "count":
         return fixed.sums1d(a, rule, weights, red)
-    return hist.counts(a, rule)
+    return counts.counts(a, rule)
 
 
 def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COUNT, by=None):
-    """``(partial, kept)`` on the device: int64 counts (:mod:`.hist`), the ``[min, n]`` /
+    """``(partial, kept)`` on the device: int64 counts (:mod:`.counts`), the ``[min, n]`` /
     ``[max, n]`` partials of float32-exact weights (:mod:`.extreme`), or their fixed-point
     sums (:mod:`.fixed`), with categories ``by=(codes, ncat)`` or without. NotImplemented
     for the other accumulators, centred ones, 64-bit coordinates and rules the kernels
@@ -124,7 +124,7 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
         return NotImplemented
     x, y = device.native(x).reshape(-1), device.native(y).reshape(-1)
     if red.acc == "count":
-        return hist.counts2d(x, y, rx, ry, by)
+        return counts.counts2d(x, y, rx, ry, by)
     if red.acc in fixed.ACCS:
         return fixed.sums2d(x, y, rx, ry, weights, red, by)
     return extreme.extremes2d(x, y, rx, ry, weights, red, by)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .device import gpu, pow2_floor, words64
-from .hist import points2d, stream
+from .counts import points2d, stream
 from .tuning import CACHE_SLOTS, MIN_SLOTS
 
 _SIGN = np.uint32(0x80000000)

@@ -29,7 +29,7 @@ import numpy as np
 from ...core import fixedpoint
 from .device import gpu, pow2_floor, words64
 from .extreme import f32_weights
-from .hist import points2d, stream
+from .counts import points2d, stream
 from .keys import axis, keyed, widen
 from .tuning import CACHE_SLOTS, MIN_SLOTS
 
