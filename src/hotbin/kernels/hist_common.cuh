@@ -1,5 +1,5 @@
 // Shared pieces of hotbin's CUDA histogram kernels: the exact bin rule of
-// hotbin/binning.py, the fixed-point split of hotbin/fixedpoint.py and 16-byte
+// hotbin/core/binning.py, the fixed-point split of hotbin/core/fixedpoint.py and 16-byte
 // vector loads.
 // No standard headers: this file compiles under NVRTC and nvcc alike.
 #pragma once
