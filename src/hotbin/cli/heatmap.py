@@ -25,7 +25,7 @@ import numpy as np
 
 from ..backend import NAMES as BACKENDS
 from . import UserError, columns
-from .files import check_output
+from .image_files import check_output
 
 #: rows per chunk when streaming a file (two float64 columns: 16 MiB)
 CHUNK_ROWS = 1 << 20

@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from ..backend import NAMES as BACKENDS
-from .files import check_output, read_image, write_all
+from .image_files import check_output, read_image, write_all
 
 #: plot raster: bar area size in pixels and the margins around it (room for the labels)
 PLOT_W, PLOT_H, MARGIN = 512, 256, 16

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from .files import write_all
+from .image_files import write_all
 
 __all__ = ["write_heatmap", "report", "summary", "png_text"]
 
