@@ -354,7 +354,7 @@ def device_histogram(backend, a, bins, range, weights=None, deterministic=False)
     general path's other steps change nothing for them (a CuPy array is no dask collection and
     no NumPy-only input, adapting and restoring leave it as it is, a single in-memory block
     makes no partials to merge, and SUM_F64's result is its partial), and the host's time
-    before the launch is what a one-call histogram of a large array waits for (issue #17): the
+    before the launch is what a one-call histogram of a large array waits for: the
     rule, then the backend's ``histogram`` (cuda: one lookup and one launch for counts,
     backend/cuda/quick.py) or ``deterministic_sums``, then the edges' device copy. The same
     answer, bit for bit (tests/test_cuda_quick.py, tests/test_deterministic.py).

@@ -11,7 +11,7 @@ import importlib
 #: each public name and its module, imported on first use: ``import hotbin`` loads
 #: io.frames for the heatmap's tables and should not pay for the data layer too.
 _HOME = {"Data": "batches", "STDIN": "files", "DataError": "files", "data_files": "files",
-         "Source": "read", "need": "read", "Junk": "rejects"}
+         "Source": "read", "need": "tables", "Junk": "rejects"}
 
 __all__ = ["Source", "Data", "Junk", "DataError", "data_files", "need", "STDIN"]
 

@@ -17,8 +17,9 @@ import re
 from .files import (STDIN, DataError, data_files, decompressed, hive_keys, key_type, kind,
                     stdin_file)
 from .rejects import Junk
+from .tables import need
 
-__all__ = ["Source", "need", "quote"]
+__all__ = ["Source", "quote"]
 
 _TEMPORAL = re.compile(r"^(DATE|TIMESTAMP.*|TIME.*)$")
 _NUMERIC = re.compile(r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|"
@@ -27,16 +28,6 @@ _NUMERIC = re.compile(r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMAL
 _KEY = r"[/\\]{}=([^/\\]*)"
 #: rows of a CSV file looked at to tell a text column from a number column with junk cells
 SAMPLE = 100_000
-
-
-def need(package, what, module=None, extra="io"):
-    """The module, or an error naming the extra that installs it."""
-    import importlib
-
-    try:
-        return importlib.import_module(module or package)
-    except ModuleNotFoundError:
-        raise ModuleNotFoundError(f'{what} needs {package}: pip install "hotbin[{extra}]"') from None
 
 
 def quote(name) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..core.arrays import is_dask
 
-__all__ = ["select", "module_of", "pyarrow"]
+__all__ = ["select", "module_of", "need", "pyarrow"]
 
 #: column names listed in an error message, at most
 LISTED = 30
@@ -26,13 +26,19 @@ def module_of(obj) -> str:
     return type(obj).__module__.split(".")[0]
 
 
+def need(package, what, module=None, extra="io"):
+    """The module, or ModuleNotFoundError naming ``what`` needs ``package`` and the extra."""
+    import importlib
+
+    try:
+        return importlib.import_module(module or package)
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(f'{what} needs {package}: pip install "hotbin[{extra}]"') from None
+
+
 def pyarrow(what="data"):
     """The pyarrow module, or ModuleNotFoundError naming ``what`` needs it and the extra."""
-    try:
-        import pyarrow as pa
-    except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError(f'{what} needs pyarrow: pip install "hotbin[io]"') from exc
-    return pa
+    return need("pyarrow", what)
 
 
 def select(data, keys: dict) -> dict:
