@@ -323,6 +323,21 @@ def test_mercator_extent_from_the_points_on_the_map_only(tmp_path):
     np.testing.assert_array_equal(np.load(out), _numpy_counts(mx, my))
 
 
+def test_a_point_exactly_at_the_mercator_limit_is_off_the_map(tmp_path):
+    """|lat| == MAX_LAT is off the map (mercator drops it): it is not in the extent either."""
+    from hotbin.render.project import MAX_LAT, mercator
+
+    lon, lat = np.array([2.0, 2.1, 2.2, 2.3]), np.array([48.0, 48.1, MAX_LAT, -MAX_LAT])
+    pd.DataFrame({"lon": lon, "lat": lat}).to_csv(tmp_path / "m.csv", index=False)
+    r = _hotbin("heatmap", tmp_path / "m.csv", "--x", "lon", "--y", "lat", "--project", "mercator",
+                "--width", W, "--height", H, "--json", "-o", tmp_path / "m.npy")
+    assert r.returncode == 0, r.stderr.decode()
+    s = json.loads(r.stdout)
+    mx, my = mercator(lon[:2], lat[:2])
+    assert s["x_range"] == [mx.min(), mx.max()] and s["y_range"] == [my.min(), my.max()]
+    assert s["n"] == 4 and s["dropped"] == 2
+
+
 def test_a_range_stretched_by_outliers_is_said_and_warned(tmp_path):
     rng = np.random.default_rng(4)
     x, y = rng.normal(0, 1, 20_000), rng.normal(0, 1, 20_000)

@@ -53,7 +53,7 @@ class Data:
     def extent(self, axes, lonlat=False):
         """``[(lo, hi) or None]``: the finite extent of each number column ``axes[k]`` (indices),
         from one query; with ``lonlat`` (columns 0 and 1 longitude and latitude) only of the
-        points with ``|lon| <= 180`` and ``|lat| <= MAX_LAT``. Also counts the rows (every
+        points with ``|lon| <= 180`` and ``|lat| < MAX_LAT`` (those :func:`mercator` keeps). Also counts the rows (every
         needed column is read, so the rows seen are the counting pass's)."""
         from ..render.project import MAX_LAT
 
@@ -64,7 +64,7 @@ class Data:
             c = names[k]
             ok = f"isfinite({c})"
             if lonlat:
-                ok = f"abs({names[0]}) <= 180 AND abs({names[1]}) <= {MAX_LAT!r}"
+                ok = f"abs({names[0]}) <= 180 AND abs({names[1]}) < {MAX_LAT!r}"  # mercator's map
             aggs += [f"min({c}) FILTER (WHERE {ok})", f"max({c}) FILTER (WHERE {ok})"]
         aggs += [f"count({quote(c)})" for c in src.columns] + ["count(*)"]
         row = src.one(f"SELECT {', '.join(aggs)} FROM src")
