@@ -20,7 +20,7 @@ import numpy as np
 
 from . import backend as _backends
 from .core import validate
-from .core.arrays import is_dask, shared_copy
+from .core.arrays import shared_copy
 from .exec.batch import check_axis, slices
 from .core.binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules
 from .exec.grid import columns, grid
@@ -202,16 +202,14 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, back
     (:meth:`hotbin.core.binning.BinRule.index`) in chunks of ``2**20`` points, and the
     flat cell numbers are counted by the backend's 1-D kernel (weights and fixed
     point included), so memory stays bounded; GPU data is copied to the host
-    chunk by chunk for that step. Dask input is not supported here
-    (:func:`histogram` and :func:`histogram2d` take it).
+    chunk by chunk for that step. Dask input gives a lazy Dask array (per chunk, then
+    merged), as :func:`histogram2d`.
     """
     if numpy_only(sample, weights, range, bins):
         return numpy_result(np.histogramdd, sample, bins, range, density, weights, counts=True)
     parts = sample if isinstance(sample, (list, tuple)) else (sample,)
-    if is_dask(weights, *parts):
-        raise TypeError("sample: dask input is not supported by histogramdd; "
-                        "use hotbin.histogram or hotbin.histogram2d")
     ex = executor(backend, weights, *parts)
+    ex.check_bins(bins)
     cols = columns(ex, sample)
     w = validate.check_weights(ex, weights, cols[0])
     rules = ex.rules(lambda s, mm: histogramdd_rules(s, bins, range, minmax=mm), cols)
