@@ -18,7 +18,7 @@ import uvicorn
 
 from .guard import HEAD_TIMEOUT, MOST_WAITING, HostGuard, guarded_protocol, loopback_host
 
-__all__ = ["run", "background", "bind", "is_loopback", "url_of"]
+__all__ = ["run", "background", "start_background", "bind", "is_loopback", "url_of"]
 
 
 def is_loopback(host: str) -> bool:
@@ -83,23 +83,57 @@ def run(app, host="127.0.0.1", port=8000, open_browser=True, on_ready=None, log_
     _server(app, sock, log_level, head_timeout, most_waiting).run(sockets=[sock])
 
 
+def start(app, host="127.0.0.1", log_level="warning", head_timeout=HEAD_TIMEOUT,
+          most_waiting=MOST_WAITING):
+    """A real uvicorn serving ``app`` on a free port of ``host`` on a thread, once it listens:
+    ``(url, stop)``. ``stop()`` (idempotent) ends the server, its thread and the app's render
+    thread, and closes the socket. ``head_timeout`` and ``most_waiting`` as :func:`run`."""
+    sock = bind(host, 0)
+    server = _server(app, sock, log_level, head_timeout, most_waiting)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
+                              name=f"hotbin-serve-{sock.getsockname()[1]}")
+    lock = threading.Lock()
+
+    def stop():
+        with lock:
+            server.should_exit = True
+            if thread.is_alive() and thread is not threading.current_thread():
+                thread.join(10)
+            sock.close()
+            worker = getattr(getattr(app, "state", None), "worker", None)
+            if worker is not None:  # the render thread: idle once the server has stopped
+                worker.close()
+                worker._pool.shutdown(wait=True)
+
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            stop()
+            raise RuntimeError("the server did not start")
+        time.sleep(0.01)
+    return url_of(sock), stop
+
+
+def start_background(dataset, shading=None, *, host="127.0.0.1", log_level="warning", **options):
+    """Serve ``dataset`` (a :class:`hotbin.serve.Dataset`) on a free port of ``host`` (default
+    this machine only) on a thread: ``(url, stop)``, as :func:`start`. ``shading`` and
+    ``options`` go to :func:`hotbin.serve.app.create_app`. What ``hotbin.explore`` runs in a
+    notebook's kernel."""
+    from .app import create_app
+    from .params import Shading
+
+    app = create_app(dataset, Shading() if shading is None else shading, **options)
+    return start(app, host=host, log_level=log_level)
+
+
 @contextmanager
 def background(app, host="127.0.0.1", log_level="warning", head_timeout=HEAD_TIMEOUT,
                most_waiting=MOST_WAITING):
     """A real uvicorn serving ``app`` on a free port of ``host`` on a thread; yields its URL.
     ``head_timeout`` and ``most_waiting`` as :func:`run`."""
-    sock = bind(host, 0)
-    server = _server(app, sock, log_level, head_timeout, most_waiting)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
+    url, stop = start(app, host, log_level, head_timeout, most_waiting)
     try:
-        deadline = time.monotonic() + 30
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.01)
-        yield url_of(sock)
+        yield url
     finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+        stop()
