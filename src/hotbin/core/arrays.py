@@ -1,4 +1,5 @@
-"""The one owner of array types: NumPy, CuPy, torch and Dask.
+"""The one owner of array types: NumPy, any DLPack array (CuPy, torch, JAX, array API
+libraries) and Dask.
 
 Everything above the backends hands inputs here and gets back either a NumPy
 array or the backend's own device array; results go back through
@@ -8,23 +9,41 @@ never inspect input types: a backend declares ``DEVICE`` (``"host"`` or
 device, or leave it on the host to be staged); it receives NumPy arrays and, for
 ``DEVICE == "cuda"``, CuPy arrays.
 
-A new input type (polars, Arrow) is one branch in :func:`adapt` and one in
-:func:`restore`.
+Arrays are told apart by the device they say they are on (``__dlpack_device__``),
+not by their library: host memory becomes NumPy through :func:`numpy.from_dlpack`
+and CUDA memory CuPy through ``cupy.from_dlpack``, both without a copy; other
+devices are refused naming the device. Only torch is named, to drop its autograd
+graph (``detach``) and to give its tensors back; dask collections are taken apart by
+:mod:`hotbin.exec.dask`. Anything without DLPack goes through :func:`numpy.asarray`.
 """
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 
 __all__ = ["adapt", "as_float64", "restore", "shared_copy", "to_host", "on_gpu", "is_dask", "xp", "cupy", "as_dask",
-           "align_dask"]
+           "align_dask", "dlpack_device"]
+
+_CUDA_HINT = 'CUDA device arrays need CuPy: pip install "hotbin[cuda]"'
+
+#: DLPack's device types (``DLDeviceType`` in dlpack.h) by number, for errors
+DEVICE_TYPES = {1: "CPU", 2: "CUDA", 3: "CUDAHost", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI", 10: "ROCM",
+                11: "ROCMHost", 12: "ExtDev", 13: "CUDAManaged", 14: "OneAPI", 15: "WebGPU", 16: "Hexagon",
+                17: "MAIA"}
+#: device types read through NumPy (host memory) and through CuPy (CUDA memory)
+HOST_TYPES = frozenset({1})
+CUDA_TYPES = frozenset({2, 13})
 
 
 def cupy():
-    """The CuPy module (imported on first use; only device arrays need it)."""
-    import cupy as cp
-
+    """The CuPy module (imported on first use; only device arrays need it), or
+    ModuleNotFoundError naming the extra."""
+    try:
+        import cupy as cp
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(_CUDA_HINT) from exc
     return cp
 
 
@@ -32,25 +51,69 @@ def _is_torch(a) -> bool:
     return type(a).__module__.startswith("torch") and hasattr(a, "detach")
 
 
+def dlpack_device(a) -> tuple[int, int] | None:
+    """``(device type, device id)`` of a DLPack array (``__dlpack_device__``), else None."""
+    get = getattr(type(a), "__dlpack_device__", None)
+    if get is None or not hasattr(type(a), "__dlpack__"):
+        return None
+    kind, index = get(a)
+    return int(kind), int(index)
+
+
+def _refuse(a, device, name) -> TypeError:
+    kind = DEVICE_TYPES.get(device[0], f"device type {device[0]}")
+    return TypeError(f"{name}: a {type(a).__name__} on a {kind} device (DLPack {device}); hotbin reads host "
+                     f"(CPU) and CUDA memory: copy it to one of them first")
+
+
 def on_gpu(a) -> bool:
-    """True for CuPy arrays and torch CUDA tensors (anything on an NVIDIA device)."""
+    """True for arrays in CUDA memory: CuPy arrays, DLPack arrays on a CUDA device
+    (torch, JAX, ...), anything with ``__cuda_array_interface__``."""
     if isinstance(a, getattr(sys.modules.get("cupy"), "ndarray", ())):
-        return True  # without building CuPy's __cuda_array_interface__ (small calls)
-    if hasattr(a, "__cuda_array_interface__"):
-        return True
-    is_cuda = getattr(a, "is_cuda", None)
-    return bool(is_cuda) if isinstance(is_cuda, bool) else False
+        return True  # without asking for the device (small calls)
+    device = dlpack_device(a)
+    if device is not None:
+        return device[0] in CUDA_TYPES
+    return hasattr(a, "__cuda_array_interface__")
+
+
+def _numpy(a, name="a"):
+    """A host array (DLPack or not) as NumPy, without a copy where the producer shares it."""
+    device = dlpack_device(a)
+    if device is None:
+        return np.asarray(a)  # None-like junk becomes an object array, refused by the dtype checks
+    if device[0] not in HOST_TYPES:
+        raise _refuse(a, device, name)
+    try:
+        with warnings.catch_warnings():  # NumPy retries a refused versioned export unversioned,
+            warnings.simplefilter("ignore", DeprecationWarning)  # which producers warn of
+            return np.from_dlpack(a)
+    except (BufferError, TypeError, ValueError, RuntimeError) as exc:  # what DLPack cannot carry:
+        # byte order, nulls, bit-packed booleans; NumPy's own protocols may (pyarrow: NaN for nulls)
+        if hasattr(type(a), "__array__") or hasattr(a, "__array_interface__"):
+            return np.asarray(a)
+        raise TypeError(f"{name}: a {type(a).__name__} that DLPack cannot share ({exc})") from None
+
+
+def _cupy(a):
+    """A CUDA array as CuPy, without a copy (DLPack, else ``__cuda_array_interface__``)."""
+    cp = cupy()
+    if isinstance(a, cp.ndarray):
+        return a
+    return cp.from_dlpack(a) if hasattr(type(a), "__dlpack__") else cp.asarray(a)
 
 
 def to_host(a):
-    """A NumPy array of any array (CuPy and torch are copied to the host); None stays None."""
+    """A NumPy array of any array (device arrays are copied to the host); None stays None."""
     if a is None or isinstance(a, np.ndarray):
         return a
-    if hasattr(a, "__cuda_array_interface__") and callable(getattr(a, "get", None)):  # CuPy
+    if isinstance(a, getattr(sys.modules.get("cupy"), "ndarray", ())):
         return a.get()
     if _is_torch(a):
         return a.detach().cpu().numpy()
-    return np.asarray(a)
+    if on_gpu(a):
+        return _cupy(a).get()
+    return _numpy(a)
 
 
 def xp(a):
@@ -96,34 +159,41 @@ def is_dask(*objs) -> bool:
                for o in objs)
 
 
-def adapt(be, a):
+def adapt(be, a, name="a"):
     """``a`` as an array backend ``be`` takes: its device array, or NumPy.
 
-    Device arrays (CuPy, torch CUDA tensors: zero copy, strides kept) stay on the
-    device for a ``"cuda"`` backend and are copied to the host for the others.
-    Everything else becomes NumPy (torch CPU tensors without a copy), then goes
-    through ``be.prepare`` when the backend has one (``None`` becomes an object
-    array, which the callers' dtype checks refuse with the argument's name).
+    Arrays in CUDA memory (CuPy, torch, any DLPack array: zero copy, strides kept)
+    stay on the device as CuPy for a ``"cuda"`` backend and are copied to the host
+    for the others. Host arrays become NumPy (DLPack ones without a copy, the
+    rest through :func:`numpy.asarray`), then go through ``be.prepare`` when the
+    backend has one (``None`` becomes an object array, which the callers' dtype
+    checks refuse with the argument's name). Other devices: TypeError naming
+    ``name`` and the device.
     """
     if type(a) is np.ndarray:  # the common input, told apart at once
         prepare = getattr(be, "prepare", None)
         return a if prepare is None else prepare(a)
-    device = getattr(be, "DEVICE", "host")
-    if on_gpu(a):
-        if device == "cuda":
-            if _is_torch(a):
-                return cupy().asarray(a.detach())
-            return a
-        return to_host(a)
     if _is_torch(a):
-        a = a.detach().numpy()
-    a = np.asarray(a)  # None-like junk becomes an object array, refused by the dtype checks
+        a = a.detach()  # DLPack refuses tensors that need a gradient
+    if on_gpu(a):
+        return _cupy(a) if getattr(be, "DEVICE", "host") == "cuda" else to_host(a)
+    a = _numpy(a, name)
     prepare = getattr(be, "prepare", None)
     return a if prepare is None else prepare(a)
 
 
+def _device_id(like):
+    device = dlpack_device(like)
+    return device[1] if device is not None else getattr(getattr(like, "device", None), "id", None)
+
+
 def restore(x, like):
-    """``x`` as ``like``'s kind of array on ``like``'s device (NumPy for anything else)."""
+    """``x`` as ``like``'s kind of array on ``like``'s device: CuPy and torch as they
+    came; any other array in CUDA memory (JAX, ...) as CuPy on its device, anything
+    else as NumPy. Other DLPack libraries get NumPy or CuPy rather than their own type
+    (``__array_namespace__``): the front doors go on with NumPy methods after this
+    (``reshape``, ``sum``) that the array API does not promise, and both hand back to
+    the caller's library without a copy (``from_dlpack``)."""
     cp = sys.modules.get("cupy")
     if cp is not None and type(x) is cp.ndarray and type(like) is cp.ndarray \
             and x.data.device_id == like.data.device_id:
@@ -140,7 +210,7 @@ def restore(x, like):
         cp = cupy()
         if isinstance(x, cp.ndarray) and isinstance(like, cp.ndarray) and x.data.device_id == like.data.device_id:
             return x
-        with cp.cuda.Device(getattr(getattr(like, "device", None), "id", None)):
+        with cp.cuda.Device(_device_id(like)):
             return cp.asarray(x)
     return to_host(x)
 
