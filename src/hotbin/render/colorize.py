@@ -9,18 +9,18 @@ solid and sparse ones faint. Cells without points are transparent (or
 """
 from __future__ import annotations
 
-import colorsys
-
 import numpy as np
 
 from ..core.arrays import to_host
-from .shade import _colours, _rgb, normalize
+from .colormaps import PALETTES
+from .shade import _colours, _hex_table, _rgb, normalize
 
 __all__ = ["colorize", "category_colors", "PALETTE"]
 
-#: the first ten categories' colours (matplotlib's tab10, as datashader's examples)
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
+#: the categories' colours, in order: colorcet's glasbey (glasbey_bw_minc_20), 256 colours chosen
+#: far apart from one another and from black and white, so a category stays recognisable next to
+#: the mixed colours of cells that hold several
+PALETTE = "glasbey"
 #: opacity of the sparsest non-empty cell (datashader's default)
 MIN_ALPHA = 40
 
@@ -29,12 +29,13 @@ def category_colors(n: int, color_key=None, labels=None) -> np.ndarray:
     """``(n, 3)`` uint8 RGB, one colour per category.
 
     ``color_key``: a list of colours (at least ``n``), or a dict from label to
-    colour (every label of ``labels`` present); default :data:`PALETTE`, then
-    evenly spread hues for more than ten categories.
+    colour (every label of ``labels`` present); default the :data:`PALETTE`,
+    whose 256 colours repeat beyond 256 categories.
     """
     if color_key is None:
-        cols = list(PALETTE[:n]) + [_hue(i) for i in range(len(PALETTE), n)]
-    elif isinstance(color_key, dict):
+        table = _palette(PALETTE)
+        return table[np.arange(n) % table.shape[0]]
+    if isinstance(color_key, dict):
         if labels is None:
             labels = range(n)
         missing = [lab for lab in labels if lab not in color_key]
@@ -49,10 +50,9 @@ def category_colors(n: int, color_key=None, labels=None) -> np.ndarray:
     return np.rint(_colours(cols, "color_key")).astype(np.uint8).reshape(n, 3)
 
 
-def _hue(i: int):
-    """A colour of its own for category ``i`` beyond the palette: golden-ratio hues."""
-    r, g, b = colorsys.hsv_to_rgb((i * 0.6180339887) % 1.0, 0.65, 0.9)
-    return (r, g, b)
+def _palette(name):
+    """``(256, 3)`` uint8 of a palette of :data:`hotbin.render.colormaps.PALETTES`."""
+    return _hex_table(PALETTES[name])
 
 
 def colorize(counts, color_key=None, how="eq_hist", labels=None, min_alpha=MIN_ALPHA,

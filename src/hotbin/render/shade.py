@@ -1,9 +1,10 @@
 """Shading: a grid of counts to an RGBA picture, composed of hotbin's primitives.
 
 ``shade`` = optional Gaussian smoothing (:func:`blur`) -> a normalization to ``[0, 1]`` (``eq_hist``,
-``log``, ``cbrt`` or ``linear``) -> a colormap lookup. ``eq_hist`` is histogram ->
-cumulative sum -> interpolation (:func:`hotbin.histogram` or a bincount of integer levels),
-as in datashader; nothing here launches a kernel of its own. Smoothing runs with
+``log``, ``cbrt`` or ``linear``) -> a colormap lookup. ``eq_hist`` is exact: counts get the
+cumulative sum of a bincount of their levels, other values their rank among the distinct values
+(sort, unique, search), so outliers cannot squeeze the ordinary cells into one colour; nothing
+here launches a kernel of its own. Smoothing runs with
 the array module of the counts (NumPy, or CuPy on the GPU); the picture is
 returned as a NumPy array.
 
@@ -23,15 +24,15 @@ from functools import lru_cache
 import numpy as np
 
 from ..core.arrays import to_host
-from .colormaps import ALIASES, CONTROL_POINTS
+from .colormaps import ALIASES, TABLES
 
 __all__ = ["shade", "normalize", "eq_hist", "blur", "colormap", "HOWS", "CMAPS"]
 
 HOWS = ("eq_hist", "log", "cbrt", "linear")
-CMAPS = tuple(CONTROL_POINTS)
+CMAPS = tuple(TABLES)
 #: lowest colormap position of a non-empty cell (keeps the sparsest cells visible)
 FLOOR = 0.2
-#: bins of eq_hist's histogram for float values (datashader uses 256 * 256 too)
+#: integer levels up to which eq_hist equalizes by a bincount of the levels (counts); beyond, by rank
 EQ_HIST_BINS = 1 << 16
 #: Gaussian taps reach this many standard deviations each way
 TRUNCATE = 3.0
@@ -134,34 +135,29 @@ def normalize(values, how="eq_hist", span=None, mask=None):
 
 
 def eq_hist(v, nbins=EQ_HIST_BINS):
-    """Histogram equalization of the 1-D values ``v``: histogram, cumulative sum, interpolation.
+    """Histogram equalization of the 1-D values ``v``, exact: no value's colour depends on how far
+    away the others lie.
 
-    Integer-valued input with fewer distinct levels than ``nbins`` gets one bin
-    per level (exact ranks); otherwise ``nbins`` equal bins. The lowest value
-    maps to 0, the highest to 1; all-equal values map to 1.
+    Integer values with at most ``nbins`` levels (counts) get the fraction of the values at or
+    below them: histogram (one bin per level) -> cumulative sum. Any other values get their rank
+    among the distinct values, ``rank / (distinct - 1)``: sort -> unique -> search, so one huge
+    outlier takes one step of the colormap, not all but one (equal-width bins between the
+    extremes, as datashader's, would put every ordinary value in the bottom bin). Ties share a
+    colour. The lowest value maps to 0, the highest to 1; all-equal values map to 1.
     """
-    from ..api import histogram
-
     xp = _xp(v)
     lo, hi = float(v.min()), float(v.max())
     if lo == hi:
         return xp.ones(v.shape, np.float64)
     levels = hi - lo + 1
     if levels <= nbins and bool((v == xp.rint(v)).all()):
-        # one unit bin per integer level: the bin of v is v - lo, exactly (as hotbin.histogram
-        # over (lo - 0.5, hi + 0.5) would count it, with no kernel to compile)
+        # one unit bin per integer level: the bin of v is v - lo, exactly
         hist = xp.bincount((v - lo).astype(np.int64), minlength=int(levels))
-        edges = lo - 0.5 + xp.arange(int(levels) + 1, dtype=np.float64)
-    else:
-        # values a few ulps apart (a wide blur) cannot fill nbins finite-sized bins
-        bins = int(min(nbins, (hi - lo) / (2 * float(np.spacing(max(abs(lo), abs(hi)))))))
-        if bins < 2:  # no room for two bins: rank linearly
-            return xp.clip((v - lo) / (hi - lo), 0.0, 1.0)
-        hist, edges = histogram(v, bins=bins, range=(lo, hi))
-    cdf = xp.cumsum(hist).astype(np.float64)  # integer counts: exact in any order
-    centres = (edges[:-1] + edges[1:]) / 2
-    first = cdf[0]  # bin 0 holds the lowest value
-    return xp.clip((xp.interp(v, centres, cdf) - first) / (cdf[-1] - first), 0.0, 1.0)
+        cdf = xp.cumsum(hist).astype(np.float64)  # integer counts: exact in any order
+        first = cdf[0]  # bin 0 holds the lowest value
+        return (cdf[(v - lo).astype(np.int64)] - first) / (cdf[-1] - first)
+    distinct = xp.unique(v)  # sorted
+    return xp.searchsorted(distinct, v).astype(np.float64) / (distinct.size - 1)
 
 
 def blur(values, sigma):
@@ -256,7 +252,7 @@ def colormap(cmap="inferno", n=256) -> np.ndarray:
 
 def _named(cmap, n):
     name = ALIASES.get(cmap.lower(), cmap.lower())
-    if name in CONTROL_POINTS:
+    if name in TABLES:
         return _table(name, n)
     mpl = _optional("matplotlib")
     if mpl is not None and cmap in mpl.colormaps:
@@ -278,12 +274,17 @@ def _optional(module):
 
 @lru_cache(maxsize=None)
 def _table(name, n):
-    words = "".join(CONTROL_POINTS[name].split())
-    pts = np.array([[int(words[i + k:i + k + 2], 16) for k in (0, 2, 4)]
-                    for i in range(0, len(words), 6)], np.float64)
-    table = _interpolate(pts, n)
+    """The published 256-entry table of ``name``, resampled to ``n`` entries (itself for 256)."""
+    table = _interpolate(_hex_table(TABLES[name]).astype(np.float64), n)
     table.flags.writeable = False
     return table
+
+
+def _hex_table(text) -> np.ndarray:
+    """``(k, 3)`` uint8 of the ``rrggbb`` colours of a table of :mod:`hotbin.render.colormaps`."""
+    words = "".join(text.split())
+    return np.array([[int(words[i + k:i + k + 2], 16) for k in (0, 2, 4)]
+                     for i in range(0, len(words), 6)], np.uint8)
 
 
 def _interpolate(pts, n):
