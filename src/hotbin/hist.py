@@ -1,36 +1,30 @@
 """Histogram objects: a result that plots, merges and pickles.
 
-:class:`Histogram` speaks UHI's ``PlottableHistogram`` protocol (``kind``,
-``values()``, ``variances()``, ``counts()``, ``axes``), so plotting libraries that
-accept boost-histogram or hist objects (mplhep, ...) accept it too. It is a
-mergeable partial (STYLE.md §4): histograms of pieces of the data, added with
-``+``, equal the histogram of all the data.
+:class:`Histogram` speaks UHI's ``PlottableHistogram`` protocol and its indexing, so
+tools that take boost-histogram or hist objects (mplhep, ...) take it too. It is a
+mergeable partial: histograms of pieces of the data, added with ``+``, equal the
+histogram of all the data.
 
 Nothing is lost: every axis has an underflow and an overflow bin (NaN goes
 to overflow, as in boost-histogram), read with ``values(flow=True)``, added by
-``+`` and kept by :meth:`Histogram.fill`; ``boost_histogram.Histogram(h)`` and
-``hist.Hist(h)`` convert through UHI's serialization (``h._to_uhi_()``).
+``+``, kept by :meth:`Histogram.fill` and by UHI indexing (:mod:`hotbin.hist_index`).
+``boost_histogram.Histogram(h)`` and ``hist.Hist(h)`` convert through UHI's
+serialization (``h._to_uhi_()``; :meth:`Histogram.from_uhi` reads it back).
 
-Counts are int64 and exact. Weighted histograms keep the sum of weights
-(``values()``) and the sum of squared weights (``variances()``; ``inf`` where
-it exceeds float64, from weights of about ``1e154``). With
-``deterministic=True`` float weights are kept as fixed-point integer words
-(:mod:`hotbin.core.fixedpoint`) and merged with its one combine rule, so a merge is
-bitwise identical to one histogram over the concatenated data, in any order,
-provided the partials share one fixed-point scale: build them with the same
-``bounds=(max_abs_weight, total_count)`` (the default is the data's own, which
-makes a single histogram equal ``hotbin.histogram(..., deterministic=True)``).
-
-Dask inputs are counted on the cluster by :mod:`hotbin.exec.dask` (a partial
-per chunk, tree-merged by the same rule) and give the same object, computed.
+Counts are int64 and exact. Weighted histograms keep the sums of weights
+(``values()``) and of squared weights (``variances()``; ``inf`` beyond float64).
+With ``deterministic=True`` float weights are kept as fixed-point integer words
+(:mod:`hotbin.core.fixedpoint`), so a merge is bitwise identical to one histogram
+over the concatenated data, in any order, when the partials share one scale (the
+same ``bounds=(max_abs_weight, total_count)``). Dask inputs are counted on the
+cluster (:mod:`hotbin.exec.dask`) and give the same object, computed.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .core.arrays import to_host
-from .core import fixedpoint
-from . import histfill
+from .core import arrays, fixedpoint
+from . import hist_index, histfill
 from .core.axis import Axis, Traits, same_edges
 from .histfill import Fixed
 
@@ -45,12 +39,13 @@ def _same(a, b) -> bool:
 
 
 class Histogram:
-    """A 1-D or 2-D histogram: values, their variances, the axes' edges and flow bins.
+    """A histogram: values, their variances, the axes' edges and flow bins.
 
-    Build one with :func:`hist` / :func:`hist2d`, or from arrays you already have:
-    ``Histogram(values, edges)`` / ``Histogram(values, xedges, yedges)`` with
-    optional ``variances=`` (for weighted data; omitted means counts). ``values``
-    has one entry per bin (flow bins empty) or, with flow, two more per axis.
+    Build one with :func:`hist` / :func:`hist2d`, from a UHI dict (:meth:`from_uhi`), or
+    from arrays: ``Histogram(values, edges)`` / ``Histogram(values, xedges, yedges)`` (any
+    number of axes; hotbin fills 1-D and 2-D ones) with optional ``variances=`` (weighted
+    data). ``values`` has one entry per bin (flow bins empty) or two more per axis.
+    ``h[bh.loc(0.2):bh.loc(0.8):bh.rebin(2)]``, ``h[::sum]`` index as boost-histogram.
 
     Attributes
     ----------
@@ -66,8 +61,8 @@ class Histogram:
     def __init__(self, values, *edges, variances=None, label: str | None = None,
                  axis_labels=None):
         values = np.asarray(values)
-        if len(edges) not in (1, 2):
-            raise TypeError("Histogram: give the edges of one axis (1-D) or two axes (2-D)")
+        if not edges:
+            raise TypeError("Histogram: give the edges of at least one axis")
         labels = (None,) * len(edges) if axis_labels is None else tuple(axis_labels)
         if len(labels) != len(edges):
             raise ValueError(f"axis_labels: expected {len(edges)} labels, got {len(labels)}")
@@ -102,13 +97,11 @@ class Histogram:
     def from_heatmap(cls, hm, label: str | None = None) -> Histogram:
         """The 2-D histogram of a :class:`hotbin.Heatmap`: ``values()[ix, iy] == hm.counts[iy, ix]``.
 
-        The edges are the heatmap's cells (``linspace`` of its ranges; the top cell is
-        closed or open as the heatmap's ``x_closed`` / ``y_closed`` say). A heatmap keeps only ``dropped``, not where its
-        dropped points lie: the flow bins are empty. A weighted heatmap keeps no
-        sums of squared weights, so its histogram's ``variances()`` and ``counts()``
-        are None.
+        The edges are the heatmap's cells. A heatmap keeps only ``dropped``, not where its
+        dropped points lie: the flow bins are empty. A weighted heatmap keeps no sums of
+        squared weights, so ``variances()`` and ``counts()`` are None.
         """
-        counts = np.asarray(to_host(hm.counts)).T
+        counts = np.asarray(arrays.to_host(hm.counts)).T
         weighted = counts.dtype.kind == "f"
         h = cls(counts, hm.x_edges, hm.y_edges, label=label, axis_labels=("x", "y"),
                 variances=np.full(counts.shape, np.nan) if weighted else None)
@@ -177,9 +170,9 @@ class Histogram:
     def density(self) -> np.ndarray:
         """Values divided by their total and the bin areas (NumPy's ``density=True``)."""
         v = self.values().astype(np.float64)
-        area = self._axes[0].widths
-        if self.ndim == 2:
-            area = area[:, None] * self._axes[1].widths[None, :]
+        area = np.ones(())
+        for ax in self._axes:
+            area = np.multiply.outer(area, ax.widths)
         return v / area / v.sum()
 
     def _to_uhi_(self) -> dict:
@@ -190,11 +183,27 @@ class Histogram:
 
         return serialize(self)
 
+    @classmethod
+    def from_uhi(cls, ir) -> Histogram:
+        """A histogram from a UHI dict (``uhi.io``, ``obj._to_uhi_()``): :func:`hotbin.uhi.deserialize`."""
+        from .uhi import deserialize
+
+        return deserialize(ir, cls)
+
     def _to_boost_histogram_(self):
         """A ``boost_histogram.Histogram`` (the hook ``boost_histogram.Histogram(h)`` calls)."""
         import boost_histogram
 
         return boost_histogram.Histogram(self._to_uhi_())
+
+    # --- UHI indexing ---------------------------------------------------------------
+    def __getitem__(self, index):
+        """A histogram, or a scalar where no axis is left (:func:`hotbin.hist_index.getitem`)."""
+        return hist_index.getitem(self, index)
+
+    def __setitem__(self, index, value) -> None:
+        """Set bins in place, flow bins by boost-histogram's rule (:func:`hotbin.hist_index.setitem`)."""
+        hist_index.setitem(self, index, value)
 
     # --- merging and filling ------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -264,8 +273,9 @@ class Histogram:
         deterministic one keeps its fixed-point scale: the new weights must fit the
         ``bounds`` it was built with (a ValueError says so otherwise).
         """
-        if len(data) != self.ndim:
-            raise TypeError(f"fill: expected {self.ndim} array(s) of coordinates, got {len(data)}")
+        if len(data) != self.ndim or self.ndim > 2:
+            raise TypeError("fill: hotbin fills 1-D and 2-D histograms" if self.ndim > 2 else
+                            f"fill: expected {self.ndim} array(s) of coordinates, got {len(data)}")
         if weight is None and self.weighted:
             weight = np.ones(np.shape(data[0]), np.int64 if self._values.dtype.kind == "i" else np.float64)
         elif weight is not None and not self.weighted:
@@ -281,18 +291,13 @@ class Histogram:
 
     # --- display --------------------------------------------------------------------
     def plot(self, ax=None, **kw):
-        """Draw with matplotlib: a step outline (1-D) or an image with a colorbar (2-D).
-
-        ``kw`` goes to ``Axes.stairs`` (1-D) or ``Axes.pcolormesh`` (2-D). Returns the
-        matplotlib ``Axes`` (see :func:`hotbin.uhi.plot`).
-        """
+        """Draw with matplotlib, returning the ``Axes`` (:func:`hotbin.uhi.plot`)."""
         from .uhi import plot
 
         return plot(self, ax, **kw)
 
     def _repr_html_(self) -> str:
-        """An HTML summary (Jupyter): kind, label, each axis's bins and range, totals with the
-        flow bins (:func:`hotbin.uhi.html`)."""
+        """An inline SVG plot and a summary table, for Jupyter (:func:`hotbin.uhi.html`)."""
         from .uhi import html
 
         return html(self)
