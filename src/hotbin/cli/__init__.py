@@ -1,8 +1,9 @@
 """The ``hotbin`` command line: a thin layer over the API.
 
-Each sub-command lives in its own module exposing ``register(subparsers)``,
-which adds its parser and sets ``func`` (called with the parsed args; returns
-the exit code). Errors a user can cause become one line on stderr and exit 1.
+Each sub-command lives in its own module exposing ``register(commands)``,
+which adds its parser (``commands.add_parser``) and sets ``func`` (called with the
+parsed args; returns the exit code). Errors a user can cause become one line on
+stderr and exit 1.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ EXAMPLES = """examples:
   zcat trips.csv.gz | hotbin heatmap - --x lon --y lat --json -o trips.png
   hotbin image photo.jpg --equalize photo-eq.png
   hotbin info
-  hotbin completion bash   (zsh, fish: a completion script)
+  hotbin completion bash   (zsh, tcsh, fish: a completion script)
 """
 
 #: a value that argparse would take for an option because it starts with "-": a negative
@@ -37,27 +38,54 @@ EXAMPLES = """examples:
 _NEGATIVE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class Parser(argparse.ArgumentParser):
+    """hotbin's argument parser: it keeps its arguments' actions as they are added
+    (``actions``) and, at the top, its sub-commands' parsers by name (``commands``), so
+    the option reading of :func:`_join_negative` and the completion script need none of
+    argparse's private attributes."""
+
+    def __init__(self, *args, **kwargs):
+        self.actions: list[argparse.Action] = []  # before argparse adds --help
+        self.commands: dict[str, Parser] = {}
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        self.actions.append(action)
+        return action
+
+
+class Commands:
+    """What a sub-command module registers with: ``add_parser`` as argparse's, each parser
+    also recorded by its name in the top parser's ``commands``."""
+
+    def __init__(self, parser: Parser, sub):
+        self._parser, self._sub = parser, sub
+
+    def add_parser(self, name: str, **kwargs) -> Parser:
+        p = self._sub.add_parser(name, **kwargs)
+        self._parser.commands[name] = p
+        return p
+
+
+def build_parser() -> Parser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(prog="hotbin", description=__doc__.splitlines()[0], epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="hotbin", description=__doc__.splitlines()[0], epilog=EXAMPLES,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"hotbin {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    commands = Commands(parser, parser.add_subparsers(dest="command", required=True, parser_class=Parser))
     for name in COMMANDS:
-        importlib.import_module(name).register(sub)
+        importlib.import_module(name).register(commands)
     return parser
 
 
-def _join_negative(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+def _join_negative(parser: Parser, argv: list[str]) -> list[str]:
     """``--x-range -74.1,-73.8`` as ``--x-range=-74.1,-73.8``: the value of an option that takes
     one is kept with it when it starts with a minus sign and a number (argparse would read it as
     an option)."""
-    takes_value = set()
-    for action in parser._subparsers._group_actions[0].choices.values():
-        for a in action._actions:
-            if a.option_strings and a.nargs is None and not isinstance(a, argparse._StoreConstAction):
-                takes_value.update(a.option_strings)
+    takes_value = {s for p in parser.commands.values() for a in p.actions if a.option_strings and a.nargs is None
+                   for s in a.option_strings}  # flags (store_true, store_const) have nargs 0
     out, i = [], 0
     while i < len(argv):
         tok = argv[i]
