@@ -19,6 +19,10 @@ var    pass 1: mean ``m``; pass 2: ``[sum (w - m)**2, n]``  ``sum (w - m)**2 / n
 std    as var                                        ``sqrt(var)``
 =====  ============================================  ===========================================
 
+The order statistics ``median``, ``quantile`` (with ``q``), ``first`` and ``last`` are
+plans of their own (:mod:`hotbin.order_stats`): their partials are the cells'
+values, not sums.
+
 Cells without a value are NaN for every agg but count and any. A NaN weight
 is no value: it changes no partial and is counted in ``skipped``, like a point
 whose category code is outside ``[0, ncat)``.
@@ -46,17 +50,20 @@ from .core.arrays import as_float64, to_host, xp
 from .exec.plan import Plan
 from .exec.local import weighted
 from .core.reductions import COUNT, MAX, MEAN, MIN, centered, fixed, words
+from .order_stats import ORDER_AGGS, aggregate_order, check_q, merge_order
 
 __all__ = ["AGGS", "Cells", "aggregate", "check_agg", "merge", "merge_heatmaps"]
 
-AGGS = ("count", "any", "sum", "mean", "min", "max", "std", "var")
+AGGS = ("count", "any", "sum", "mean", "min", "max", "std", "var") + ORDER_AGGS
 _VALUE_ACC = {"sum": MEAN, "mean": MEAN, "min": MIN, "max": MAX, "std": MEAN, "var": MEAN}
 
 
-def check_agg(agg, weights) -> str:
+def check_agg(agg, weights, q=None) -> str:
+    """``agg``, checked with its weights and ``q`` (only quantile takes one, and needs it)."""
     if not isinstance(agg, str) or agg not in AGGS:
         raise ValueError(f"agg: expected one of {', '.join(AGGS)}, got {agg!r}")
-    if agg in _VALUE_ACC and weights is None:
+    check_q(agg, q)
+    if (agg in _VALUE_ACC or agg in ORDER_AGGS) and weights is None:
         raise ValueError(f"agg={agg!r}: needs weights, the values to aggregate")
     return agg
 
@@ -73,15 +80,20 @@ class Cells:
     skipped: int  #: points in a cell without a value (NaN weight, no category)
     value_counts: Any = None  #: int64 values behind each entry of ``values`` (its shape)
     means: Any = None  #: the cell means of var / std (what merges them)
+    order: Any = None  #: median / quantile in memory: ``(Reduction, partial)`` (what merges them)
 
 
-def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic) -> Cells:
+def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic, cells=None, q=None) -> Cells:
     """Run ``agg`` over the cells ``shape``.
 
     ``hist(be, blocks, weights, red)`` is one block's ``histogram2d`` (``(partial,
     kept)``, the blocks being ``arrays``, then the category codes when ``by`` is
-    ``(codes, ncat)``); ``w``: the weights (or None).
+    ``(codes, ncat)``); ``w``: the weights (or None); ``cells(be, blocks)``: the cell of
+    each point of a block, for the order statistics (with ``q``, :mod:`hotbin.order_stats`).
     """
+    if agg in ORDER_AGGS:
+        fields, partial = aggregate_order(ex, cells, arrays, w, by, shape, agg, q)
+        return Cells(*fields, order=partial)
     ncat = None if by is None else by[1]
     grid = tuple(shape) if by is None else (ncat + 1,) + tuple(shape)
     ins = list(arrays) + ([] if by is None else [by[0]])
@@ -309,9 +321,15 @@ def merge(agg, a, b):
 
 
 def merge_heatmaps(a, b):
-    """``(categories, values, value_counts, means)`` of the sum of Heatmaps ``a`` and ``b``."""
+    """``(categories, values, value_counts, means, order)`` of the sum of Heatmaps ``a`` and ``b``."""
+    if a.agg in ORDER_AGGS:
+        if a.categories != b.categories:
+            raise ValueError(f"other: categories {a.categories} and {b.categories} differ (heatmaps of "
+                             f"agg={a.agg!r} add with the same categories)")
+        values, n, part = merge_order(a.agg, a, b)
+        return a.categories, values, n, None, part
     labels = _common_labels(a.categories, b.categories)
-    return (labels,) + merge(a.agg, *(_padded(h, labels) for h in (a, b)))
+    return (labels,) + merge(a.agg, *(_padded(h, labels) for h in (a, b))) + (None,)
 
 
 def _common_labels(a, b):

@@ -22,12 +22,12 @@ from .render import png
 from .core import validate
 from .core.arrays import as_float64
 from .aggregate import aggregate, check_agg, merge_heatmaps
-from .core.binning import cell_rule, positive_int
+from .core.binning import cell_rule
+from .heatmap_grid import cells_over
 from .render.project import projected
 from .exec.local import executor, portable
-from .core.ranges import check_cells, check_clip, check_closed, data_range, given_range, interval
+from .core.ranges import data_range, interval
 
-# data_range, check_cells, percentile_ranges and MAX_CELLS are hotbin.core.ranges', re-exported
 __all__ = ["Heatmap", "heatmap", "data_range"]
 
 
@@ -77,6 +77,9 @@ class Heatmap:
         ``counts`` without ``by``, the points per category and cell with it.
     means : array or None
         The cell means behind var and std (what merges them in ``+``).
+    order : tuple or None
+        Median and quantile in memory: the reduction and its partial, every value by cell
+        (what merges them in ``+``; :mod:`hotbin.order_stats`).
     """
 
     counts: Any
@@ -95,6 +98,7 @@ class Heatmap:
     crs: str | None = None
     value_counts: Any = None
     means: Any = field(default=None, repr=False)
+    order: Any = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.points is None:
@@ -142,25 +146,24 @@ class Heatmap:
         Counts, min and max merge exactly; sums and means in float64, var and std by
         Chan's pairwise update (:func:`hotbin.aggregate.merge`), so a heatmap merged
         from chunks may differ in the last bits from one computed in a single call.
+        Median and quantile merge their partials (exact; in-memory heatmaps only), first
+        and last take ``self``'s points first (:func:`hotbin.order_stats.merge_order`).
         """
         if not isinstance(other, Heatmap):
             return NotImplemented
-        if (other.counts.shape != self.counts.shape or other.x_range != self.x_range
-                or other.y_range != self.y_range or other.x_closed != self.x_closed
-                or other.y_closed != self.y_closed
-                or (self.categories is None) != (other.categories is None)):
+        if (other.counts.shape, other.x_range, other.y_range, other.x_closed, other.y_closed,
+                other.categories is None) != (self.counts.shape, self.x_range, self.y_range,
+                                              self.x_closed, self.y_closed, self.categories is None):
             raise ValueError("other: heatmaps can only be added when their cells are the same "
                              f"({self._cells()} vs {other._cells()})")
         if self.agg != other.agg:
-            raise ValueError(f"other: a heatmap of agg={self.agg!r} does not add to one of "
-                             f"agg={other.agg!r}")
-        counts = self.counts + other.counts
+            raise ValueError(f"other: a heatmap of agg={self.agg!r} does not add to one of agg={other.agg!r}")
         points = None if self.points is self.counts and other.points is other.counts \
             else self.points + other.points
-        labels, values, n, means = merge_heatmaps(self, other)
-        return replace(self, counts=counts, dropped=self.dropped + other.dropped, points=points,
-                       values=values, value_counts=n, means=means, categories=labels,
-                       skipped=self.skipped + other.skipped)
+        labels, values, n, means, part = merge_heatmaps(self, other)
+        return replace(self, counts=self.counts + other.counts, dropped=self.dropped + other.dropped,
+                       points=points, values=values, value_counts=n, means=means, categories=labels,
+                       skipped=self.skipped + other.skipped, order=part)
 
     def _cells(self) -> str:
         return (f"{self.width}x{self.height} over {interval(self.x_range, self.x_closed)} x "
@@ -247,7 +250,7 @@ Heatmap.values = _Values()  # after @dataclass: its __init__ sets values through
 
 def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, width=512, height=512,
             x_range=None, y_range=None, clip=None, closed=None, project=None, backend=None,
-            deterministic=False) -> Heatmap:
+            deterministic=False, q=None) -> Heatmap:
     """Count points ``(x, y)`` on a ``height x width`` grid of cells, or aggregate their weights.
 
     Parameters
@@ -259,11 +262,17 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     weights : array_like or column name, optional
         One real weight per point: the values that ``agg`` aggregates. With
         ``agg="count"`` cells hold the sum of their weights (the weighted count).
-    agg : {"count", "any", "sum", "mean", "min", "max", "std", "var"}
+    agg : {"count", "any", "sum", "mean", "min", "max", "std", "var", "median", "quantile", "first", "last"}
         What a cell holds (:mod:`hotbin.aggregate`): ``Heatmap.values``, float64,
         NaN where a cell has no value. All but count and any aggregate the
         weights; a NaN weight is no value (counted in ``skipped``); std and var
-        are the population's (ddof=0, as datashader).
+        are the population's (ddof=0, as datashader). median and quantile are
+        exactly ``numpy.median`` / ``numpy.quantile(v, q)`` (``method="linear"``) of
+        each cell's values, first and last the value of its first / last point in
+        the input's order (:mod:`hotbin.order_stats`; on wgpu the cpu backend runs them).
+    q : float or sequence of floats in [0, 1]
+        The quantile(s) of ``agg="quantile"`` (only); a sequence adds a leading axis to
+        ``values``.
     by : array_like or column name, optional
         A category per point: integer codes ``0 <= code < ncat``, a pandas
         Categorical, polars Categorical, pyarrow dictionary or strings
@@ -352,7 +361,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
         raise TypeError("heatmap: needs x and y (arrays, or column names with data=)")
     x_in, ya, weights, by = frames.columns(data, x=x, y=y, weights=weights, by=by)
     names = frames.name_of(x, "x"), frames.name_of(y, "y")
-    agg = check_agg(agg, weights)
+    agg = check_agg(agg, weights, q)
     crs = None
     if project is not None:
         x_in, ya, x_range, y_range, crs = projected(project, x_in, ya, x_range, y_range)
@@ -368,33 +377,24 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     if by is not None:
         codes, labels = frames.categories(ex, by, xa.shape[0])
         codes = ex.align(ex.array(codes, "by"), xa, f"by: expected one category per point ({xa.shape[0]})")
-    given = [given_range(r, f"{a}_range") if r is not None else None
-             for a, r in (("x", x_range), ("y", y_range))]
-    xc, yc = check_closed(closed, given)
-    q = check_clip(clip)
-    auto = [i for i, r in enumerate(given) if r is None]
-    arrays = [(xa, ya)[i] for i in auto]
-    found = ex.percentiles(arrays, q) if q is not None else ex.finite_extents(arrays)
-    for i, ext in zip(auto, found):
-        given[i] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[i])
-    xr, yr = given
-    if height is None:  # square cells: the height follows the ranges' aspect
-        height = max(1, round(positive_int(width, "width") * (yr[1] - yr[0]) / (xr[1] - xr[0])))
-    width, height = check_cells(width, height, weighted=w is not None,
-                                layers=1 if labels is None else len(labels) + 1)
-    rx, ry = cell_rule(width, *xr, "width", xc), cell_rule(height, *yr, "height", yc)
+    xr, yr, xc, yc, width, height, rx, ry = cells_over(
+        ex, xa, ya, x_range, y_range, closed, clip, width, height, weighted=w is not None,
+        layers=1 if labels is None else len(labels) + 1)
     nby = None if labels is None else len(labels)
 
     def hist(be, d, ww, red):  # one block: d = (x, y[, codes])
         return be.histogram2d(d[1], d[0], ry, rx, ww, red,
                               **({} if nby is None else {"by": (d[2], nby)}))
 
+    def cells_of(be, d):  # one block's cell of each point: row * width + column
+        return be.cells2d(d[1], d[0], ry, rx)
+
     cells = aggregate(ex, hist, [xa, ya], w, None if nby is None else (codes, nby),
-                      (height, width), agg, deterministic)
+                      (height, width), agg, deterministic, cells_of, q)
     counts = ex.restore(cells.counts, x_in)
     values = None if cells.values is None else ex.restore(cells.values, x_in)
     points = counts if cells.points is cells.counts else ex.restore(cells.points, x_in)
     value_counts, means = (None if a is None else ex.restore(a, x_in)
                            for a in (cells.value_counts, cells.means))
     return Heatmap(counts, cells.n - cells.kept, xr, yr, xc, yc, points, agg, values, labels,
-                   cells.skipped, *names, crs, value_counts, means)
+                   cells.skipped, *names, crs, value_counts, means, cells.order)

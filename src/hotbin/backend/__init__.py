@@ -49,6 +49,11 @@ and the primitives, on arrays adapted by :func:`hotbin.core.arrays.adapt`:
     ``by=(codes, ncat)``: integer category codes, one per point; the partial
     is then ``red.lead + (ncat + 1, nx, ny)``, a point going to category
     ``code`` when ``0 <= code < ncat`` and to category ``ncat`` otherwise.
+``cells2d(x, y, rx, ry) -> cells``
+    the cell ``ix * ny + iy`` (int64, the layout of ``histogram2d``'s grid) of
+    each point under the exact rule, ``-1`` for a point in none: what the
+    order statistics of :mod:`hotbin.core.order` sort (wgpu: NotImplemented, the
+    cpu backend bins them).
 ``bincount(x, length, weights=None)``
     int64 counts, or float64 sums, of the non-negative integers ``x < length``.
 ``cumsum(a, axis, od, exclusive)``
@@ -126,6 +131,9 @@ class BackendModule(Protocol):
     def histogram2d(self, x, y, rx, ry, weights=None, red=None, by=None):
         """``(partial, kept)`` over the cells of the rules ``rx``, ``ry`` (by category with ``by``)."""
 
+    def cells2d(self, x, y, rx, ry):
+        """The cell ``ix * ny + iy`` of each point (int64), -1 for none."""
+
     def bincount(self, x, length, weights=None):
         """int64 counts, or float64 sums, of the non-negative integers ``x < length``."""
 
@@ -154,7 +162,7 @@ def _module(name: str):
 
 
 #: the primitives that may answer NotImplemented (see the module docstring)
-PRIMITIVES = frozenset({"minmax", "max_abs", "histogram", "histogram_rows", "histogram2d", "bincount",
+PRIMITIVES = frozenset({"minmax", "max_abs", "histogram", "histogram_rows", "histogram2d", "cells2d", "bincount",
                         "cumsum", "luma_histogram"})
 
 

@@ -19,6 +19,12 @@ values     mean    (2, ...)     addition                    as is: [sum, n]
                    float64
 values     min     (2, ...)     [minimum, addition]         as is: [min, n]
 values     max     (2, ...)     [maximum, addition]         as is: [max, n]
+order      order   (2, m)       sort of the concatenation   :func:`order.picks`:
+                   uint64                                   (nq + 1, cells) float64
+first      first   (3, ...)     the row of the least index  as is: [value, index, n]
+                   float64
+last       last    (3, ...)     the row of the largest      as is: [value, index, n]
+                   float64      index
 =========  ======  ===========  ==========================  ==========================
 
 The three ``values`` accumulators serve the heatmap aggregations
@@ -28,6 +34,13 @@ cell); a NaN weight changes neither row. ``fixed`` also skips NaN weights.
 With :attr:`Reduction.center` (a float64 array of the cells' shape, ``mean``
 and ``fixed`` only) a weight ``w`` in cell ``c`` is accumulated as
 ``(w - center[c])**2``: the second pass of the two-pass variance.
+
+``order`` (:mod:`hotbin.core.order`, :func:`quantiles`) is *ragged*: a partial is
+every value of its block as ``(cell, key)`` pairs sorted (``m`` of them, any
+number), so :meth:`Reduction.combine` takes a list; it needs no accumulator of
+the backends beyond their ``cells2d``. ``first`` and ``last`` hold each cell's
+value of the least (largest) global point index, the index as float64 (exact
+below 2**53 points).
 
 Adding a reduction is one spec here plus, for a new ``acc``, one accumulator
 per backend.
@@ -39,11 +52,12 @@ from typing import Callable
 
 import numpy as np
 
-from . import fixedpoint
+from . import fixedpoint, order
 from .arrays import to_host, xp
 
 __all__ = ["Reduction", "COUNT", "SUM_F64", "SUM_I64", "MEAN", "MIN", "MAX", "fixed", "words", "checked",
-           "with_seen", "seen_of", "float_of", "centered", "for_weights", "fits_int64"]
+           "with_seen", "seen_of", "float_of", "centered", "for_weights", "fits_int64", "FIRST", "LAST",
+           "quantiles"]
 
 _I64 = 1 << 63
 
@@ -98,13 +112,15 @@ class Reduction:
     #: acc "fixed": ``scale`` is a guess (:func:`hotbin.exec.local.weighted`); a backend that reads
     #: every weight in the pass that sums them may return :func:`with_seen`'s partial
     check: bool = False
+    #: partials differ in size (``lead + (m,)``): :meth:`combine` takes them as a list
+    ragged: bool = False
 
     @property
     def result_dtype(self) -> np.dtype:
         return self.dtype if self.out is None else self.out
 
     def combine(self, parts):
-        """One partial from partials stacked on axis 0 (NumPy or CuPy)."""
+        """One partial from partials stacked on axis 0 (NumPy or CuPy); a list when ragged."""
         return self.merge(parts)
 
     def finalize(self, partial):
@@ -113,6 +129,8 @@ class Reduction:
 
     def zeros(self, shape):
         """An empty partial of bins ``shape`` (the identity of :meth:`combine`)."""
+        if self.ragged:
+            return np.zeros(self.lead + (0,), self.dtype)
         z = np.zeros(self.lead + tuple(shape), self.dtype)
         for row, v in enumerate(self.identity):
             z[row] = v
@@ -127,6 +145,36 @@ MIN = Reduction("values", "min", np.dtype(np.float64), merge=_extreme("min"),
                 lead=(2,), identity=(np.inf, 0.0))
 MAX = Reduction("values", "max", np.dtype(np.float64), merge=_extreme("max"),
                 lead=(2,), identity=(-np.inf, 0.0))
+
+
+def _pick(first: bool):
+    """Merge of [value, index, n] partials: the value and index of the least (``first``) or
+    largest index, the sum of n."""
+    def merge(parts):
+        x = xp(parts)
+        idx = parts[:, 1]
+        j = (idx.argmin if first else idx.argmax)(axis=0)[None]
+        v = x.take_along_axis(parts[:, 0], j, axis=0)[0]
+        i = x.take_along_axis(idx, j, axis=0)[0]
+        return x.stack([v, i, parts[:, 2].sum(axis=0)])
+    return merge
+
+
+FIRST = Reduction("first", "first", np.dtype(np.float64), merge=_pick(True), lead=(3,),
+                  identity=(np.nan, np.inf, 0.0))
+LAST = Reduction("last", "last", np.dtype(np.float64), merge=_pick(False), lead=(3,),
+                 identity=(np.nan, -np.inf, 0.0))
+
+
+def quantiles(q, weak: bool, dtype, ncell: int) -> Reduction:
+    """The ragged reduction of each cell's quantiles ``q`` (a NumPy array, :func:`order.check_q`;
+    None: the median) of values of ``dtype`` over ``ncell`` cells: partials of
+    :func:`order.sort_pairs`, finished as ``(nq + 1, ncell)`` float64 by :func:`order.picks`."""
+    cbits, kd = order.cell_bits(ncell), order.key_dtype(dtype)
+    return Reduction("order", "order", np.dtype(np.uint64), lead=(2,), ragged=True,
+                     merge=lambda parts: order.merge_pairs(parts, cbits, kd),
+                     finish=lambda part: order.picks(part, ncell, dtype, q, weak),
+                     out=np.dtype(np.float64))
 
 
 def centered(red: Reduction, center) -> Reduction:

@@ -122,6 +122,19 @@ class Dask(Executor):
                                       new_axes=new_axes, concatenate=True,
                                       meta=np.empty((0,) * len(out_ind), dtype))
 
+    def starts(self, x):
+        """The index of each chunk's first element in ``x``: one element per chunk, so that a
+        plan's block knows where its points lie in the whole (first / last per cell). Chunks
+        of unknown size are counted in the graph."""
+        da = dask_array()
+        sizes = x.chunks[0]
+        if not any(np.isnan(s) for s in sizes):
+            at = np.concatenate([[0], np.cumsum(sizes[:-1], dtype=np.int64)]).astype(np.int64)
+            return da.from_array(at, chunks=1)
+        counts = x.map_blocks(lambda b: np.array([b.shape[0]], np.int64), chunks=((1,) * len(sizes),),
+                              dtype=np.int64)
+        return da.cumsum(counts) - counts
+
     # --- passes that decide the plan --------------------------------------------------------
 
     def rules(self, build, arrays):
@@ -230,8 +243,8 @@ class Dask(Executor):
             out = []
             for i, (red, _) in enumerate(outputs):
                 ps = [p[i] for p in parts]
-                if len(ps) == 1:
-                    out.append(ps[0])
+                if len(ps) == 1 or red.ragged:  # ragged partials merge as a list
+                    out.append(ps[0] if len(ps) == 1 else red.combine(ps))
                     continue
                 ns = cupy() if any(on_gpu(p) for p in ps) else np
                 out.append(red.combine(ns.stack([ns.asarray(p) for p in ps])))

@@ -101,6 +101,10 @@ class Local(Executor):
         :func:`dask.array.blockwise`): here one block, the whole arrays."""
         return fn(self.be, *args[::2])
 
+    def starts(self, x):
+        """The index of each block's first element: one block, at 0 (see :meth:`.dask.Dask.starts`)."""
+        return np.zeros(1, np.int64)
+
     def extents(self, arrays, finite=False):
         """``(lo, hi)`` of each array (of its finite values as float64 with ``finite``);
         ``lo > hi`` for no values."""

@@ -34,7 +34,7 @@ from . import reduce, small
 from .parallel import MIN_PER_THREAD, threads
 
 __all__ = ["NAME", "INSTALL", "DEVICE", "CAPABILITIES", "claims", "available", "require", "devices",
-           "minmax", "max_abs", "histogram", "histogram2d", "histogram_rows", "bin_index", "bincount",
+           "minmax", "max_abs", "histogram", "histogram2d", "histogram_rows", "bin_index", "cells2d", "bincount",
            "cumsum", "luma_histogram", "MIN_PER_THREAD"]
 
 NAME = "cpu"
@@ -94,6 +94,15 @@ def bin_index(a, rule):
         return rule.index(a)
     from .partials import bin_index as kernel
     return kernel(a, rule)
+
+
+def cells2d(x, y, rx, ry):
+    """The cell ``ix * ny + iy`` of each point (int64), -1 for none: each axis's
+    :func:`bin_index` (the kernels' codes, a piece per thread), combined."""
+    ix, iy = bin_index(x, rx), bin_index(y, ry)
+    c = ix * ry.nbins + iy
+    c[(ix < 0) | (iy < 0)] = -1
+    return c
 
 
 def histogram_rows(a, rule):

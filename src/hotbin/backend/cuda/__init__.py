@@ -14,6 +14,7 @@ package's modules, each with one job:
 ``spatial``    2-D binning, categories and the values accumulators (spatial.cu, spatial_acc.cuh)
 ``scan``       prefix sums (scan.cu)
 ``luma``       the fused luminance histogram (luma.cu)
+``order``      the cell of each point (CuPy), for the order statistics (median, quantile)
 =============  ==========================================================================
 
 Inputs are NumPy arrays (copied to the device by :func:`prepare`, or staged slab
@@ -51,7 +52,7 @@ NAME = "cuda"
 DEVICE = "cuda"
 CAPABILITIES = frozenset({"histogram_rows", "luma"})
 __all__ = ["NAME", "INSTALL", "DEVICE", "CAPABILITIES", "claims", "require", "available", "devices",
-           "prepare", "minmax", "max_abs", "histogram", "histogram_rows", "histogram2d", "bincount",
+           "prepare", "minmax", "max_abs", "histogram", "histogram_rows", "histogram2d", "cells2d", "bincount",
            "cumsum", "luma_histogram", "ci_name_expressions"]
 
 
@@ -267,6 +268,14 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
 
     with device(*arrays), out_of_memory():
         return staged(arrays, run, add, ready=ready)
+
+
+def cells2d(x, y, rx: BinRule, ry: BinRule):
+    """The cell ``ix * ny + iy`` of each point, int64 on the device, -1 for none (:mod:`.order`)."""
+    from .order import cells2d as on_device
+
+    with device(asarray(x)):
+        return on_device(asarray(x), asarray(y), rx, ry)
 
 
 def luma_histogram(img):

@@ -31,7 +31,8 @@ primitive on it: float64 and 64-bit integer data (WGSL has no f64, and the data 
 be compared exactly in 32 bits), integer sums (``i64``), the centred accumulators of std /
 var's second pass (``(w - center)**2`` is float64 arithmetic), weights that are not all
 float32 values (and infinite ones for sums), results larger than one storage binding,
-float scans whose blocks do not fit one, images of 2**31 pixels.
+float scans whose blocks do not fit one, images of 2**31 pixels, and ``cells2d``: the order
+statistics of a heatmap (median, quantile, first, last) run on the cpu backend.
 ``minmax`` and ``max_abs`` are NumPy reductions on the host (the data are there already).
 
 Counts are exact and 64-bit: workgroups count in u32 and add their totals into 64-bit
@@ -52,7 +53,7 @@ from .device import ENV_ADAPTER, INSTALL
 from .luma import luma_histogram
 
 __all__ = ["NAME", "INSTALL", "ENV_ADAPTER", "DEVICE", "CAPABILITIES", "claims", "available",
-           "require", "devices", "minmax", "max_abs", "histogram", "histogram2d", "bincount",
+           "require", "devices", "minmax", "max_abs", "histogram", "histogram2d", "cells2d", "bincount",
            "cumsum", "luma_histogram"]
 
 NAME = "wgpu"
@@ -128,6 +129,13 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
     if red.acc in fixed.ACCS:
         return fixed.sums2d(x, y, rx, ry, weights, red, by)
     return extreme.extremes2d(x, y, rx, ry, weights, red, by)
+
+
+def cells2d(x, y, rx: BinRule, ry: BinRule):
+    """NotImplemented: the order statistics (median, quantile, first, last) are handed to the
+    cpu backend, which bins each point (:func:`hotbin.backend.call`); their sort and picks run
+    on the host, where wgpu's inputs are. The kernels count cells, they do not list them."""
+    return NotImplemented
 
 
 def bincount(x, length, weights=None):

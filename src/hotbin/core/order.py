@@ -1,0 +1,195 @@
+"""Order statistics of the values in each cell: exact, the same bits under any order.
+
+A cell's median or quantile needs all of its values, so the partial of a block is
+its values themselves, grouped by cell: a ``(2, m)`` uint64 array of the cells
+(row 0) and the values as *keys* (row 1: :func:`to_keys`, unsigned integers whose
+order is the values' total order, ``-0.0`` below ``+0.0``), sorted by cell, then
+key (:func:`sort_pairs`). Partials merge by sorting their concatenation (a merge of
+sorted runs) and finish by picking each cell's ranks (:func:`picks`), so a
+result depends on the multiset of each cell's values only: not on the point
+order, the thread count, the chunking or the backend.
+
+The picks are NumPy's own arithmetic, vectorized over the cells: the median is
+``numpy.median``'s mean of the one or two middle values (in the values' dtype:
+float32 values are added in float32, integers in float64), the quantile
+``numpy.quantile(..., method="linear")``'s virtual index ``(n - 1) * q``, its
+floor and the lerp of ``numpy.lib._function_base_impl._lerp``, with the dtypes
+NumPy 2 gives them (a Python float ``q`` is a weak scalar: float32 values
+interpolate in float32; a sequence of ``q`` is float64 and interpolates in
+float64). So each cell is bit for bit what NumPy gives for its values, except the
+sign of a zero in a cell that mixes ``-0.0`` and ``+0.0`` (NumPy's answer then
+depends on where its partition left them; here ``-0.0`` sorts first).
+
+Sorting, not selecting: a sort of keys does not care how many points share a
+cell (a radix sort on the GPU, NumPy's vectorized sort on the host), so a hot
+cell costs what a spread one does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .arrays import xp
+
+__all__ = ["to_keys", "from_keys", "key_dtype", "sort_pairs", "merge_pairs", "picks", "check_q",
+           "cell_bits"]
+
+
+def key_dtype(dtype) -> np.dtype:
+    """The unsigned integer dtype of the keys of values of ``dtype``."""
+    return np.dtype(f"u{np.dtype(dtype).itemsize}")
+
+
+def _top(dtype):
+    u = key_dtype(dtype)
+    return u.type(1 << (8 * u.itemsize - 1))
+
+
+def to_keys(v):
+    """Unsigned keys of the values ``v`` (1-D, no NaN) whose order is the values' order."""
+    x = xp(v)
+    bits = x.ascontiguousarray(v).view(key_dtype(v.dtype))
+    top = _top(v.dtype)
+    if v.dtype.kind == "f":
+        return x.where((bits & top) != 0, ~bits, bits | top)
+    if v.dtype.kind == "i":
+        return bits ^ top
+    return bits
+
+
+def from_keys(k, dtype):
+    """The values of ``dtype`` whose :func:`to_keys` are ``k``."""
+    x = xp(k)
+    dtype = np.dtype(dtype)
+    k = k.astype(key_dtype(dtype), copy=False)
+    top = _top(dtype)
+    if dtype.kind == "f":
+        bits = x.where((k & top) != 0, k ^ top, ~k)
+    elif dtype.kind == "i":
+        bits = k ^ top
+    else:
+        bits = k
+    return x.ascontiguousarray(bits).view(dtype)
+
+
+def cell_bits(ncell: int) -> int:
+    """Bits of a cell number below ``ncell``."""
+    return max(1, (int(ncell) - 1).bit_length())
+
+
+_U64 = np.uint64
+
+
+def sort_pairs(cells, keys, cbits: int):
+    """The ``(2, m)`` uint64 partial of the pairs ``(cells[i], keys[i])`` sorted by cell, then key.
+
+    One sort of ``cell << b | key`` when both fit 64 bits (float32 and narrower values);
+    else the keys sorted first, and their cells with the ranks ``cell << r | rank``: two
+    sorts of uint64, never a lexsort (which compares pairs)."""
+    x = xp(keys)
+    m = int(keys.shape[0])
+    vbits = 8 * keys.dtype.itemsize
+    out = x.empty((2, m), _U64)
+    if cbits + vbits <= 64:
+        packed = (cells.astype(_U64) << _U64(vbits)) | keys.astype(_U64)
+        packed.sort()
+        out[0] = packed >> _U64(vbits)
+        out[1] = packed & _U64((1 << vbits) - 1) if vbits < 64 else packed
+        return out
+    rbits = max(1, (m - 1).bit_length())
+    if cbits + rbits > 64:  # beyond 2**44 values on a million cells
+        order = x.lexsort(x.stack([keys, cells]))
+        out[0], out[1] = cells[order], keys[order]
+        return out
+    order = x.argsort(keys)
+    packed = (cells[order].astype(_U64) << _U64(rbits)) | x.arange(m, dtype=_U64)
+    packed.sort()
+    out[0] = packed >> _U64(rbits)
+    out[1] = keys[order][(packed & _U64((1 << rbits) - 1)).astype(np.int64)]
+    return out
+
+
+def merge_pairs(parts, cbits: int, kdtype):
+    """Partials of :func:`sort_pairs` (a list) as one."""
+    if len(parts) == 1:
+        return parts[0]
+    x = xp(parts[0])
+    both = x.concatenate([x.asarray(p) for p in parts], axis=1)
+    return sort_pairs(both[0], both[1].astype(kdtype), cbits)
+
+
+def check_q(q):
+    """``q`` as NumPy takes it: ``(array, weak)``; ``weak`` for a Python int or float, which
+    NumPy 2 treats as a weak scalar. A ValueError naming ``q`` unless real numbers in [0, 1]."""
+    weak = type(q) in (int, float)
+    try:
+        qa = np.asanyarray(q)
+    except (TypeError, ValueError):
+        raise ValueError(f"q: expected a number in [0, 1] or a sequence of them, got {q!r}") from None
+    if qa.dtype.kind not in "iuf" or qa.ndim > 1 or qa.size == 0:
+        raise ValueError(f"q: expected a number in [0, 1] or a sequence of them, got {q!r}")
+    if not bool(np.all((qa >= 0) & (qa <= 1))):  # NaN fails both
+        raise ValueError(f"q: quantiles must be in [0, 1], got {q!r}")
+    return qa, weak
+
+
+def picks(part, ncell: int, dtype, q=None, weak=False):
+    """``(nq + 1, ncell)`` float64 from a :func:`sort_pairs` partial: rows ``0 .. nq-1`` each
+    cell's quantiles ``q`` (NumPy's ``method="linear"``), or its median when ``q`` is None;
+    NaN where a cell has no value; the last row the number of values per cell."""
+    x = xp(part)
+    dtype = np.dtype(dtype)
+    qs = [None] if q is None else list(np.asanyarray(q).reshape(-1))
+    out = x.full((len(qs) + 1, ncell), np.nan)
+    cells = part[0].astype(np.int64)
+    keys = part[1].astype(key_dtype(dtype))
+    n = x.bincount(cells, minlength=ncell) if cells.size else x.zeros(ncell, np.int64)
+    out[-1] = n
+    which = x.flatnonzero(n)
+    if which.size == 0:
+        return out
+    nn = n[which]
+    start = (x.cumsum(n) - n)[which]
+
+    def at(rank):
+        return from_keys(keys[start + rank], dtype)
+
+    with np.errstate(all="ignore"):  # inf - inf in a cell is NumPy's NaN, without its warning
+        for row, qk in enumerate(qs):
+            out[row, which] = (_median(at, nn, x) if qk is None else _quantile(at, nn, qk, weak, dtype, x))
+    return out
+
+
+def _median(at, n, x):
+    """numpy.median of each cell: the mean (numpy.mean's dtypes) of its one or two middle values."""
+    lo, hi = at((n - 1) // 2), at(n // 2)
+    two = x.mean(x.stack([lo, hi]), axis=0)
+    one = x.mean(lo[None], axis=0)
+    return x.where(n % 2 == 0, two, one).astype(np.float64)
+
+
+def _quantile(at, n, q, weak, dtype, x):
+    """numpy.quantile(values, q, method="linear") of each cell of ``n`` values, step by step as
+    NumPy computes it for one array (``q`` a NumPy scalar of NumPy's dtype for ``q``)."""
+    if q.dtype.kind in "iu":  # an integer virtual index: NumPy takes the value
+        return at((n - 1) * int(q)).astype(np.float64)
+    qd = q.dtype
+    nm1 = (n - 1).astype(qd)  # NumPy's n - 1 is a Python int: a weak scalar, cast to q's dtype
+    vi = nm1 * qd.type(q)
+    prev = x.floor(vi)
+    nxt = prev + qd.type(1)
+    above = vi >= nm1
+    pi = x.where(above, -1, prev.astype(np.int64))
+    ni = x.where(above, -1, nxt.astype(np.int64))
+    gamma = (vi - pi).astype(qd)
+    a = at(x.where(pi < 0, n + pi, x.minimum(pi, n - 1)))
+    b = at(x.where(ni < 0, n + ni, x.minimum(ni, n - 1)))
+    diff = b - a
+    if weak:  # gamma is a Python float: a weak scalar in NumPy's lerp
+        t64 = gamma.astype(np.float64)
+        td = dtype if dtype.kind == "f" else np.dtype(np.float64)
+        t, omt, ge = t64.astype(td), (1.0 - t64).astype(td), t64 >= 0.5
+    else:
+        t, omt, ge = gamma, qd.type(1) - gamma, gamma >= 0.5
+    lerp = a + diff * t
+    alt = b.astype(lerp.dtype) - (diff * omt).astype(lerp.dtype)
+    return x.where(ge, alt, lerp).astype(np.float64)
