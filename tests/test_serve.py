@@ -165,7 +165,7 @@ def test_an_unexpected_failure_is_one_json_line(points, monkeypatch):
     x, y = points[:2]
     app = create_app(Dataset(x[:100], y[:100]))
 
-    def broken(view):
+    def broken(view, filters=None):
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(app.state.renderer, "aggregate", broken)

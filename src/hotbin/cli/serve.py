@@ -52,6 +52,10 @@ def register(sub):
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="data larger than memory: keep the columns lazy on the Dask cluster at ADDRESS "
                         "(tcp://host:8786, or 'local'); every view is a Dask job")
+    p.add_argument("--hist", metavar="COL[:BINS[:LO:HI]]", action="append", type=_hist, default=[],
+                   help="a linked histogram of COL beside the map (repeatable): drag on it to brush a "
+                        "range, and every other view shows the rows that pass (default 40 bins over the "
+                        "column's extent)")
     p.add_argument("--demo", action="store_true", help="serve a generated data set (no INPUT needed)")
     p.set_defaults(func=run)
 
@@ -67,8 +71,11 @@ def run(args) -> int:
 
     args.agg, args.value = columns.value_column(args.agg, args.weight)
     default = parse_shading({"how": args.how, "cmap": args.cmap}, Shading())
-    if args.demo and (args.input or args.by or args.value or args.project):
-        raise UserError("--demo serves generated points: give no INPUT, values, --by or --project")
+    if args.demo and (args.input or args.by or args.value or args.project or args.hist):
+        raise UserError("--demo serves generated points: give no INPUT, values, --by, --project or "
+                        "--hist")
+    if args.scheduler and args.hist:
+        raise UserError("--hist needs the data in memory: give no --scheduler")
     if not args.demo and not args.input:
         raise UserError("give an INPUT file (CSV or Parquet), or --demo")
     if not args.demo and not (args.x and args.y):
@@ -102,7 +109,9 @@ def run(args) -> int:
     data = Dataset(cols["x"], cols["y"], cols.get("weight"), cols.get("by"), labels=labels,
                    agg=args.agg, project=args.project, backend=args.backend,
                    names=(args.x or "x", args.y or "y"), x_range=args.x_range, y_range=args.y_range,
-                   clip=args.clip)
+                   clip=args.clip, hist=cols.get("hist"), table=cols.get("table"),
+                   panels={c: spec for c, *spec in args.hist}, weight_name=args.value or "weight",
+                   by_name=args.by or "category")
     loopback = is_loopback(args.host)  # then the server answers only this machine's names
     app = create_app(data, default)
     print(f"hotbin serve: {data.n:,} points of {what} ready in {time.perf_counter() - t0:.1f} s "
@@ -129,17 +138,24 @@ def load(args):
     from .heatmap import CHUNK_ROWS
 
     numbers = [c for c in (args.x, args.y, args.value) if c]
+    hist = [c for c, *_ in args.hist]
+    numbers += [c for c in dict.fromkeys(hist) if c not in numbers]
     with Source(args.input, numbers, args.by, None, args.strict) as src:
         for note in src.notes:
             print(f"hotbin serve: {note}", file=sys.stderr)
         data = Data(src, CHUNK_ROWS)
         parts = [cols for cols, _ in data]
         what, junk = data.label, src.junk
+        rows = sum(len(p[0]) for p in parts)
+        table = _table(src, rows) if hist else None
     if junk.message():
         print(f"hotbin serve: {junk.message()}", file=sys.stderr)
-    keys = ["x", "y", "weight"][:len(numbers)]
-    cols = {k: np.concatenate([p[i] for p in parts]) if parts else np.zeros(0)
-            for i, k in enumerate(keys)}
+    arrays = [np.concatenate([p[i] for p in parts]) if parts else np.zeros(0)
+              for i in range(len(numbers))]
+    cols = dict(zip(["x", "y", "weight"][:3 if args.value else 2], arrays))
+    if hist:
+        cols["hist"] = {c: arrays[numbers.index(c)] for c in dict.fromkeys(hist)}
+        cols["table"] = table
     labels = None
     if args.by:
         cols["by"], labels = _categories([p[-1] for p in parts])
@@ -169,3 +185,53 @@ def _categories(chunks):
     if len(labels) > MAX_CATEGORIES:
         raise UserError(f"--by: {len(labels):,} categories; at most {MAX_CATEGORIES}")
     return np.asarray(codes, np.int32), labels
+
+
+def _hist(text):
+    """``--hist COL[:BINS[:LO:HI]]`` as ``(column, bins or None, lo or None, hi or None)``."""
+    import argparse
+
+    col, *rest = text.split(":")
+    if len(rest) not in (0, 1, 3):
+        raise argparse.ArgumentTypeError(f"expected COL, COL:BINS or COL:BINS:LO:HI, got {text!r}")
+    try:
+        bins = int(rest[0]) if rest else None
+        lo, hi = (float(v) for v in rest[1:]) if len(rest) == 3 else (None, None)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected COL, COL:BINS or COL:BINS:LO:HI, got {text!r}") from None
+    if not col or (bins is not None and not 1 <= bins <= 10_000) or \
+            (lo is not None and not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi)):
+        raise argparse.ArgumentTypeError(f"expected COL, COL:BINS (1 to 10000) or COL:BINS:LO:HI "
+                                         f"(LO <= HI), got {text!r}")
+    return col, bins, lo, hi
+
+
+def _table(src, rows):
+    """Every column of the files, for the drill-down, as a pyarrow table; None when its rows
+    are not the rows read (junk skipped, standard input, files DuckDB reads only
+    decompressed), and the page then shows the columns the server holds."""
+    from ..io.files import kind
+
+    kinds = {kind(f) for f in src.files}
+    if src.stdin or len(kinds) != 1 or next(iter(kinds))[1] not in (None, "gzip", "zstd"):
+        table = None
+    else:
+        listed = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in src.files) + "]"
+        k, codec = next(iter(kinds))
+        if k == "parquet":
+            sql = f"SELECT * FROM read_parquet({listed}, union_by_name=true)"
+        else:
+            types = ", ".join("'" + c.replace("'", "''") + "': 'DOUBLE'" for c in src.numbers)
+            sql = (f"SELECT * FROM read_csv({listed}, header=true, quote='\"', escape='\"', "
+                   f"union_by_name=true, ignore_errors=true, types={{{types}}})")
+        try:
+            rel = src.con.sql(sql)
+            table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+        except Exception:  # noqa: BLE001 - the drill-down shows the held columns instead
+            table = None
+    if table is not None and table.num_rows != rows:
+        table = None
+    if table is None:
+        print("hotbin serve: the drill-down shows the columns held (the input's rows could not "
+              "be read again one for one)", file=sys.stderr)
+    return table

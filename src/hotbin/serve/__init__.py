@@ -19,7 +19,8 @@ import importlib
 from .dataset import Dataset
 from .params import Shading, View
 
-__all__ = ["Dataset", "Shading", "View", "create_app", "run", "background", "require"]
+__all__ = ["Dataset", "Shading", "View", "create_app", "run", "background", "start_background",
+           "require"]
 
 INSTALL = 'pip install "hotbin[serve]"'
 
@@ -56,3 +57,12 @@ def background(app, *args, **kwargs):
     from .server import background as bg
 
     return bg(app, *args, **kwargs)
+
+
+def start_background(data, *args, **kwargs):
+    """Serve ``data`` (a :class:`Dataset`) on a free local port on a thread: ``(url, stop)``;
+    see :func:`hotbin.serve.server.start_background`."""
+    require()
+    from .server import start_background as go
+
+    return go(data, *args, **kwargs)

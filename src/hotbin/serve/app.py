@@ -9,6 +9,13 @@ Routes (all GET; HEAD too)::
     /stats.json?x0&x1&y0&y1&width&height              {"n", "in_view", "max", "lo", "hi", "ms"}
     /cell.json?x0&x1&y0&y1&width&height&i&j           count and value of one cell (of each category)
     /tiles/{z}/{x}/{y}.png[?how&cmap]                 256 x 256 XYZ tiles (projected data only)
+    /hist.json?column&bins&lo&hi[&x0&x1&y0&y1]       {"column", "edges", "counts", "n"}
+    /rows.json?[x0&x1&y0&y1&]limit&offset             {"count", "columns", "rows"}: the drill-down
+    /rows.csv?[x0&x1&y0&y1]                            every passing row, every column, as CSV
+
+Every endpoint but the assets takes brushes ``f.COL=lo,hi`` (half-open; category names for
+the ``by`` column): the map's rows pass every brush, a histogram's every brush but its own
+column's and the box ``x0..y1`` (:mod:`hotbin.serve.crossfilter`), the rows every one.
 
 A bound left out of a view is the home view's (the data's, or the ranges the server was given);
 a size left out is 1280 x 800, or follows the view's aspect when the server was given both
@@ -27,13 +34,15 @@ from importlib import resources
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .dataset import Dataset
 from .guard import HostGuard, host_of
-from .params import (SHADING_NAMES, VIEW_NAMES, BadRequest, Shading, View, check_layers,
-                     check_names, parse_cell, parse_shading, parse_tile, parse_view)
+from .crossfilter import MAX_BINS
+from .params import (HIST_NAMES, ROWS_NAMES, SHADING_NAMES, VIEW_NAMES, BadRequest, Shading, View,
+                     check_layers, check_names, parse_box, parse_brushes, parse_cell, parse_hist,
+                     parse_rows, parse_shading, parse_tile, parse_view)
 from .render import Renderer
 from .worker import Busy, Gone, Worker
 
@@ -79,6 +88,16 @@ def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int 
         check_layers(view, layers)
         return view
 
+    linked = data.linked
+
+    def filters_of(query, box=False):
+        """The request's brushes (and, with ``box``, its box ``x0..y1``), or None."""
+        brushes = parse_brushes(query, data.by_name if data.labels is not None else None)
+        where = parse_box(query) if box else None
+        if not brushes and where is None:
+            return None
+        return linked.filters(brushes, where)
+
     async def page(request):
         return Response(files["index.html"], media_type=ASSETS["index.html"],
                         headers={"Content-Security-Policy": CSP, **_DYNAMIC})
@@ -90,31 +109,57 @@ def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int 
         return Response(files[name], media_type=ASSETS[name], headers=_DYNAMIC)
 
     async def info(request):
-        check_names(request.query_params, SHADING_NAMES)
+        check_names(request.query_params, SHADING_NAMES, brushes=False)
         s = parse_shading(request.query_params, shading)
         return _json(await worker.run(lambda: renderer.info(s), request.receive))
 
     async def render(request):
         q = request.query_params
         view, s = view_of(q, VIEW_NAMES + SHADING_NAMES), parse_shading(q, shading)
-        pic = await worker.run(lambda: renderer.picture(view, s), request.receive)
+        f = filters_of(q)
+        pic = await worker.run(lambda: renderer.picture(view, s, f), request.receive)
         return _png(pic)
 
     async def stats(request):
         t0 = time.perf_counter()
         view = view_of(request.query_params, VIEW_NAMES)
-        hit = renderer.cached(view)
+        f = filters_of(request.query_params)
+        hit = renderer.cached(view, f)
         if hit is not None:  # the view just drawn: no second pass over the points
             return _json(dict(hit[1], ms=round(1e3 * (time.perf_counter() - t0), 2)))
-        return _json(await worker.run(lambda: renderer.stats(view), request.receive))
+        return _json(await worker.run(lambda: renderer.stats(view, f), request.receive))
 
     async def cell(request):
         q = request.query_params
         view = view_of(q, VIEW_NAMES + ("i", "j"))
         i, j = parse_cell(q, view)
-        if renderer.cached(view) is not None:
-            return _json(renderer.cell(view, i, j))
-        return _json(await worker.run(lambda: renderer.cell(view, i, j), request.receive))
+        f = filters_of(q)
+        if renderer.cached(view, f) is not None:
+            return _json(renderer.cell(view, i, j, f))
+        return _json(await worker.run(lambda: renderer.cell(view, i, j, f), request.receive))
+
+    async def hist(request):
+        q = request.query_params
+        check_names(q, HIST_NAMES)
+        column, bins, lo, hi = parse_hist(q, MAX_BINS)
+        f = filters_of(q, box=True) or linked.filters({})
+        panel = linked.panel(column, bins, lo, hi)
+        return _json(await worker.run(lambda: linked.hist(f, panel), request.receive))
+
+    async def rows(request):
+        q = request.query_params
+        check_names(q, ROWS_NAMES)
+        limit, offset = parse_rows(q)
+        f = filters_of(q, box=True) or linked.filters({})
+        return _json(await worker.run(lambda: linked.rows(f, limit, offset), request.receive))
+
+    async def rows_csv(request):
+        q = request.query_params
+        check_names(q, ROWS_NAMES[:4])
+        f = filters_of(q, box=True) or linked.filters({})
+        idx = await worker.run(lambda: linked.passing(f), request.receive)
+        return StreamingResponse(linked.csv_of(idx), media_type="text/csv; charset=utf-8", headers={
+            **_DYNAMIC, "Content-Disposition": 'attachment; filename="rows.csv"'})
 
     async def tile(request):
         if not data.projected:
@@ -125,11 +170,13 @@ def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int 
         check_layers(view, layers)
         check_names(request.query_params, SHADING_NAMES)
         s = parse_shading(request.query_params, shading)
-        return _png(await worker.run(lambda: renderer.picture(view, s), request.receive))
+        f = filters_of(request.query_params)
+        return _png(await worker.run(lambda: renderer.picture(view, s, f), request.receive))
 
     routes = [Route("/", page), Route("/index.html", page), Route("/static/{name}", asset),
               Route("/info.json", info), Route("/render.png", render), Route("/stats.json", stats),
-              Route("/cell.json", cell), Route("/tiles/{z}/{x}/{y}.png", tile)]
+              Route("/cell.json", cell), Route("/tiles/{z}/{x}/{y}.png", tile),
+              Route("/hist.json", hist), Route("/rows.json", rows), Route("/rows.csv", rows_csv)]
     names = None if allowed_hosts is None else {host_of(h) or h for h in allowed_hosts}
     middleware = [] if names is None else [
         Middleware(HostGuard, allowed=lambda value: host_of(value) in names)]

@@ -20,6 +20,7 @@ from ..core.binning import cell_rule
 from ..heatmap import Heatmap, heatmap
 from ..render.project import CRS, PROJECTIONS, inverse, projected
 from ..core.ranges import check_clip, given_range
+from .linked import Linked
 from .params import View
 
 __all__ = ["Dataset"]
@@ -57,13 +58,25 @@ class Dataset:
     clip : (float, float), optional
         Percentiles of the data that bound the home view on each axis without a range
         (:func:`hotbin.heatmap`'s ``clip``: the lower and the higher percentile).
+    hist : dict of str to array_like, optional
+        Columns shown as linked histograms (crossfiltered: :mod:`hotbin.serve.crossfilter`);
+        with the coordinates, the weights and the categories, the columns a brush may name.
+    panels : dict of str to (bins, lo, hi), optional
+        Each histogram's bins and range (``lo``, ``hi`` None: the column's finite extent);
+        default 40 bins over the extent.
+    table : pyarrow.Table or pandas.DataFrame, optional
+        Every column of the input, row for row, for the drill-down (``/rows.json``); default:
+        the columns above.
+    weight_name, by_name : str, optional
+        Names of the weights and the category columns, for brushes and the drill-down.
 
     With both ranges given, requests without a size get square cells
     (:func:`hotbin.serve.params.parse_view`).
     """
 
     def __init__(self, x, y, weights=None, by=None, *, labels=None, agg="count", project=None,
-                 backend=None, names=("x", "y"), x_range=None, y_range=None, clip=None):
+                 backend=None, names=("x", "y"), x_range=None, y_range=None, clip=None, hist=None,
+                 panels=None, table=None, weight_name="weight", by_name="category"):
         if agg not in AGGS:
             raise ValueError(f"agg: expected one of {', '.join(AGGS)}, got {agg!r}")
         ranges = [None if r is None else given_range(r, f"{a}_range") for a, r in (("x", x_range),
@@ -77,6 +90,7 @@ class Dataset:
             backend = "cuda"
         xp = _array_module(backend, lazy)
         x, y = xp.asarray(x), xp.asarray(y)
+        raw = (x, y)
         if project is not None:
             x, y, *ranges, _ = projected(project, x, y, *ranges)
         self.x, self.y = x, y
@@ -101,20 +115,41 @@ class Dataset:
                         x_range=ranges[0], y_range=ranges[1], clip=clip, backend=backend)
         self.home = _home(ranges, (whole.x_range, whole.y_range), clip is not None)
         self.square = None not in ranges
+        self.weight_name, self.by_name = weight_name, by_name
+        self.linked = Linked(self, raw, hist or {}, panels or {}, table, lazy)
+
+    @property
+    def columns(self) -> list:
+        """The input's column names (those the drill-down shows)."""
+        return self.linked.columns
+
+    def passing(self, filters: dict, view=None) -> np.ndarray:
+        """Row numbers (int64, 0-based, input order) passing every brush of ``filters``
+        (``{column: (lo, hi)}`` half-open, or ``{by column: [category, ...]}``) and, when given,
+        the half-open ``view`` ``(x0, x1, y0, y1)`` (a :class:`View` too) on the map's axes."""
+        return self.linked.passing(self.linked.filters(filters, view))
 
     @property
     def projected(self) -> bool:
         return self.crs is not None
 
-    def heatmap(self, view: View) -> Heatmap:
-        """All the points aggregated over ``view``'s cells (ranges half-open)."""
-        return self._heatmap((view.x0, view.x1), (view.y0, view.y1), view.width, view.height)
+    def heatmap(self, view: View, filters=None) -> Heatmap:
+        """The points passing ``filters`` (a :class:`~hotbin.serve.crossfilter.Filters`; its box
+        aside) aggregated over ``view``'s cells (ranges half-open)."""
+        return self._heatmap((view.x0, view.x1), (view.y0, view.y1), view.width, view.height,
+                             filters)
 
-    def _heatmap(self, x_range, y_range, width, height):
-        return heatmap(self.x, self.y, self.weights, agg=self.agg, by=self.by, width=width,
-                       height=height, x_range=x_range, y_range=y_range, backend=self.backend)
+    def _heatmap(self, x_range, y_range, width, height, filters=None):
+        arrays = (self.x, self.y, self.weights, self.by)
+        keep = None if filters is None else self.linked.map_rows(filters)
+        if keep is not None:
+            keep = xp(self.x).asarray(keep)
+            arrays = [None if a is None else a[keep] for a in arrays]
+        x, y, w, by = arrays
+        return heatmap(x, y, w, agg=self.agg, by=by, width=width, height=height,
+                       x_range=x_range, y_range=y_range, backend=self.backend)
 
-    def cell(self, view: View, i: int, j: int, hm: Heatmap | None = None) -> dict:
+    def cell(self, view: View, i: int, j: int, hm: Heatmap | None = None, filters=None) -> dict:
         """Count and value of cell ``(i, j)`` (column from x0, row from y0) of ``view``; with
         categories, the value of every category (0 and None, for NaN, included).
 
@@ -124,7 +159,7 @@ class Dataset:
         xe = cell_rule(view.width, view.x0, view.x1, "width").edges[i:i + 2]
         ye = cell_rule(view.height, view.y0, view.y1, "height").edges[j:j + 2]
         if hm is None:
-            hm, i0, j0 = self._heatmap(tuple(xe), tuple(ye), 1, 1), 0, 0
+            hm, i0, j0 = self._heatmap(tuple(xe), tuple(ye), 1, 1, filters), 0, 0
         else:
             i0, j0 = i, j
         out = {"i": i, "j": j, "x": [float(xe[0]), float(xe[1])], "y": [float(ye[0]), float(ye[1])],
@@ -139,9 +174,9 @@ class Dataset:
             out["lon"], out["lat"] = lon.tolist(), lat.tolist()
         return out
 
-    def stats(self, hm: Heatmap) -> dict:
-        """``n`` (all points), ``in_view`` (points in a cell), ``max`` (largest cell of counts),
-        and ``lo``/``hi``: the extent of what the picture shades, for a colorbar."""
+    def stats(self, hm: Heatmap, filters=None) -> dict:
+        """``n`` (all points), ``in_view`` (points passing ``filters`` in a cell), ``max``
+        (largest cell of counts), and ``lo``/``hi``: the extent of what the picture shades."""
         counts = hm.counts
         occupied = hm.points != 0
         lo = hi = None
@@ -151,7 +186,9 @@ class Dataset:
                 v = shaded[occupied & xp(shaded).isfinite(shaded)]
                 if v.size:
                     lo, hi = _scalar(v.min()), _scalar(v.max())
-        return {"n": self.n, "in_view": self.n - int(hm.dropped), "max": _scalar(counts.max()),
+        keep = None if filters is None else self.linked.map_rows(filters)
+        rows = self.n if keep is None else int(np.count_nonzero(keep))
+        return {"n": self.n, "in_view": rows - int(hm.dropped), "max": _scalar(counts.max()),
                 "lo": lo, "hi": hi}
 
 

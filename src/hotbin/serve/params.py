@@ -18,7 +18,8 @@ from ..render.shade import HOWS, colormap
 
 __all__ = ["BadRequest", "View", "Shading", "MAX_PIXELS", "MAX_SIDE", "MAX_LAYER_CELLS", "TILE",
            "VIEW_NAMES", "SHADING_NAMES", "parse_view", "parse_shading", "parse_cell", "parse_tile",
-           "check_names", "check_layers"]
+           "check_names", "check_layers", "parse_brushes", "parse_box", "parse_hist", "parse_rows",
+           "BRUSH", "HIST_NAMES", "ROWS_NAMES", "MAX_ROWS"]
 
 #: the most cells one view may have: a 4K screen at full resolution (3840 x 2160)
 MAX_PIXELS = 3840 * 2160
@@ -35,6 +36,13 @@ MAX_ZOOM = 30
 VIEW_NAMES = ("x0", "x1", "y0", "y1", "width", "height")
 SHADING_NAMES = ("how", "cmap")
 _INT = re.compile(r"^[0-9]{1,10}$")
+#: the prefix of a brush parameter, ``f.COL=lo,hi``
+BRUSH = "f."
+#: the parameters of /hist.json and /rows.json (besides brushes)
+HIST_NAMES = ("column", "bins", "lo", "hi", "x0", "x1", "y0", "y1")
+ROWS_NAMES = ("x0", "x1", "y0", "y1", "limit", "offset")
+#: the most rows /rows.json sends at once
+MAX_ROWS = 10_000
 
 
 class BadRequest(ValueError):
@@ -63,9 +71,11 @@ class Shading:
     cmap: str = "inferno"
 
 
-def check_names(query, allowed) -> None:
-    """Refuse parameters that the endpoint does not take."""
-    unknown = sorted(set(query.keys()) - set(allowed))
+def check_names(query, allowed, brushes=True) -> None:
+    """Refuse parameters that the endpoint does not take (brushes ``f.COL`` aside when it
+    takes them)."""
+    unknown = sorted(k for k in set(query.keys()) - set(allowed)
+                     if not (brushes and k.startswith(BRUSH)))
     if unknown:
         raise BadRequest(f"unknown parameter {unknown[0]!r}; this endpoint takes "
                          f"{', '.join(allowed) or 'none'}")
@@ -184,3 +194,62 @@ def parse_tile(z: str, x: str, y: str) -> View:
     x0, x1, y0, y1 = tile_bounds(tz, tx, ty)
     return View(x0, x1, y0, y1, TILE, TILE)
 
+
+
+def parse_brushes(query, categorical=None) -> dict:
+    """``{column: (lo, hi)}`` of the ``f.COL=lo,hi`` parameters, numbers parsed here (a value is
+    never text passed on); ``f.<categorical>=a,b`` lists category names instead."""
+    out = {}
+    for key in query.keys():
+        if not key.startswith(BRUSH):
+            continue
+        name, values = key[len(BRUSH):], query.getlist(key)
+        if len(values) != 1:
+            raise BadRequest(f"{key}: given {len(values)} times; give each brush once")
+        text = values[0]
+        if name == categorical:
+            out[name] = [v for v in text.split(",") if v != ""]
+            continue
+        parts = text.split(",")
+        if len(parts) != 2:
+            raise BadRequest(f"{key}: expected lo,hi (two numbers), got {text[:80]!r}")
+        lo, hi = (_number({key: p.strip()}, key, None) for p in parts)
+        if not lo < hi:
+            raise BadRequest(f"{key}: expected lo < hi, got {lo!r} and {hi!r}")
+        out[name] = (lo, hi)
+    return out
+
+
+def parse_box(query):
+    """``(x0, x1, y0, y1)`` when all four are given (half-open, increasing), None when none."""
+    given = [k for k in VIEW_NAMES[:4] if k in query]
+    if not given:
+        return None
+    if len(given) != 4:
+        raise BadRequest(f"x0, x1, y0, y1: give all four or none, got {', '.join(given)}")
+    x0, x1, y0, y1 = (_number(query, k, None) for k in VIEW_NAMES[:4])
+    for lo, hi, a in ((x0, x1, "x"), (y0, y1, "y")):
+        if not lo < hi:
+            raise BadRequest(f"{a}0, {a}1: expected {a}0 < {a}1, got {lo!r} and {hi!r}")
+    return (x0, x1, y0, y1)
+
+
+def parse_hist(query, most_bins):
+    """``(column, bins or None, lo or None, hi or None)`` of a /hist.json request."""
+    column = query.get("column")
+    if not column:
+        raise BadRequest("column: name the column to histogram")
+    bins = _count(query, "bins", None, most_bins)
+    lo, hi = _number(query, "lo", None), _number(query, "hi", None)
+    if lo is not None and hi is not None and not lo <= hi:
+        raise BadRequest(f"lo, hi: expected lo <= hi, got {lo!r} and {hi!r}")
+    return column, bins, lo, hi
+
+
+def parse_rows(query) -> tuple[int, int]:
+    """``(limit, offset)`` of a /rows.json request: 100 rows from the first by default."""
+    limit = _count(query, "limit", 100, MAX_ROWS) if query.get("limit") != "0" else 0
+    text = query.get("offset", "0")
+    if not _INT.match(text.strip()):
+        raise BadRequest(f"offset: expected a whole number of rows, got {text!r}")
+    return limit, int(text)

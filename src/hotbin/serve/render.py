@@ -45,44 +45,47 @@ class Renderer:
         self._cache: OrderedDict = OrderedDict()  # view key -> (Heatmap, stats)
         self._lock = threading.Lock()
 
-    def cached(self, view: View):
-        """``(heatmap, stats)`` of ``view`` when it was computed recently, else None."""
+    def cached(self, view: View, filters=None):
+        """``(heatmap, stats)`` of ``view`` (of the rows passing ``filters``) when it was
+        computed recently, else None."""
+        key = _key(view, filters)
         with self._lock:
-            hit = self._cache.get(view.key)
+            hit = self._cache.get(key)
             if hit is not None:
-                self._cache.move_to_end(view.key)
+                self._cache.move_to_end(key)
             return hit
 
-    def aggregate(self, view: View):
-        """``(heatmap, stats)`` of ``view``: from the cache, else all the points aggregated."""
-        hit = self.cached(view)
+    def aggregate(self, view: View, filters=None):
+        """``(heatmap, stats)`` of ``view``: from the cache, else all the points (passing
+        ``filters``, a :class:`~hotbin.serve.crossfilter.Filters`) aggregated."""
+        hit = self.cached(view, filters)
         if hit is not None:
             return hit
-        hm = self.data.heatmap(view)
-        entry = (hm, self.data.stats(hm))
+        hm = self.data.heatmap(view, filters)
+        entry = (hm, self.data.stats(hm, filters))
         with self._lock:
-            self._cache[view.key] = entry
+            self._cache[_key(view, filters)] = entry
             while len(self._cache) > 1 and (len(self._cache) > CACHE or sum(
                     _nbytes(h) for h, _ in self._cache.values()) > CACHE_BYTES):
                 self._cache.popitem(last=False)
         return entry
 
-    def picture(self, view: View, shading: Shading) -> Picture:
+    def picture(self, view: View, shading: Shading, filters=None) -> Picture:
         """The view shaded north up (row 0 of the picture is ``y1``), as PNG."""
         t0 = time.perf_counter()
-        hm, stats = self.aggregate(view)
+        hm, stats = self.aggregate(view, filters)
         rgba = hm.shade(how=shading.how, cmap=shading.cmap)
         data = png_bytes(rgba[::-1])
         return Picture(data, dict(stats, ms=_ms(t0)))
 
-    def stats(self, view: View) -> dict:
+    def stats(self, view: View, filters=None) -> dict:
         t0 = time.perf_counter()
-        return dict(self.aggregate(view)[1], ms=_ms(t0))
+        return dict(self.aggregate(view, filters)[1], ms=_ms(t0))
 
-    def cell(self, view: View, i: int, j: int) -> dict:
+    def cell(self, view: View, i: int, j: int, filters=None) -> dict:
         """Cell ``(i, j)`` of ``view``: from its cached heatmap, else from a 1 x 1 heatmap."""
-        hit = self.cached(view)
-        return self.data.cell(view, i, j, None if hit is None else hit[0])
+        hit = self.cached(view, filters)
+        return self.data.cell(view, i, j, None if hit is None else hit[0], filters)
 
     def info(self, shading: Shading) -> dict:
         """What the page needs to draw its controls: the data, the choices, the colormaps."""
@@ -94,7 +97,10 @@ class Renderer:
                 "weighted": d.weights is not None, "crs": d.crs, "tiles": d.projected,
                 "hows": list(HOWS), "cmaps": list(CMAPS), "how": self.default.how,
                 "cmap": self.default.cmap, "max_pixels": MAX_PIXELS, "max_side": MAX_SIDE,
-                "colorbar": _stops(shading.cmap), "categories": self.legend(shading)}
+                "colorbar": _stops(shading.cmap), "categories": self.legend(shading),
+                "columns": d.linked.numeric, "by": d.by_name if d.labels is not None else None,
+                "panels": [{"column": p.column, "bins": p.bins, "lo": p.lo, "hi": p.hi}
+                           for p in d.linked.panels()]}
 
     def legend(self, shading: Shading):
         """``[{"label", "color"}]`` of the categories as the pictures colour them, or None.
@@ -111,6 +117,11 @@ class Renderer:
                      y_range=(0, 1))
         rgba = hm.shade(how=shading.how, cmap=shading.cmap)[0]
         return [{"label": str(lab), "color": _hex(c)} for lab, c in zip(labels, rgba)]
+
+
+def _key(view, filters):
+    """A view's heatmap depends on the view and on every brush but the box."""
+    return view.key, None if filters is None else filters.map_key
 
 
 def _nbytes(hm) -> int:

@@ -137,3 +137,22 @@ def background(app, host="127.0.0.1", log_level="warning", head_timeout=HEAD_TIM
         yield url
     finally:
         stop()
+
+
+def start_background(data, shading=None, host="127.0.0.1", **kwargs):
+    """Serve :class:`~hotbin.serve.dataset.Dataset` ``data`` on a free port of ``host`` on a
+    thread; returns ``(url, stop)``, ``stop()`` ending the server (for a notebook's widget,
+    which cannot hold a ``with`` block open). ``kwargs`` go to :func:`background`."""
+    from .app import create_app
+    from .params import Shading
+
+    ctx = background(create_app(data, shading or Shading()), host, **kwargs)
+    url = ctx.__enter__()
+    done = []
+
+    def stop():
+        if not done:
+            done.append(True)
+            ctx.__exit__(None, None, None)
+
+    return url, stop

@@ -1,0 +1,226 @@
+"""Linked histograms: every panel of a view filtered by every brush but its own, in one pass.
+
+A brush is a half-open range ``[lo, hi)`` on a column (or a set of categories of the ``--by``
+column, or the map's box). Each row gets a small integer mask, bit ``b`` set when the row
+fails brush ``b``; a row counts in panel ``p`` iff ``mask & ~own_p == 0``, so a histogram is
+filtered by every other brush and a brush never empties its own panel. One numba loop
+computes the masks and every histogram panel at once (:func:`_pass`), and marks the rows the
+map shows (those failing no brush but the box) and the rows that pass them all. Bins are
+``numpy.histogram``'s: its edges, ``edges[i] <= v < edges[i + 1]``, the last bin closed.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+from numba import prange
+
+from ..core._jit import njit
+
+__all__ = ["Crossfilter", "Filters", "Panel", "MAX_BINS"]
+
+#: the most bins a histogram panel may have
+MAX_BINS = 10_000
+#: results of passes kept (each holds a byte per row)
+KEEP = 4
+#: bit 0 of a row's state: it passes every brush but the box (the map shows it); bit 1: every one
+MAP, ALL = 1, 2
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Brushes by column: ``ranges`` ``((name, lo, hi), ...)`` half-open, ``cats`` the category
+    codes kept (``None``: no category brush), ``box`` ``(x0, x1, y0, y1)`` on the map's axes."""
+
+    ranges: tuple = ()
+    cats: tuple | None = None
+    box: tuple | None = None
+
+    @property
+    def map_key(self) -> tuple:
+        """What the map's rows depend on: every brush but the box."""
+        return (self.ranges, self.cats)
+
+    @property
+    def key(self) -> tuple:
+        return (self.ranges, self.cats, self.box)
+
+    @property
+    def empty(self) -> bool:
+        return not self.ranges and self.cats is None and self.box is None
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A histogram of ``column`` over ``bins`` equal bins of ``[lo, hi]`` (numpy.histogram's)."""
+
+    column: str
+    bins: int
+    lo: float
+    hi: float
+
+    @property
+    def edges(self) -> np.ndarray:
+        return np.histogram_bin_edges(np.empty(0), self.bins, (self.lo, self.hi))
+
+
+class Crossfilter:
+    """The columns a server can brush and histogram, on the host, and passes over them.
+
+    Parameters
+    ----------
+    columns : dict of str to 1-D arrays
+        Every column a brush or a panel may name (float64 copies are kept).
+    box : (array, array)
+        The map's coordinates (as the map bins them: projected when it is), for the box brush.
+    codes, labels : optional
+        The ``--by`` category codes and their names; ``by`` the column's name.
+    """
+
+    def __init__(self, columns: dict, box, codes=None, labels=None, by=None):
+        self.names = list(columns)
+        n = len(box[0])
+        self.cols = np.empty((len(columns) + 2, n), np.float64)  # rows: the columns, then the box axes
+        for k, a in enumerate([*columns.values(), *box]):
+            self.cols[k] = np.asarray(a, np.float64)
+        self.codes = None if codes is None else np.asarray(codes, np.int32)
+        self.labels, self.by = labels, by
+        self._ranges = {}  # column -> (lo, hi) of its finite values, computed once
+        self._kept: OrderedDict = OrderedDict()  # Filters.key -> (state, {Panel: counts})
+        self._lock = threading.Lock()
+
+    @property
+    def n(self) -> int:
+        return self.cols.shape[1]
+
+    def data_range(self, column: str) -> tuple[float, float]:
+        """The finite extent of ``column`` (``(0, 1)`` when it has no finite value)."""
+        if column not in self._ranges:
+            a = self.cols[self.names.index(column)]
+            fin = a[np.isfinite(a)]
+            self._ranges[column] = (float(fin.min()), float(fin.max())) if fin.size else (0.0, 1.0)
+        return self._ranges[column]
+
+    def histograms(self, filters: Filters, panels) -> list[np.ndarray]:
+        """The counts of each panel over the rows passing every brush but the panel's own."""
+        state, counts = self._run(filters, list(panels))
+        return [counts[p] for p in panels]
+
+    def map_rows(self, filters: Filters, extra=()) -> np.ndarray | None:
+        """Per row, True when it passes every brush but the box (the rows the map shows); None
+        when there is no such brush. ``extra``: panels to count in the same pass if one is run."""
+        if not filters.map_key[0] and filters.map_key[1] is None:
+            return None
+        with self._lock:
+            for key, (state, _) in reversed(self._kept.items()):
+                if key[:2] == filters.map_key:
+                    return (state & MAP).view(bool)
+        return (self._run(filters, list(extra))[0] & MAP).view(bool)
+
+    def passing(self, filters: Filters) -> np.ndarray:
+        """Row numbers (int64, in order) passing every brush and the box."""
+        if filters.empty:
+            return np.arange(self.n, dtype=np.int64)
+        return np.flatnonzero(self._run(filters, [])[0] & ALL).astype(np.int64, copy=False)
+
+    def _run(self, filters: Filters, panels: list):
+        with self._lock:
+            hit = self._kept.get(filters.key)
+            if hit is not None and all(p in hit[1] for p in panels):
+                self._kept.move_to_end(filters.key)
+                return hit
+        panels = list(dict.fromkeys(panels + ([] if hit is None else list(hit[1]))))
+        args, bits = self._brushes(filters)
+        own = [bits.get(p.column, 0) for p in panels]
+        edges = [p.edges for p in panels]
+        start = np.cumsum([0] + [p.bins for p in panels])
+        estart = np.cumsum([0] + [p.bins + 1 for p in panels])
+        state = np.empty(self.n, np.uint8)
+        flat = _pass(self.cols, *args, np.array([self.names.index(p.column) for p in panels], np.int64),
+                     np.array(own, np.int64), start.astype(np.int64), estart.astype(np.int64),
+                     np.concatenate(edges + [np.zeros(0)]),
+                     np.array([p.bins / (p.edges[-1] - p.edges[0]) for p in panels], np.float64), state)
+        counts = {p: flat[start[k]:start[k + 1]] for k, p in enumerate(panels)}
+        entry = (state, counts)
+        with self._lock:
+            self._kept[filters.key] = entry
+            while len(self._kept) > KEEP:
+                self._kept.popitem(last=False)
+        return entry
+
+    def _brushes(self, filters: Filters):
+        """The kernel's brush arguments, and each brushed column's bit."""
+        cols, lo, hi, bit, bits = [], [], [], [], {}
+        for k, (name, a, b) in enumerate(filters.ranges):
+            cols.append(self.names.index(name))
+            lo.append(a)
+            hi.append(b)
+            bit.append(1 << k)
+            bits[name] = 1 << k
+        box_bit = 0
+        if filters.box is not None:
+            box_bit = 1 << len(filters.ranges)
+            x0, x1, y0, y1 = filters.box
+            m = len(self.names)
+            cols += [m, m + 1]
+            lo += [x0, y0]
+            hi += [x1, y1]
+            bit += [box_bit, box_bit]
+        cat_bit, keep, codes = 0, np.zeros(0, np.uint8), np.zeros(0, np.int32)
+        if filters.cats is not None and self.codes is not None:
+            cat_bit = 1 << (len(filters.ranges) + 1)
+            keep = np.zeros(len(self.labels), np.uint8)
+            keep[list(filters.cats)] = 1
+            codes = self.codes
+            bits[self.by] = cat_bit
+        args = (np.array(cols, np.int64), np.array(lo, np.float64), np.array(hi, np.float64),
+                np.array(bit, np.int64), codes, keep, cat_bit, box_bit)
+        return args, bits
+
+
+@njit(parallel=True, cache=True)
+def _pass(cols, bcol, blo, bhi, bbit, codes, keep, cat_bit, box_bit, pcol, pown, pstart, estart,
+          edges, pscale, state):
+    """Each row's brush mask, its state bits, and its bin in every panel whose other brushes it
+    passes; per-chunk partial counts, summed. NaN fails every brush and lands in no bin."""
+    n = cols.shape[1]
+    chunks = 64 if n > 1 << 16 else 1
+    size = (n + chunks - 1) // chunks
+    total = pstart[pstart.size - 1]
+    part = np.zeros((chunks, max(total, 1)), np.int64)
+    for c in prange(chunks):
+        for r in range(c * size, min(n, (c + 1) * size)):
+            m = 0
+            for b in range(bcol.size):
+                v = cols[bcol[b], r]
+                if not (v >= blo[b] and v < bhi[b]):
+                    m |= bbit[b]
+            if cat_bit != 0:
+                k = codes[r]
+                if k < 0 or k >= keep.size or keep[k] == 0:
+                    m |= cat_bit
+            state[r] = (1 if (m & ~box_bit) == 0 else 0) | (2 if m == 0 else 0)
+            for p in range(pcol.size):
+                if (m & ~pown[p]) != 0:
+                    continue
+                v = cols[pcol[p], r]
+                e0 = estart[p]
+                nb = pstart[p + 1] - pstart[p]
+                lo = edges[e0]
+                if not (v >= lo and v <= edges[e0 + nb]):
+                    continue
+                i = int((v - lo) * pscale[p])
+                if i > nb - 1:
+                    i = nb - 1
+                while i > 0 and v < edges[e0 + i]:
+                    i -= 1
+                while i < nb - 1 and v >= edges[e0 + i + 1]:
+                    i += 1
+                part[c, pstart[p] + i] += 1
+    out = np.zeros(total, np.int64)
+    for c in range(chunks):
+        for t in range(total):
+            out[t] += part[c, t]
+    return out

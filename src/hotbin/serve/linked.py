@@ -1,0 +1,221 @@
+"""A served data set's linked views: brushes, histogram panels and the rows behind a selection.
+
+:class:`Linked` holds, on the host, every column a brush or a histogram may name (the map's
+coordinates as given, the weights, the ``--hist`` columns; the categories) in a
+:class:`~hotbin.serve.crossfilter.Crossfilter`, built on first use, and the input table for
+the drill-down: every column of the input, row for row, kept in memory as a pyarrow table so
+that the first rows of a selection are a ``take`` away (re-reading them from the file by
+number would keep memory low but cost a scan of the file per request).
+"""
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+
+from ..core.arrays import to_host
+from .crossfilter import Crossfilter, Filters, Panel
+from .params import BadRequest
+
+__all__ = ["Linked", "DEFAULT_BINS", "CSV_ROWS"]
+
+#: bins of a histogram panel whose bins were not given
+DEFAULT_BINS = 40
+#: rows per block of ``/rows.csv``
+CSV_ROWS = 65_536
+
+
+class Linked:
+    """Brushes and panels over a :class:`~hotbin.serve.dataset.Dataset`'s rows.
+
+    ``raw`` are its coordinates as given (not projected), ``hist`` the histogram columns,
+    ``panels`` their ``(bins, lo, hi)``, ``table`` every column of the input (or None).
+    """
+
+    def __init__(self, data, raw, hist: dict, panels: dict, table=None, lazy=False):
+        self.data, self.lazy = data, lazy
+        names = list(data.names)
+        cols = {names[0]: raw[0], names[1]: raw[1]}
+        if data.weights is not None:
+            cols.setdefault(data.weight_name, data.weights)
+        for name, a in hist.items():
+            cols.setdefault(str(name), a)
+        self._source = cols
+        self.hist_columns = [str(h) for h in hist]
+        self._panels = dict(panels)
+        unknown = [p for p in self._panels if p not in self.hist_columns]
+        if unknown:
+            raise ValueError(f"panels: {unknown[0]!r} is not a histogram column")
+        self._table = _arrow(table) if table is not None else None
+        if self._table is not None and self._table.num_rows != data.n:
+            raise ValueError(f"table: {self._table.num_rows:,} rows for {data.n:,} points")
+        self._cf = None
+
+    @property
+    def numeric(self) -> list:
+        """The columns a range brush may name."""
+        return list(self._source)
+
+    @property
+    def columns(self) -> list:
+        return self.table.column_names
+
+    @property
+    def cf(self) -> Crossfilter:
+        if self._cf is None:
+            if self.lazy:
+                raise BadRequest("brushes need the data in memory (a server without --scheduler)")
+            d = self.data
+            src = {k: to_host(v) for k, v in self._source.items()}
+            self._cf = Crossfilter(src, (to_host(d.x), to_host(d.y)),
+                                   None if d.by is None else to_host(d.by), d.labels, d.by_name)
+        return self._cf
+
+    @property
+    def table(self):
+        """Every column of the input (pyarrow); without one, the columns the server holds."""
+        if self._table is None:
+            import pyarrow as pa
+
+            d = self.data
+            cols = {k: to_host(v) for k, v in self._source.items()}
+            if d.by is not None:
+                labels = np.array([str(v) for v in d.labels] + [None], object)
+                codes = np.asarray(to_host(d.by))
+                bad = (codes < 0) | (codes >= len(d.labels))
+                cols[d.by_name] = labels[np.where(bad, len(d.labels), codes)]
+            self._table = pa.table({k: pa.array(v) for k, v in cols.items()})
+        return self._table
+
+    # --- brushes and panels ---------------------------------------------------------------
+
+    def panel(self, column: str, bins=None, lo=None, hi=None) -> Panel:
+        """The panel of ``column``: the bins and range asked for, else the server's, else
+        :data:`DEFAULT_BINS` over the column's finite extent."""
+        if column not in self.numeric:
+            raise BadRequest(f"column: no column {column!r} to histogram (columns: "
+                             f"{', '.join(self.numeric)})")
+        b, l, h = self._panels.get(column, (None, None, None))
+        bins, lo, hi = bins or b or DEFAULT_BINS, _first(lo, l), _first(hi, h)
+        if lo is None or hi is None:
+            dlo, dhi = self.cf.data_range(column)
+            lo, hi = _first(lo, dlo), _first(hi, dhi)
+        if lo > hi:
+            raise BadRequest(f"lo, hi: expected lo <= hi, got {lo!r} and {hi!r}")
+        return Panel(column, int(bins), float(lo), float(hi))
+
+    def panels(self) -> list[Panel]:
+        """The server's histogram panels, in order."""
+        return [self.panel(c) for c in self.hist_columns]
+
+    def filters(self, brushes: dict, view=None) -> Filters:
+        """:class:`Filters` of Python values: ``{column: (lo, hi)}`` or ``{by: [category, ...]}``,
+        and a box ``(x0, x1, y0, y1)`` (or a :class:`~hotbin.serve.params.View`)."""
+        ranges, cats = [], None
+        for name, value in dict(brushes or {}).items():
+            if name == self.data.by_name and self.data.by is not None:
+                cats = self.categories(list(value), name)
+                continue
+            if name not in self.numeric:
+                raise BadRequest(f"f.{name}: no column {name!r} to brush (columns: "
+                                 f"{', '.join(self.numeric)})")
+            lo, hi = (float(v) for v in value)
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise BadRequest(f"f.{name}: expected finite lo < hi, got {lo!r}, {hi!r}")
+            ranges.append((name, lo, hi))
+        box = None
+        if view is not None:
+            box = tuple(float(v) for v in (view.key[:4] if hasattr(view, "key") else view))
+            if not (len(box) == 4 and all(map(math.isfinite, box)) and box[0] < box[1]
+                    and box[2] < box[3]):
+                raise BadRequest(f"view: expected finite x0 < x1, y0 < y1, got {box!r}")
+        if len(ranges) > 56:
+            raise BadRequest(f"{len(ranges)} brushes; at most 56")
+        return Filters(tuple(sorted(ranges)), cats, box)
+
+    def categories(self, names, column) -> tuple:
+        """The codes of the category ``names`` of the ``--by`` column."""
+        index = {str(lab): k for k, lab in enumerate(self.data.labels)}
+        codes = []
+        for v in names:
+            if str(v) not in index:
+                raise BadRequest(f"f.{column}: no category {str(v)!r} (categories: "
+                                 f"{', '.join(index)[:200]})")
+            codes.append(index[str(v)])
+        return tuple(sorted(set(codes)))
+
+    def map_rows(self, filters: Filters):
+        """Per row, whether the map shows it (None: every row)."""
+        if filters is None or not filters.ranges and filters.cats is None:
+            return None
+        return self.cf.map_rows(filters, self.panels())
+
+    def hist(self, filters: Filters, panel: Panel) -> dict:
+        """``{"column", "edges", "counts", "n"}`` of ``panel`` over the rows passing every
+        brush but the column's own (and the box); its siblings counted in the same pass."""
+        others = [p for p in self.panels() if p != panel]
+        counts = self.cf.histograms(filters, [panel] + others)[0]
+        return {"column": panel.column, "edges": panel.edges.tolist(), "counts": counts.tolist(),
+                "n": int(counts.sum())}
+
+    def passing(self, filters: Filters) -> np.ndarray:
+        if filters.empty:
+            return np.arange(self.data.n, dtype=np.int64)
+        return self.cf.passing(filters)
+
+    # --- the rows behind a selection ------------------------------------------------------
+
+    def rows(self, filters: Filters, limit: int, offset: int = 0) -> dict:
+        """``{"count", "columns", "rows"}``: how many rows pass, and ``limit`` of them from
+        ``offset`` in input order, every column, as JSON values (NaN as null, times as text)."""
+        idx = self.passing(filters)
+        part = self.table.take(idx[offset:offset + limit])
+        cols = [[_json(v) for v in c.to_pylist()] for c in part.columns]
+        return {"count": int(idx.size), "offset": offset, "columns": part.column_names,
+                "rows": [list(r) for r in zip(*cols)] if cols else []}
+
+    def csv(self, filters: Filters):
+        """The passing rows as CSV (RFC 4180 quoting, a header), in blocks of bytes."""
+        return self.csv_of(self.passing(filters))
+
+    def csv_of(self, idx):
+        """Rows ``idx`` of the table as CSV blocks (the table's column order, a header first)."""
+        import pyarrow.csv as pcsv
+
+        table = self.table
+        sink = io.BytesIO()
+        with pcsv.CSVWriter(sink, table.schema) as writer:
+            for start in range(0, max(idx.size, 1), CSV_ROWS):
+                writer.write_table(table.take(idx[start:start + CSV_ROWS]))
+                yield sink.getvalue()
+                sink.seek(0)
+                sink.truncate()
+        if sink.getvalue():
+            yield sink.getvalue()
+
+
+def _arrow(table):
+    import pyarrow as pa
+
+    if isinstance(table, pa.Table):
+        return table
+    if hasattr(table, "__arrow_c_stream__") and not hasattr(table, "iloc"):
+        return pa.table(table)
+    return pa.Table.from_pandas(table, preserve_index=False)
+
+
+def _first(*values):
+    return next((v for v in values if v is not None), None)
+
+
+def _json(v):
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    if isinstance(v, bytes):
+        return v.hex()
+    return str(v)
