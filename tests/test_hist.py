@@ -1,4 +1,4 @@
-"""Histogram objects (issue #9): UHI protocol, NumPy round trips, mergeable partials, pickling, plots."""
+"""Histogram objects: UHI protocol, NumPy round trips, mergeable partials, pickling, plots."""
 import pickle
 import sys
 
