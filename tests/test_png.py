@@ -114,3 +114,68 @@ def test_corrupt_data_is_a_clear_error(tmp_path, rng):
         (tmp_path / "c.png").write_bytes(data)
         with pytest.raises(ValueError, match="c.png"):
             png.read(tmp_path / "c.png")
+
+
+# --- the legend of a heatmap by category -------------------------------------------------
+
+def _by_category(rng):
+    import hotbin
+
+    x, y = rng.normal(size=(2, 5000))
+    kind = np.where(x > 0, "east", np.where(y > 0, "north-west", "south-west"))
+    return hotbin.heatmap(x, y, by=kind, width=24, height=16)
+
+
+def test_category_png_carries_its_legend(tmp_path, rng):
+    import json
+
+    from hotbin.render.colorize import category_colors
+    from hotbin.render.legend import encode_heatmap
+
+    hm = _by_category(rng)
+    path = tmp_path / "by.png"
+    path.write_bytes(encode_heatmap(hm))
+    np.testing.assert_array_equal(png.read(path), hm.shade()[::-1])  # the pixels are the cells
+    pairs = json.loads(png.read_text(path)["legend"])
+    rgb = category_colors(3)
+    assert pairs == [[lab, "#%02x%02x%02x" % tuple(c)] for lab, c in zip(["east", "north-west", "south-west"], rgb)]
+    pil = pytest.importorskip("PIL.Image")
+    assert json.loads(pil.open(path).text["legend"]) == pairs  # as other readers see it
+    key = {"east": "#ff0000", "north-west": "#00ff00", "south-west": "#0000ff"}
+    path.write_bytes(encode_heatmap(hm, color_key=key))
+    assert [c for _, c in json.loads(png.read_text(path)["legend"])] == list(key.values())
+
+
+def test_plain_heatmap_png_has_no_legend(tmp_path, rng):
+    import hotbin
+    from hotbin.render.legend import encode_heatmap
+
+    x, y = rng.normal(size=(2, 1000))
+    path = tmp_path / "plain.png"
+    path.write_bytes(encode_heatmap(hotbin.heatmap(x, y, width=8, height=8)))
+    assert "legend" not in png.read_text(path)
+
+
+def test_drawn_legend_beside_the_picture(tmp_path, rng):
+    pytest.importorskip("PIL")
+    from hotbin.render.colorize import category_colors
+    from hotbin.render.legend import PAD, SWATCH, encode_heatmap
+
+    hm = _by_category(rng)
+    path = tmp_path / "drawn.png"
+    path.write_bytes(encode_heatmap(hm, legend=True, background="black"))
+    img = png.read(path)
+    pic = hm.shade(background="black")[::-1]
+    h, w = pic.shape[:2]
+    assert img.shape[1] > w + 2 * PAD + SWATCH and img.shape[0] >= h
+    np.testing.assert_array_equal(img[:h, :w], pic)
+    panel = img[:, w:]
+    assert np.all(panel[..., 3] == 255)
+    tops = []
+    for c in category_colors(3):  # each swatch in its category's colour, in order down the panel
+        hits = np.flatnonzero(np.all(panel[:, PAD + SWATCH // 2, :3] == c, axis=1))
+        assert hits.size == SWATCH
+        tops.append(hits[0])
+    assert tops == sorted(tops) and tops[0] == PAD
+    text = panel[:, 2 * PAD + SWATCH:, :3]
+    assert (text.min(axis=2) > 128).sum() > 50  # white labels on black
