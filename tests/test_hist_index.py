@@ -247,6 +247,10 @@ def test_setting_counts_as_boost_histogram(rng):
     _set_both(h, b, np.s_[7:], np.array([60, 61, 62, 63]))  # and the overflow bin
     _set_both(h, b, np.s_[:], np.arange(12))
     _set_both(h, b, np.s_[4:6], 3)
+    h2, b2 = _data(rng, "regular")
+    _set_both(h, b, np.s_[:], h2, b2)  # a histogram: its flow bins too
+    with pytest.raises(ValueError, match="entries"):
+        h[1:11] = h2
     with pytest.raises(ValueError, match="entries"):
         h[1:4] = np.array([1, 2])
     with pytest.raises(ValueError, match="integer counts"):
@@ -262,6 +266,8 @@ def test_setting_2d_and_weighted_as_boost_histogram(rng):
     hw, bw = _data(rng, "weighted")
     _set_both(hw, bw, 2, WeightedSum(3.0, 4.0), bh.accumulators.WeightedSum(3.0, 4.0))
     _set_both(hw, bw, np.s_[4:6], np.array([[1.0, 2.0], [3.0, 5.0]]))
+    hw2, bw2 = _data(rng, "weighted")
+    _set_both(hw, bw, np.s_[...], hw2, bw2)
     with pytest.raises(ValueError, match="variance"):
         hw[1] = 3.0
     hd = hotbin.hist(np.arange(5.0), 5, weights=np.ones(5), deterministic=True)

@@ -231,7 +231,12 @@ def getitem(h, index):
 
 def _value_pairs(h, value):
     """``(values, variances or None)`` to set: a weighted histogram with variances takes
-    ``(value, variance)`` pairs (a :class:`WeightedSum`, or an array whose last axis has 2)."""
+    ``(value, variance)`` pairs (a :class:`WeightedSum`, or an array whose last axis has 2).
+    A histogram gives its bins with their flow bins (so it sets a slice whose ends are open)."""
+    if isinstance(value, type(h)):
+        with_variances = h._variances is not None and not h._unknown_variances
+        value = (np.stack([value.values(flow=True), value.variances(flow=True)], axis=-1)
+                 if with_variances else value.values(flow=True))
     if h._variances is None or h._unknown_variances:
         v = np.asarray(value)
         if h._values.dtype.kind in "iu" and v.dtype.kind not in "iub":
