@@ -173,10 +173,13 @@ def adapt(be, a, name="a"):
     if type(a) is np.ndarray:  # the common input, told apart at once
         prepare = getattr(be, "prepare", None)
         return a if prepare is None else prepare(a)
+    on_cuda = getattr(be, "DEVICE", "host") == "cuda"
+    if type(a) is getattr(sys.modules.get("cupy"), "ndarray", None):  # the common device input
+        return a if on_cuda else a.get()
     if _is_torch(a):
         a = a.detach()  # DLPack refuses tensors that need a gradient
     if on_gpu(a):
-        return _cupy(a) if getattr(be, "DEVICE", "host") == "cuda" else to_host(a)
+        return _cupy(a) if on_cuda else to_host(a)
     a = _numpy(a, name)
     prepare = getattr(be, "prepare", None)
     return a if prepare is None else prepare(a)
