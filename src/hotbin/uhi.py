@@ -28,7 +28,7 @@ def serialize(h) -> dict:
     """
     from . import __version__
 
-    axes = [{"type": "variable", "edges": ax.edges.astype(np.int64 if ax.edges.dtype.kind in "iu" else np.float64),
+    axes = [{"type": "variable", "edges": ax.edges if ax.edges.dtype.kind in "iu" else ax.edges.astype(float),
              "underflow": True, "overflow": True, "circular": False,
              "writer_info": {"hotbin": {"dtype": str(ax.edges.dtype)}},
              **({"metadata": {"label": ax.label}} if ax.label else {})}
@@ -57,7 +57,8 @@ def _edges(ax: dict) -> np.ndarray:
         e = np.asarray(ax["edges"])
     elif kind == "regular":
         lo, hi, n = ax["lower"], ax["upper"], int(ax["bins"])
-        if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (lo, hi)) and hi - lo == n:
+        whole = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (lo, hi))
+        if whole and hi - lo == n:
             e = np.arange(lo, hi + 1, dtype=np.int64)
         else:  # boost-histogram's formula, so that the edges are its own
             z = np.arange(n + 1) / n
@@ -102,7 +103,8 @@ def deserialize(ir, cls):
     values = full(storage["values"], dtype or (np.int64 if kind == "int" else np.float64))
     variances = None
     if kind != "int":
-        variances = full(storage["variances"], np.float64) if kind == "weighted" else np.full(values.shape, np.nan)
+        variances = (full(storage["variances"], np.float64) if kind == "weighted"
+                     else np.full(values.shape, np.nan))
     h = cls(values, *[_edges(ax) for ax in axes], variances=variances,
             label=(ir.get("metadata") or {}).get("label"),
             axis_labels=[(ax.get("metadata") or {}).get("label") for ax in axes])
@@ -166,8 +168,8 @@ def _steps(h) -> str:
     lo, hi = min(v.min(), 0.0), max(v.max(), 0.0)
     y = _H - (v - lo) / ((hi - lo) or 1.0) * _H
     base = _H - (0 - lo) / ((hi - lo) or 1.0) * _H
-    pts = [(x[0], base)] + [p for i in range(v.size) for p in ((x[i], y[i]), (x[i + 1], y[i]))] + [(x[-1], base)]
-    points = " ".join(f"{a:.2f},{b:.2f}" for a, b in pts)
+    steps = [p for i in range(v.size) for p in ((x[i], y[i]), (x[i + 1], y[i]))]
+    points = " ".join(f"{a:.2f},{b:.2f}" for a, b in [(x[0], base), *steps, (x[-1], base)])
     return (f'<polyline class="hotbin-steps" points="{points}" fill="#4c72b0" fill-opacity="0.25" '
             'stroke="#4c72b0" stroke-width="1"/>')
 
