@@ -1,0 +1,1 @@
+"""xarray integration that loads without xarray: :mod:`hotbin.xr.hook` registers the accessor."""
