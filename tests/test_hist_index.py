@@ -297,3 +297,42 @@ class TestUHIIndexing3D(_indexing.Indexing3D[Histogram]):
     @classmethod
     def make_histogram(cls) -> Histogram:
         return Histogram.from_uhi(cls.get_uhi())
+
+
+# --- any index, as boost-histogram answers it ---------------------------------------------
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+
+@st.composite
+def _index(draw, n):
+    """One axis' index: an int, a locator, or a slice of int / locator ends and a rebin or sum."""
+    loc = st.floats(-0.4, 1.4).filter(lambda v: v != 1.0).map(bh.loc)  # 1.0: the top edge differs
+    end = st.one_of(st.none(), st.integers(-n - 3, n + 3), loc, st.sampled_from([bh.underflow, bh.overflow]))
+    pick = st.one_of(st.integers(-n, n - 1), loc, st.sampled_from([bh.underflow, bh.overflow]))
+    step = st.one_of(st.none(), st.just(sum), st.integers(1, 4).map(bh.rebin))
+    return draw(st.one_of(pick, st.builds(slice, end, end, step)))
+
+
+@pytest.mark.parametrize("kind", ["weighted", "2d"])
+def test_any_index_as_boost_histogram(kind):
+    h, b = _data(np.random.default_rng(7), kind)
+    shape = h.shape
+
+    @hypothesis.settings(max_examples=150, deadline=None, derandomize=True)
+    @hypothesis.given(st.tuples(*[_index(n) for n in shape]))
+    def check(ix):
+        try:
+            want = b[ix]
+        except (IndexError, ValueError, TypeError, RuntimeError):
+            want = None
+        if want is None or isinstance(want, bh.Histogram) and 0 in want.axes.size:
+            # boost-histogram refuses, or (a rebin wider than a slice of a Variable axis)
+            # makes an axis of no bins, which its Regular axis refuses: hotbin refuses both
+            with pytest.raises((IndexError, ValueError, TypeError)):
+                h[ix]
+            return
+        _same(h[ix], want)
+
+    check()
