@@ -50,15 +50,15 @@ __all__ = ["create_app", "ASSETS"]
 
 #: the files of the page, by name, with their media types
 ASSETS = {"index.html": "text/html; charset=utf-8", "viewer.js": "text/javascript; charset=utf-8",
-          "viewer.css": "text/css; charset=utf-8"}
+          "panels.js": "text/javascript; charset=utf-8", "viewer.css": "text/css; charset=utf-8"}
 #: the page may load only its own assets and the images it makes
 CSP = ("default-src 'self'; img-src 'self' blob: data:; script-src 'self'; style-src 'self'; "
-       "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors {}")
 _DYNAMIC = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
 
 def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int = 64,
-               allowed_hosts=None):
+               allowed_hosts=None, frame_ancestors: str = "'none'"):
     """The Starlette app serving ``data``.
 
     Parameters
@@ -73,7 +73,12 @@ def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int 
         Host names the requests must carry (e.g. ``["127.0.0.1", "::1", "localhost"]``, against
         DNS rebinding); default: any. A server on a loopback address checks them anyway
         (:mod:`hotbin.serve.server`).
+    frame_ancestors : str
+        Who may show the page in a frame (CSP ``frame-ancestors``): nobody by default; a
+        notebook's widget needs its own origin, or ``*``.
     """
+    if any(c in frame_ancestors for c in ";,\r\n"):
+        raise ValueError(f"frame_ancestors: one CSP source list, got {frame_ancestors!r}")
     parse_shading({}, shading)  # the defaults must be valid too
     renderer = Renderer(data, shading)
     renderer.picture(View(*data.home, 64, 64), shading)  # compiles the kernels before any request
@@ -100,7 +105,7 @@ def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int 
 
     async def page(request):
         return Response(files["index.html"], media_type=ASSETS["index.html"],
-                        headers={"Content-Security-Policy": CSP, **_DYNAMIC})
+                        headers={"Content-Security-Policy": CSP.format(frame_ancestors), **_DYNAMIC})
 
     async def asset(request):
         name = request.path_params["name"]

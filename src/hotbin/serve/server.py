@@ -139,14 +139,16 @@ def background(app, host="127.0.0.1", log_level="warning", head_timeout=HEAD_TIM
         stop()
 
 
-def start_background(data, shading=None, host="127.0.0.1", **kwargs):
+def start_background(data, shading=None, host="127.0.0.1", frame_ancestors="*", **kwargs):
     """Serve :class:`~hotbin.serve.dataset.Dataset` ``data`` on a free port of ``host`` on a
     thread; returns ``(url, stop)``, ``stop()`` ending the server (for a notebook's widget,
-    which cannot hold a ``with`` block open). ``kwargs`` go to :func:`background`."""
+    which cannot hold a ``with`` block open, and shows the page in a frame: ``frame_ancestors``
+    as :func:`hotbin.serve.app.create_app`). ``kwargs`` go to :func:`background`."""
     from .app import create_app
     from .params import Shading
 
-    ctx = background(create_app(data, shading or Shading()), host, **kwargs)
+    app = create_app(data, shading or Shading(), frame_ancestors=frame_ancestors)
+    ctx = background(app, host, **kwargs)
     url = ctx.__enter__()
     done = []
 
