@@ -185,6 +185,8 @@ def test_deterministic_slices_stay_deterministic(rng):
         got = parts[0][ix] + parts[1][ix]
         assert got.deterministic and got == whole[ix]
         assert got.values(flow=True).tobytes() == whole[ix].values(flow=True).tobytes()
+        for a, b in zip(got._fixed[0], whole[ix]._fixed[0]):  # the words themselves, canonical
+            assert a.tobytes() == b.tobytes()
     total = whole[::sum]
     assert isinstance(total, WeightedSum)
     np.testing.assert_allclose(total.value, w.sum(), rtol=1e-12)

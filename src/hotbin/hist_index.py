@@ -12,10 +12,12 @@ where an axis is left, else a scalar: an int count, or a :class:`WeightedSum`
 for a weighted histogram (boost-histogram returns a float for a summed count;
 hotbin keeps counts exact as ints).
 
-The one difference from boost-histogram is hotbin's (NumPy's) bin rule: the
-last bin is closed, so ``loc(last_edge)`` is the last bin, where a fill of that
-value lands, not the overflow bin. Deterministic histograms stay deterministic:
-their fixed-point words are summed by :func:`hotbin.core.fixedpoint.merge`.
+Differences from boost-histogram: hotbin's (NumPy's) last bin is closed, so
+``loc(last_edge)`` is the last bin, where a fill of that value lands, not the
+overflow bin; a rebin wider than its slice is refused (boost-histogram refuses it
+on a Regular axis, and makes an axis of no bins on a Variable one); rebinning by
+groups or edges is not supported. Deterministic histograms stay deterministic:
+their fixed-point words are summed exactly, as :func:`hotbin.core.fixedpoint.merge` does.
 """
 from __future__ import annotations
 
@@ -172,13 +174,8 @@ def _slice_plan(axis, v: slice, i: int):
     return ("groups", np.r_[0, np.arange(b + 1, e + 1, m), e + 1], b, e, m)
 
 
-def _sum_words(a, axis):
-    return fixedpoint.merge(np.moveaxis(a, axis, 0))
-
-
-def _apply(a: np.ndarray, plan, lead: int, add) -> np.ndarray:
-    """``a`` (flow bins, ``lead`` leading non-axis dimensions) reduced as ``plan`` says;
-    ``add(part, axis)`` sums along an axis (None: NumPy's sum)."""
+def _apply(a: np.ndarray, plan, lead: int = 0) -> np.ndarray:
+    """``a`` (flow bins, after ``lead`` leading non-axis dimensions) reduced as ``plan`` says."""
     for i in reversed(range(len(plan))):  # the last axes first: removing one keeps the rest in place
         op, ax = plan[i], lead + i
         if op is None:
@@ -186,17 +183,17 @@ def _apply(a: np.ndarray, plan, lead: int, add) -> np.ndarray:
         if op[0] == "pick":
             a = np.take(a, op[1], axis=ax)
         elif op[0] == "sum":
-            part = np.take(a, np.arange(op[1], op[2]), axis=ax)
-            a = part.sum(axis=ax) if add is None else add(part, ax)
+            a = np.take(a, np.arange(op[1], op[2]), axis=ax).sum(axis=ax)
         else:
-            starts = op[1]
-            stops = np.r_[starts[1:], a.shape[ax]]
-            if add is None:  # plain sums: in one call
-                a = np.add.reduceat(a, starts, axis=ax)
-            else:
-                a = np.stack([add(np.take(a, np.arange(s, t), axis=ax), ax)
-                              for s, t in zip(starts, stops)], axis=ax)
+            a = np.add.reduceat(a, op[1], axis=ax)
     return a.copy() if all(op is None for op in plan) else a
+
+
+def _words(words, plan):
+    """Fixed-point words reduced as ``plan`` says: folded (``0 <= lo < 2**32``), summed as
+    integers, folded again; the one canonical form of the exact sums, as
+    :func:`hotbin.core.fixedpoint.merge` gives."""
+    return fixedpoint.fold(_apply(fixedpoint.fold(words), plan, 1))
 
 
 def getitem(h, index):
@@ -211,14 +208,14 @@ def getitem(h, index):
     labels = [h.axes[i].label for i in kept]
     if h._fixed is not None:
         (w, w2), layout, stats = h._fixed
-        w, w2 = (_apply(x, plan, 1, _sum_words) for x in (w, w2))
+        w, w2 = _words(w, plan), _words(w2, plan)
         if not kept:
             return WeightedSum(float(fixedpoint.combine(w, layout.scale)),
                                float(fixedpoint.combine(w2, layout.scale2)))
         out = Histogram._from_words(edges, w, w2, layout, stats, h.label, labels)
     else:
-        v = _apply(h._values, plan, 0, None)
-        var = None if h._variances is None else _apply(h._variances, plan, 0, None)
+        v = _apply(h._values, plan)
+        var = None if h._variances is None else _apply(h._variances, plan)
         if not kept:
             if var is not None and not h._unknown_variances:
                 return WeightedSum(v.item(), float(var))
