@@ -256,8 +256,17 @@ def test_setting_counts_as_boost_histogram(rng):
         h[1:11] = h2
     with pytest.raises(ValueError, match="entries"):
         h[1:4] = np.array([1, 2])
-    with pytest.raises(ValueError, match="integer counts"):
+    with pytest.raises(ValueError, match="integer sums"):
         h[0] = 2.5
+    with pytest.raises(IndexError, match="step"):
+        h[::bh.rebin(2)] = 1
+    with pytest.raises(IndexError, match="step"):
+        h[sum] = 1
+    hi = hotbin.hist(rng.normal(size=100), 4, (-1, 1), weights=rng.integers(1, 5, 100))
+    hi[1] = WeightedSum(7, 9.0)
+    assert hi.values()[1] == 7 and hi.values().dtype == np.int64 and hi.variances()[1] == 9.0
+    with pytest.raises(ValueError, match="integer sums"):
+        hi[1] = WeightedSum(7.5, 9.0)
 
 
 def test_setting_2d_and_weighted_as_boost_histogram(rng):

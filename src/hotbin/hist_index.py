@@ -235,19 +235,23 @@ def _value_pairs(h, value):
         value = (np.stack([value.values(flow=True), value.variances(flow=True)], axis=-1)
                  if with_variances else value.values(flow=True))
     if h._variances is None or h._unknown_variances:
-        v = np.asarray(value)
-        if h._values.dtype.kind in "iu" and v.dtype.kind not in "iub":
-            if not np.all(np.isfinite(v)) or np.any(v != np.round(v)):
-                raise ValueError(f"value: this histogram holds integer counts, got {value!r}")
-            v = v.astype(np.int64)
-        return v, None
+        return _whole(h, np.asarray(value)), None
     if hasattr(value, "value") and hasattr(value, "variance"):
-        return np.asarray(value.value), np.asarray(value.variance, np.float64)
+        return _whole(h, np.asarray(value.value)), np.asarray(value.variance, np.float64)
     a = np.asarray(value)
     if a.ndim == 0 or a.shape[-1] != 2:
         raise ValueError("value: a weighted histogram takes (value, variance) pairs: a WeightedSum, "
                          f"or an array whose last axis has length 2; got shape {a.shape}")
-    return a[..., 0], a[..., 1].astype(np.float64)
+    return _whole(h, a[..., 0]), a[..., 1].astype(np.float64)
+
+
+def _whole(h, v: np.ndarray) -> np.ndarray:
+    """``v`` for a histogram of integer sums (counts, integer weights): whole numbers only."""
+    if h._values.dtype.kind in "iu" and v.dtype.kind not in "iub":
+        if not np.all(np.isfinite(v)) or np.any(v != np.round(v)):
+            raise ValueError(f"value: this histogram holds integer sums, got {v!r}")
+        v = v.astype(np.int64)
+    return v
 
 
 def setitem(h, index, value) -> None:
@@ -264,6 +268,8 @@ def setitem(h, index, value) -> None:
     where = []
     for i, (axis, x) in enumerate(zip(h.axes, _expand(h, index))):
         n = len(axis)
+        if x is sum or getattr(x, "factor", None) is not None:
+            x = slice(None, None, x)
         if not isinstance(x, slice):
             k = _locate(axis, x) if callable(x) else _integer(x, n, i)
             if not -1 <= k <= n:
