@@ -179,3 +179,73 @@ def test_drawn_legend_beside_the_picture(tmp_path, rng):
     assert tops == sorted(tops) and tops[0] == PAD
     text = panel[:, 2 * PAD + SWATCH:, :3]
     assert (text.min(axis=2) > 128).sum() > 50  # white labels on black
+
+
+# --- a heatmap in a notebook --------------------------------------------------------------
+
+def _decode(data):
+    import io
+
+    pil = pytest.importorskip("PIL.Image")
+    img = pil.open(io.BytesIO(data))
+    return np.asarray(img.convert("RGBA")), img
+
+
+def test_notebook_png_is_opaque_on_a_background_that_suits_the_colormap(rng):
+    import hotbin
+    from hotbin.render.notebook import heatmap_png
+
+    x, y = rng.normal(size=(2, 3000))
+    hm = hotbin.heatmap(x, y, width=40, height=30)
+    counts = np.asarray(hm.counts)[::-1]  # north up, as the picture
+    assert (counts == 0).sum() > 100
+    for cmap, bg in (("inferno", 0), ("fire", 0), (["#ffffff", "#0000ff"], 255)):
+        rgba, img = _decode(heatmap_png(hm, cmap=cmap))
+        assert img.mode == "RGBA" and rgba.shape == (30, 40, 4)
+        assert np.all(rgba[..., 3] == 255)  # no transparent speckle
+        assert np.all(rgba[counts == 0][:, :3] == bg)  # empty cells: black under a dark bottom
+        np.testing.assert_array_equal(rgba[counts > 0], hm.shade(cmap=cmap)[::-1][counts > 0])
+
+
+def test_notebook_png_of_categories_has_its_legend(rng):
+    from hotbin.render.colorize import category_colors
+    from hotbin.render.notebook import heatmap_png
+
+    hm = _by_category(rng)
+    rgba, img = _decode(heatmap_png(hm))
+    assert rgba.shape[1] > hm.width and np.all(rgba[..., 3] == 255)
+    empty = np.asarray(hm.counts)[::-1] == 0
+    assert np.all(rgba[:hm.height, :hm.width][empty][:, :3] == 255)  # white under categories
+    assert "legend" in img.text
+    for c in category_colors(3):  # each category's swatch is in the drawn legend
+        assert np.all(rgba[:, hm.width:, :3] == c, axis=2).sum() >= 100
+
+
+def test_notebook_html_shows_the_picture_and_the_summary(rng):
+    import base64
+    import re
+
+    import hotbin
+    from hotbin.render.notebook import heatmap_html
+
+    x, y = rng.normal(size=(2, 4000))
+    w = rng.gamma(2, 5, 4000)
+    w[:7] = np.nan  # points without a value: skipped
+    hm = hotbin.heatmap("lon <E>", "lat", "fare", data={"lon <E>": x, "lat": y, "fare": w}, agg="mean",
+                        width=20, height=10, x_range=(-2, 2), y_range=(-2, 2))
+    page = heatmap_html(hm)
+    data = base64.b64decode(re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page).group(1))
+    rgba, _ = _decode(data)
+    np.testing.assert_array_equal(rgba.shape, (10, 20, 4))
+    assert np.all(rgba[..., 3] == 255)
+    cells = np.asarray(hm.value_counts)
+    inside = int(cells.sum())
+    n = inside + hm.dropped + hm.skipped
+    assert hm.dropped > 0 and hm.skipped > 0 and n == 4000
+    text = re.sub(r"<[^>]+>", " ", page)
+    for key, value in (("cells", "20 &times; 10"), ("agg", "mean"), ("n", f"{n:,}"), ("dropped", f"{hm.dropped:,}"),
+                       ("skipped", f"{hm.skipped:,}"), ("in cells", f"{inside:,}")):
+        assert re.search(rf"\b{key}\s+{re.escape(value)}\s", text), key
+    v = np.asarray(hm.values)[cells > 0]
+    assert f"{v.min():.6g} to {v.max():.6g}" in text
+    assert "[-2, 2)" in text and "lon &lt;E&gt;" in page and "<E>" not in page  # names escaped
