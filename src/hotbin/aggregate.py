@@ -88,11 +88,11 @@ def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic, cells=None, q=
 
     ``hist(be, blocks, weights, red)`` is one block's ``histogram2d`` (``(partial,
     kept)``, the blocks being ``arrays``, then the category codes when ``by`` is
-    ``(codes, ncat)``); ``w``: the weights (or None); ``cells(be, blocks)``: the cell of
-    each point of a block, for the order statistics (with ``q``, :mod:`hotbin.order_stats`).
+    ``(codes, ncat)``); ``w``: the weights (or None); ``cells``: ``(cells(be, blocks), rules)``,
+    each point's cell and the rules, for the order statistics (with ``q``, :mod:`hotbin.order_stats`).
     """
     if agg in ORDER_AGGS:
-        fields, partial = aggregate_order(ex, cells, arrays, w, by, shape, agg, q)
+        fields, partial = aggregate_order(ex, *cells, arrays, w, by, shape, agg, q)
         return Cells(*fields, order=partial)
     ncat = None if by is None else by[1]
     grid = tuple(shape) if by is None else (ncat + 1,) + tuple(shape)

@@ -390,7 +390,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
         return be.cells2d(d[1], d[0], ry, rx)
 
     cells = aggregate(ex, hist, [xa, ya], w, None if nby is None else (codes, nby),
-                      (height, width), agg, deterministic, cells_of, q)
+                      (height, width), agg, deterministic, (cells_of, (ry, rx)), q)
     counts = ex.restore(cells.counts, x_in)
     values = None if cells.values is None else ex.restore(cells.values, x_in)
     points = counts if cells.points is cells.counts else ex.restore(cells.points, x_in)

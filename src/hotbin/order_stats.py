@@ -45,13 +45,15 @@ def check_q(agg, q):
     return order.check_q(q)
 
 
-def aggregate_order(ex, cells, arrays, w, by, shape, agg, q=None):
+def aggregate_order(ex, cells, rules, arrays, w, by, shape, agg, q=None):
     """``(Cells fields, partial)`` of an order statistic over the cells ``shape``:
     ``(points, values, points, kept, n, skipped, value_counts)`` and, in memory, the
     merged partial that :func:`merge_order` adds to another (None on Dask).
 
     ``cells(be, blocks)`` is a block's cell per point (-1: none), the blocks being
-    ``arrays`` then the category codes when ``by`` is ``(codes, ncat)``.
+    ``arrays`` then the category codes when ``by`` is ``(codes, ncat)``; ``rules``: the
+    cell rules of ``arrays[1]`` and ``arrays[0]`` (rows, columns), for a backend's fused
+    ``sorted_pairs``.
     """
     ncat = None if by is None else int(by[1])
     grid = tuple(shape) if by is None else (ncat,) + tuple(shape)
@@ -94,6 +96,11 @@ def aggregate_order(ex, cells, arrays, w, by, shape, agg, q=None):
         run = red if ex.lazy else replace(red, finish=lambda p: p)
 
         def block(be, *d):
+            fused = getattr(be, "sorted_pairs", None)  # the backend's accumulator, where it has one
+            if fused is not None:
+                got = fused(d[1], d[0], *rules, d[k], None if by is None else (d[len(arrays)], ncat))
+                if got is not NotImplemented:
+                    return got[0], tally(got[1], d)
             c, kept = valid(be, d)
             sel = c >= 0
             return order.sort_pairs(c[sel], order.to_keys(d[k][sel]), order.cell_bits(ncell)), tally(kept, d)

@@ -54,6 +54,10 @@ and the primitives, on arrays adapted by :func:`hotbin.core.arrays.adapt`:
     each point under the exact rule, ``-1`` for a point in none: what the
     order statistics of :mod:`hotbin.core.order` sort (wgpu: NotImplemented, the
     cpu backend bins them).
+``sorted_pairs(x, y, rx, ry, weights, by=None) -> (partial, kept)`` (optional)
+    the order statistics' sorted partial (:func:`hotbin.core.order.sort_pairs`) of the
+    points with a value, fused (cpu: float32 weights), or NotImplemented: then
+    ``cells2d`` and the portable sort of :mod:`hotbin.order_stats`.
 ``bincount(x, length, weights=None)``
     int64 counts, or float64 sums, of the non-negative integers ``x < length``.
 ``cumsum(a, axis, od, exclusive)``
@@ -144,7 +148,7 @@ class BackendModule(Protocol):
 #: capability -> the primitive a backend declaring it offers
 CAPABLE = {"histogram_rows": "histogram_rows", "luma": "luma_histogram"}
 #: names a backend may offer: callers look them up with ``getattr(..., None)``
-OPTIONAL = ("prepare", "sample_max_abs", "deterministic_sums", "bin_index")
+OPTIONAL = ("prepare", "sample_max_abs", "deterministic_sums", "bin_index", "sorted_pairs")
 
 NAMES = ("cpu", "cuda", "wgpu")
 ENV = "HOTBIN_BACKEND"

@@ -1,10 +1,11 @@
 """Order statistics of the values in each cell: exact, the same bits under any order.
 
 A cell's median or quantile needs all of its values, so the partial of a block is
-its values themselves, grouped by cell: a ``(2, m)`` uint64 array of the cells
-(row 0) and the values as *keys* (row 1: :func:`to_keys`, unsigned integers whose
-order is the values' total order, ``-0.0`` below ``+0.0``), sorted by cell, then
-key (:func:`sort_pairs`). Partials merge by sorting their concatenation (a merge of
+its values themselves, grouped by cell: the cells and the values as *keys*
+(:func:`to_keys`, unsigned integers whose order is the values' total order,
+``-0.0`` below ``+0.0``) sorted by cell, then key (:func:`sort_pairs`): one uint64
+``cell << b | key`` a value where both fit 64 bits (float32 and narrower values),
+else ``(2, m)`` uint64 rows of cells and keys. Partials merge by sorting their concatenation (a merge of
 sorted runs) and finish by picking each cell's ranks (:func:`picks`), so a
 result depends on the multiset of each cell's values only: not on the point
 order, the thread count, the chunking or the backend.
@@ -30,7 +31,7 @@ import numpy as np
 
 from .arrays import xp
 
-__all__ = ["to_keys", "from_keys", "key_dtype", "sort_pairs", "merge_pairs", "picks", "check_q",
+__all__ = ["to_keys", "from_keys", "key_dtype", "packed", "sort_pairs", "merge_pairs", "picks", "check_q",
            "cell_bits"]
 
 
@@ -71,49 +72,57 @@ def from_keys(k, dtype):
     return x.ascontiguousarray(bits).view(dtype)
 
 
+_U64 = np.uint64
+
+
 def cell_bits(ncell: int) -> int:
     """Bits of a cell number below ``ncell``."""
     return max(1, (int(ncell) - 1).bit_length())
 
 
-_U64 = np.uint64
+def packed(cbits: int, dtype) -> bool:
+    """Whether a partial of values of ``dtype`` on cells of ``cbits`` bits is packed: one
+    uint64 ``cell << b | key`` a value (b the key's bits), else ``(2, m)`` rows of cells and
+    keys."""
+    return cbits + 8 * np.dtype(dtype).itemsize <= 64
 
 
 def sort_pairs(cells, keys, cbits: int):
-    """The ``(2, m)`` uint64 partial of the pairs ``(cells[i], keys[i])`` sorted by cell, then key.
+    """The partial of the pairs ``(cells[i], keys[i])`` sorted by cell, then key.
 
-    One sort of ``cell << b | key`` when both fit 64 bits (float32 and narrower values);
-    else the keys sorted first, and their cells with the ranks ``cell << r | rank``: two
+    Packed (:func:`packed`): one sort of ``cell << b | key``. Else the keys sorted first,
+    then their cells with the ranks, ``cell << r | rank``: a ``(2, m)`` uint64 array of two
     sorts of uint64, never a lexsort (which compares pairs)."""
     x = xp(keys)
     m = int(keys.shape[0])
     vbits = 8 * keys.dtype.itemsize
-    out = x.empty((2, m), _U64)
     if cbits + vbits <= 64:
-        packed = (cells.astype(_U64) << _U64(vbits)) | keys.astype(_U64)
-        packed.sort()
-        out[0] = packed >> _U64(vbits)
-        out[1] = packed & _U64((1 << vbits) - 1) if vbits < 64 else packed
+        out = (cells.astype(_U64) << _U64(vbits)) | keys.astype(_U64)
+        out.sort()
         return out
+    out = x.empty((2, m), _U64)
     rbits = max(1, (m - 1).bit_length())
     if cbits + rbits > 64:  # beyond 2**44 values on a million cells
         order = x.lexsort(x.stack([keys, cells]))
         out[0], out[1] = cells[order], keys[order]
         return out
     order = x.argsort(keys)
-    packed = (cells[order].astype(_U64) << _U64(rbits)) | x.arange(m, dtype=_U64)
-    packed.sort()
-    out[0] = packed >> _U64(rbits)
-    out[1] = keys[order][(packed & _U64((1 << rbits) - 1)).astype(np.int64)]
+    ranked = (cells[order].astype(_U64) << _U64(rbits)) | x.arange(m, dtype=_U64)
+    ranked.sort()
+    out[0] = ranked >> _U64(rbits)
+    out[1] = keys[order][(ranked & _U64((1 << rbits) - 1)).astype(np.int64)]
     return out
 
 
 def merge_pairs(parts, cbits: int, kdtype):
-    """Partials of :func:`sort_pairs` (a list) as one."""
+    """Partials of :func:`sort_pairs` (a list) as one: their concatenation sorted again."""
     if len(parts) == 1:
         return parts[0]
     x = xp(parts[0])
-    both = x.concatenate([x.asarray(p) for p in parts], axis=1)
+    both = x.concatenate([x.asarray(p) for p in parts], axis=-1)
+    if both.ndim == 1:
+        both.sort()
+        return both
     return sort_pairs(both[0], both[1].astype(kdtype), cbits)
 
 
@@ -140,8 +149,12 @@ def picks(part, ncell: int, dtype, q=None, weak=False):
     dtype = np.dtype(dtype)
     qs = [None] if q is None else list(np.asanyarray(q).reshape(-1))
     out = x.full((len(qs) + 1, ncell), np.nan)
-    cells = part[0].astype(np.int64)
-    keys = part[1].astype(key_dtype(dtype))
+    kd = key_dtype(dtype)
+    if part.ndim == 1:  # packed: cell << b | key
+        vbits = _U64(8 * kd.itemsize)
+        cells, keys = (part >> vbits).astype(np.int64), part
+    else:
+        cells, keys = part[0].astype(np.int64), part[1]
     n = x.bincount(cells, minlength=ncell) if cells.size else x.zeros(ncell, np.int64)
     out[-1] = n
     which = x.flatnonzero(n)
@@ -151,7 +164,10 @@ def picks(part, ncell: int, dtype, q=None, weak=False):
     start = (x.cumsum(n) - n)[which]
 
     def at(rank):
-        return from_keys(keys[start + rank], dtype)
+        k = keys[start + rank]
+        if part.ndim == 1 and kd.itemsize < 8:
+            k = k & _U64((1 << (8 * kd.itemsize)) - 1)
+        return from_keys(k, dtype)
 
     with np.errstate(all="ignore"):  # inf - inf in a cell is NumPy's NaN, without its warning
         for row, qk in enumerate(qs):

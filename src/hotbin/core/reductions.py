@@ -19,8 +19,8 @@ values     mean    (2, ...)     addition                    as is: [sum, n]
                    float64
 values     min     (2, ...)     [minimum, addition]         as is: [min, n]
 values     max     (2, ...)     [maximum, addition]         as is: [max, n]
-order      order   (2, m)       sort of the concatenation   :func:`order.picks`:
-                   uint64                                   (nq + 1, cells) float64
+order      order   (m,) or      sort of the concatenation   :func:`order.picks`:
+                   (2, m) uint64                            (nq + 1, cells) float64
 first      first   (3, ...)     the row of the least index  as is: [value, index, n]
                    float64
 last       last    (3, ...)     the row of the largest      as is: [value, index, n]
@@ -171,7 +171,8 @@ def quantiles(q, weak: bool, dtype, ncell: int) -> Reduction:
     None: the median) of values of ``dtype`` over ``ncell`` cells: partials of
     :func:`order.sort_pairs`, finished as ``(nq + 1, ncell)`` float64 by :func:`order.picks`."""
     cbits, kd = order.cell_bits(ncell), order.key_dtype(dtype)
-    return Reduction("order", "order", np.dtype(np.uint64), lead=(2,), ragged=True,
+    lead = () if order.packed(cbits, dtype) else (2,)
+    return Reduction("order", "order", np.dtype(np.uint64), lead=lead, ragged=True,
                      merge=lambda parts: order.merge_pairs(parts, cbits, kd),
                      finish=lambda part: order.picks(part, ncell, dtype, q, weak),
                      out=np.dtype(np.float64))

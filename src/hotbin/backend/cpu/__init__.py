@@ -16,6 +16,7 @@ The protocol surface of :mod:`hotbin.backend`; the work is in the modules:
 ``reduce``     minmax, floats as sortable integer keys (the kernel: ``ends``)
 ``scan``       prefix sums in the shared block order (:mod:`hotbin.core.scan_order`)
 ``luma``       the fused luma histogram of RGB(A) images
+``order``      each point's cell, and float32 (cell, value) words sorted (median, quantile)
 ``chunks``     contiguous native-endian pieces of any input, bounded memory
 ``parallel``   the thread pool that runs kernels, thread count, partials per job
 ``kept``       work buffers and partials kept between calls (no page faults per call)
@@ -34,7 +35,7 @@ from . import reduce, small
 from .parallel import MIN_PER_THREAD, threads
 
 __all__ = ["NAME", "INSTALL", "DEVICE", "CAPABILITIES", "claims", "available", "require", "devices",
-           "minmax", "max_abs", "histogram", "histogram2d", "histogram_rows", "bin_index", "cells2d", "bincount",
+           "minmax", "max_abs", "histogram", "histogram2d", "histogram_rows", "bin_index", "cells2d", "sorted_pairs", "bincount",
            "cumsum", "luma_histogram", "MIN_PER_THREAD"]
 
 NAME = "cpu"
@@ -97,12 +98,25 @@ def bin_index(a, rule):
 
 
 def cells2d(x, y, rx, ry):
-    """The cell ``ix * ny + iy`` of each point (int64), -1 for none: each axis's
-    :func:`bin_index` (the kernels' codes, a piece per thread), combined."""
+    """The cell ``ix * ny + iy`` of each point (int64), -1 for none: the fused 2-D rule a
+    piece per thread (:mod:`.order`), or each axis's :func:`bin_index` combined (small
+    inputs, rules the kernels leave to :meth:`~hotbin.core.binning.BinRule.index`)."""
+    from .order import _direct
+
+    if x.size > small.SMALL and _direct(rx, ry):
+        from .order import cells2d as kernel
+        return kernel(x, y, rx, ry)
     ix, iy = bin_index(x, rx), bin_index(y, ry)
     c = ix * ry.nbins + iy
     c[(ix < 0) | (iy < 0)] = -1
     return c
+
+
+def sorted_pairs(x, y, rx, ry, weights, by=None):
+    """The order statistics' sorted partial of float32 weights and the points in a cell, or
+    NotImplemented (:func:`hotbin.backend.cpu.order.sorted_pairs`)."""
+    from .order import sorted_pairs as kernel
+    return kernel(x, y, rx, ry, weights, by)
 
 
 def histogram_rows(a, rule):
