@@ -39,7 +39,8 @@ class Explorer(anywidget.AnyWidget):
         The iframe's height in pixels.
     """
 
-    _esm = pathlib.Path(__file__).with_name("explorer.js")
+    # the text, not the path: anywidget would watch a path and hold every widget made from it
+    _esm = pathlib.Path(__file__).with_name("explorer.js").read_text(encoding="utf-8")
     url = traitlets.Unicode("").tag(sync=True)
     height = traitlets.Int(640).tag(sync=True)
     filters = traitlets.Dict().tag(sync=True)
@@ -84,6 +85,8 @@ class Explorer(anywidget.AnyWidget):
             lo, hi = (float(v) for v in value)
         except (TypeError, ValueError):
             raise ValueError(f"filters: {name!r}: expected [lo, hi], got {value!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"filters: {name!r}: expected finite lo < hi, got {value!r}")
         return [lo, hi]
 
     def selection(self):
