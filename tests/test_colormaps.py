@@ -51,3 +51,9 @@ def test_category_palette_is_glasbey_exactly():
     np.testing.assert_array_equal(category_colors(3), want[:3])
     assert len({tuple(c) for c in want}) == 256  # all distinct
     np.testing.assert_array_equal(category_colors(300)[256:], want[:44])  # beyond 256: again
+
+
+def test_other_colorcet_names_use_the_published_floats():
+    cc = pytest.importorskip("colorcet")
+    pytest.importorskip("matplotlib")
+    np.testing.assert_array_equal(colormap("bmy"), _bytes(cc.linear_bmy_10_95_c78))

@@ -259,6 +259,9 @@ def _named(cmap, n):
         return colormap(mpl.colormaps[cmap], n)
     cc = _optional("colorcet")
     if cc is not None and cmap in getattr(cc, "palette", {}):
+        if mpl is not None and cmap in getattr(cc, "cm", {}):  # the published floats
+            return colormap(cc.cm[cmap], n)
+        # colorcet's hex palettes truncate each float to 8 bits: within one step of the floats
         return _interpolate(_colours(list(cc.palette[cmap]), "cmap"), n)
     more = [w for w, m in (("a matplotlib colormap name", mpl), ("a colorcet name", cc)) if m is not None]
     raise ValueError(f"cmap: unknown colormap {cmap!r}; choose one of {', '.join(CMAPS)}"
