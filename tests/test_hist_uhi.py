@@ -172,8 +172,9 @@ def _svg(h):
     page = h._repr_html_()
     root = ET.fromstring(page)  # well-formed: a notebook's sanitizer and a browser both take it
     svg = root.find("{http://www.w3.org/2000/svg}svg")
-    assert svg is not None and int(svg.get("height")) > 0
-    return page, svg, float(svg.get("height"))
+    frame = [r for r in svg.findall("{http://www.w3.org/2000/svg}rect") if r.get("class") == "hotbin-frame"]
+    assert len(frame) == 1  # the plot's area
+    return page, svg, float(frame[0].get("height"))
 
 
 def _tops(svg, height):
@@ -191,6 +192,8 @@ def test_html_step_plot_follows_the_counts(rng):
     np.testing.assert_allclose(tops, v / v.max() * height, atol=0.01)
     edges = h.axes[0].edges
     np.testing.assert_allclose(pts[1::2, 0][:15], (edges[:-1] + 3) / 6 * float(svg.get("width")), atol=0.01)
+    texts = [t.text for t in svg.findall("{http://www.w3.org/2000/svg}text")]
+    assert texts[:3] == ["-3", "3", "v<1>"] and float(texts[3]) == v.max()
     inside = int(((x >= -3) & (x <= 3)).sum())
     assert f"<td>{inside}</td>" in page and "v&lt;1&gt;" in page and "15 bins over [-3.0, 3.0]" in page
 

@@ -189,6 +189,23 @@ def _cells(h) -> str:
                    for i in range(nx) for j in range(ny) if v[i, j])
 
 
+def _labels(h) -> str:
+    """The x axis' ends and label under the plot; the largest value (1-D) or the y range (2-D)."""
+    x = h.axes[0]
+    e = x.edges
+    text = '<text x="{}" y="{}" text-anchor="{}" font-size="10" font-family="sans-serif" fill="#444">{}</text>'
+    middle = x.label or ""
+    if h.ndim == 2:
+        y = h.axes[1]
+        middle += f" (x), {y.label or 'y'} over [{y.edges[0]:g}, {y.edges[-1]:g}] (up)"
+    out = [text.format(0, _H + 13, "start", escape(f"{e[0]:g}")),
+           text.format(_W, _H + 13, "end", escape(f"{e[-1]:g}")),
+           text.format(_W / 2, _H + 13, "middle", escape(middle.strip()))]
+    if h.ndim == 1:
+        out.append(text.format(3, 11, "start", escape(f"{np.nanmax(h.values()):g}")))
+    return "".join(out)
+
+
 def html(h) -> str:
     """The notebook view: an inline SVG plot (a step outline in 1-D, cells in 2-D) beside a
     table of kind, label, axes, in-range and flow totals. Well-formed XHTML, no scripts."""
@@ -206,7 +223,8 @@ def html(h) -> str:
     if h.ndim > 2:
         return f"<div>{table}</div>"
     body = _steps(h) if h.ndim == 1 else _cells(h)
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" class="hotbin-plot" width="{_W}" height="{_H}" '
-           f'viewBox="0 0 {_W} {_H}" style="overflow:visible">{body}'
-           f'<rect width="{_W}" height="{_H}" fill="none" stroke="#888" stroke-width="0.5"/></svg>')
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" class="hotbin-plot" width="{_W}" height="{_H + 16}" '
+           f'viewBox="0 0 {_W} {_H + 16}" style="flex:none">{body}{_labels(h)}'
+           f'<rect class="hotbin-frame" width="{_W}" height="{_H}" fill="none" stroke="#888" '
+           'stroke-width="0.5"/></svg>')
     return f'<div style="display:flex;gap:1em;align-items:flex-start">{svg}{table}</div>'
