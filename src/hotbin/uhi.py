@@ -202,7 +202,7 @@ def _labels(h) -> str:
            text.format(_W, _H + 13, "end", escape(f"{e[-1]:g}")),
            text.format(_W / 2, _H + 13, "middle", escape(middle.strip()))]
     if h.ndim == 1:
-        out.append(text.format(3, 11, "start", escape(f"{np.nanmax(h.values()):g}")))
+        out.append(text.format(3, 11, "start", escape(f"{np.nan_to_num(h.values().astype(float)).max():g}")))
     return "".join(out)
 
 
