@@ -154,3 +154,15 @@ def test_accessor_without_importing_xarray_whichever_comes_first():
         pytest.skip("hotbin/__init__.py does not install hotbin.xr.hook")
     assert _python("import hotbin; " + use) == "[2, 2, 2]"
     assert _python("import xarray, hotbin; " + use) == "[2, 2, 2]"
+
+
+def test_float32_and_integer_values_on_the_edges(rng):
+    v = (rng.integers(0, 40, (6, 300)) / 40).astype(np.float32)  # many values on float32 edges
+    a = xr.DataArray(v, dims=("p", "t"), name="v")
+    for kw in [dict(bins=13, range=(0.1, 0.9)), dict(bins=np.linspace(0.1, 0.9, 14, dtype=np.float32))]:
+        h = a.hotbin.histogram(dim="t", **kw)
+        np.testing.assert_array_equal(h.values, [np.histogram(r, **kw)[0] for r in v])
+    i = rng.integers(-5, 5, (7, 90))
+    h = xr.DataArray(i, dims=("p", "t"), name="i").hotbin.histogram(bins=4, dim="t")
+    e = np.histogram_bin_edges(i, 4)
+    np.testing.assert_array_equal(h.values, [np.histogram(r, e)[0] for r in i])

@@ -82,13 +82,16 @@ def histogram(*args, bins=10, range=None, dim=None, weights=None, density=False)
     arrays = [a.transpose(*[d for d in kept + reduced if d in a.dims]) for a in xr.broadcast(*arrays)]
     lazy = any(_is_dask(a.data) for a in arrays)
     w = arrays.pop() if weights is not None else None
-    edges = [_edges(a, b, r, w, lazy, n) for a, b, r, n in
-             zip(arrays, _per_array(bins, len(args), "bins"), _per_array(range, len(args), "range"), names)]
+    specs = list(zip(_per_array(bins, len(args), "bins"), _per_array(range, len(args), "range")))
+    edges = [_edges(a, b, r, w, lazy, n) for a, (b, r), n in zip(arrays, specs, names)]
+    # bins as given where they are regular (hotbin's regular path, NumPy's same edges), else edges
+    axes = [(b, r) if isinstance(b, numbers.Integral) and r is not None else (e, None)
+            for (b, r), e in zip(specs, edges)]
     nk = len(kept)
     if lazy:
-        h = _lazy_counts(arrays, w, edges, nk)
+        h = _lazy_counts(arrays, w, axes, edges, nk)
     else:
-        h = _counts([a.data for a in arrays], None if w is None else w.data, edges, nk)
+        h = _counts([a.data for a in arrays], None if w is None else w.data, axes, edges, nk)
     if density:
         h = _density(h, edges)
     bin_dims = [n + "_bin" for n in names]
@@ -140,11 +143,12 @@ def _is_dask(x) -> bool:
     return type(x).__module__.split(".")[0] == "dask"
 
 
-def _counts(data, w, edges, nk):
+def _counts(data, w, axes, edges, nk):
     """Histograms of in-memory blocks shaped ``(kept..., reduced...)``: ``(kept..., bins...)``.
 
-    The kept position is one more histogram axis (position ``k`` in ``[k, k + 1)``),
-    so :func:`hotbin.histogramdd` counts every position in one pass.
+    The kept position is one more histogram axis, ``npos`` bins over ``[0, npos]``
+    (position ``k`` in ``[k, k + 1)``), so :func:`hotbin.histogramdd` counts every
+    position in one pass. ``axes``: ``(bins, range)`` per array.
     """
     shape = np.shape(data[0])
     kshape, npos = shape[:nk], int(np.prod(shape[:nk], dtype=np.int64))
@@ -155,10 +159,9 @@ def _counts(data, w, edges, nk):
         return np.zeros(kshape + nbins, _dtype([c.dtype for c in cols], wf, edges))
     if npos > 1:
         per = len(cols[0]) // npos
-        position = np.repeat(np.arange(npos, dtype=np.int64), per)
-        cols = [position, *cols]
-        edges = [np.arange(npos + 1, dtype=np.float64), *edges]
-    h, _ = histogramdd(cols, bins=edges, weights=wf)
+        cols = [np.repeat(np.arange(npos, dtype=np.min_scalar_type(npos)), per), *cols]
+        axes = [(npos, (0, npos)), *axes]
+    h, _ = histogramdd(cols, bins=[b for b, _ in axes], range=[r for _, r in axes], weights=wf)
     return np.reshape(h, kshape + nbins)
 
 
@@ -168,7 +171,7 @@ def _dtype(dtypes, w, edges) -> np.dtype:
     return histogramdd(one, bins=edges, weights=None if w is None else np.zeros(1, w.dtype))[0].dtype
 
 
-def _lazy_counts(arrays, w, edges, nk):
+def _lazy_counts(arrays, w, axes, edges, nk):
     """:func:`_counts` per chunk of dask-backed arrays, summed over the reduced dims' chunks."""
     import dask.array as da
 
@@ -184,7 +187,7 @@ def _lazy_counts(arrays, w, edges, nk):
     def block(*blocks):
         parts = list(blocks)
         wb = parts.pop() if weighted else None
-        h = _counts(parts, wb, edges, nk)
+        h = _counts(parts, wb, axes, edges, nk)
         return h.reshape(h.shape[:nk] + (1,) * nred + h.shape[nk:])
 
     args = [x for d in data for x in (d, ind)]
