@@ -151,6 +151,17 @@ def test_2d_table_against_boost_histogram(rng, kind, tag):
             raise AssertionError(f"{kind} {name}: {exc}") from exc
 
 
+def test_rebin_by_groups_and_edges(rng):
+    """boost-histogram's rebin(groups=...) / rebin(edges=...): the same bins; over a bounded
+    slice the cut-away bins go to the flow bins, as for a rebin by a factor."""
+    h, b = _data(rng, "variable")
+    e = h.axes[0].edges
+    for step in (bh.rebin(groups=[1, 3, 2, 2]), bh.rebin(edges=e[[0, 2, 3, 7, 8]])):
+        _same(h[::step], b[::step])
+    _same(h[2:6:bh.rebin(groups=[2, 2])], b[2:6:bh.rebin(2)])
+    _same(h[1:7:bh.rebin(edges=e[[1, 4, 7]])], b[1:7:bh.rebin(3)])
+
+
 def test_index_results_are_copies(rng):
     h, _ = _data(rng, "regular")
     before = h.values(flow=True)
@@ -223,8 +234,8 @@ def test_bad_indices():
         h[1.5]
     with pytest.raises(IndexError, match="2 indices|takes 1"):
         h[0, 0]
-    with pytest.raises(IndexError, match="groups"):
-        h[::bh.rebin(groups=[2, 3])]
+    with pytest.raises(ValueError, match="groups"):
+        h[::bh.rebin(groups=[2, 2])]
     with pytest.raises(IndexError, match="integer"):
         h["a"]
 

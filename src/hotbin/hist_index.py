@@ -15,8 +15,10 @@ hotbin keeps counts exact as ints).
 Differences from boost-histogram: hotbin's (NumPy's) last bin is closed, so
 ``loc(last_edge)`` is the last bin, where a fill of that value lands, not the
 overflow bin; a rebin wider than its slice is refused (boost-histogram refuses it
-on a Regular axis, and makes an axis of no bins on a Variable one); rebinning by
-groups or edges is not supported. Deterministic histograms stay deterministic:
+on a Regular axis, and makes an axis of no bins on a Variable one); a rebin by
+``groups=`` / ``edges=`` of a bounded slice adds the cut-away bins to the flow
+bins, as a rebin by a factor does (boost-histogram drops them and the flow bins
+there). Deterministic histograms stay deterministic:
 their fixed-point words are summed exactly, as :func:`hotbin.core.fixedpoint.merge` does.
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .core import fixedpoint
+from .core.axis import Axis
 
 __all__ = ["WeightedSum", "getitem", "setitem", "bin_index"]
 
@@ -124,7 +127,7 @@ def _expand(h, index) -> list:
 
 def _plan(h, index) -> list:
     """Per axis, in flow-bin numbers (0 underflow, ``n + 1`` overflow): ``("pick", k)``,
-    ``("sum", lo, hi)``, ``("groups", starts, b, e, m)`` or ``None`` (kept as is)."""
+    ``("sum", lo, hi)``, ``("groups", starts, edge numbers)`` or ``None`` (kept as is)."""
     plan = []
     for i, (axis, v) in enumerate(zip(h.axes, _expand(h, index))):
         n = len(axis)
@@ -162,16 +165,24 @@ def _slice_plan(axis, v: slice, i: int):
         m = operator.index(step.factor)
         if m < 1:
             raise ValueError(f"rebin: the factor must be a positive integer, got {m}")
-    elif any(getattr(step, k, None) is not None for k in ("groups", "edges", "axis")):
-        raise IndexError("rebin by groups, edges or an axis is not supported; rebin by a factor")
+    elif callable(getattr(step, "group_mapping", None)):
+        m = None
     else:
         raise IndexError(f"the step of a slice must be rebin(k) or sum, got {step!r}")
     b, e = max(start, 0), min(stop, n)
-    e -= (e - b) % m if e > b else 0
+    if m is not None:
+        e -= (e - b) % m if e > b else 0
     if e <= b:
         raise IndexError(f"slice [{v.start}:{v.stop}:{step!r}] on axis {i} leaves no bins "
                          "(a hotbin axis, as a boost-histogram one, has at least one)")
-    return ("groups", np.r_[0, np.arange(b + 1, e + 1, m), e + 1], b, e, m)
+    if m is None:  # boost-histogram's rebin(groups=...), rebin(edges=...): over the slice's bins
+        groups = [operator.index(g) for g in step.group_mapping(Axis(axis._edges[b:e + 1]))]
+        if not groups or min(groups) < 1 or sum(groups) != e - b:
+            raise ValueError(f"rebin: groups {groups} must be positive and cover the {e - b} bins")
+        cuts = b + np.cumsum([0, *groups])
+    else:
+        cuts = np.arange(b, e + 1, m)
+    return ("groups", np.r_[0, cuts[:-1] + 1, e + 1], cuts)
 
 
 def _apply(a: np.ndarray, plan, lead: int = 0) -> np.ndarray:
@@ -204,7 +215,7 @@ def getitem(h, index):
     edges = []
     for i in kept:
         e = h.axes[i]._edges
-        edges.append(e if plan[i] is None else e[plan[i][2]:plan[i][3] + 1:plan[i][4]])
+        edges.append(e if plan[i] is None else e[plan[i][2]])
     labels = [h.axes[i].label for i in kept]
     if h._fixed is not None:
         (w, w2), layout, stats = h._fixed
