@@ -256,6 +256,7 @@ NOTEBOOK_CELLS = [
     "w = hotbin.explore(df, x='lon', y='lat', hist=['fare', 'dist'], height=560)\n"
     "w",
     "w.filters = {'fare': [10, 20]}",
+    "w.filters = {'fare': [5, 15]}",
     "import json; print('STATE', json.dumps(w.filters), len(w.selection()))",
 ]
 
@@ -406,11 +407,12 @@ def test_the_widget_in_jupyterlab(jupyterlab):
     try:
         d.set_page_load_timeout(60)
         d.get(url)
-        _wait("the notebook", lambda: len(d.find_elements("css selector", ".jp-Notebook .jp-Cell")) == 3, 90)
+        _wait("the notebook", lambda: len(d.find_elements("css selector", ".jp-Notebook .jp-Cell")) == 4, 90)
         _wait("the kernel", lambda: d.find_elements(
             "css selector", ".jp-Notebook-ExecutionIndicator[data-status='idle']") or
             "Idle" in d.find_element("css selector", ".jp-StatusBar-Widget, #jp-main-statusbar").text, 90)
         _run_cell(d, 0)
+        _run_cell(d, 1)  # w.filters = {'fare': [10, 20]}, before the page in the iframe has loaded
         _wait("the widget's iframe", lambda: d.find_elements("css selector", "iframe.hotbin-explore"), 180)
         panels = _wait("the page's histogram panels", lambda: _frame_page(
             d, "const p = document.querySelectorAll('#side .panel canvas'); "
@@ -418,16 +420,17 @@ def test_the_widget_in_jupyterlab(jupyterlab):
                "!document.body.dataset.busy && [...document.querySelectorAll('#side .panel')]"
                ".map(e => e.dataset.column)"), 120)
         assert panels == ["fare", "dist"]
+        brushed = "return document.querySelector('.panel[data-column=fare] .panel-range').textContent"
+        assert _wait("the brush set before the page loaded", lambda: _frame_page(d, brushed), 30) \
+            .replace(",", "") == "[10.0 20.0)"
         d.execute_script("document.querySelector('iframe.hotbin-explore').scrollIntoView()")
         time.sleep(1.0)
         d.save_screenshot(str(_pictures() / "widget-1-jupyterlab.png"))
 
-        _run_cell(d, 1)  # w.filters = {'fare': [10, 20]} from Python: the page's brush moves
+        _run_cell(d, 2)  # w.filters = {'fare': [5, 15]} from Python: the page's brush moves
         state = _wait("the brush set from Python on the page", lambda: _frame_page(
-            d, "const r = document.querySelector('.panel[data-column=fare] .panel-range').textContent; "
-               "return r && [r, location.hash];"), 60)
-        assert state[0].replace(",", "").startswith("[10") and "20" in state[0], state
-        assert "fare" in state[1]
+            d, brushed + " === '[5.0, 15.0)' && location.hash"), 60)
+        assert "f.fare=5" in state, state  # the page's URL holds it too
         time.sleep(1.0)
         d.save_screenshot(str(_pictures() / "widget-2-brushed-from-python.png"))
 
@@ -441,17 +444,17 @@ def test_the_widget_in_jupyterlab(jupyterlab):
                 .move_by_offset(60, 0).release().perform()
         finally:
             d.switch_to.default_content()
-        _run_cell(d, 2)
-        out = _wait("the kernel's filters", lambda: "STATE" in _output(d, 2) and _output(d, 2), 60)
+        _run_cell(d, 3)
+        out = _wait("the kernel's filters", lambda: "STATE" in _output(d, 3) and _output(d, 3), 60)
         filters = json.loads(out.split("STATE", 1)[1].rsplit("}", 1)[0] + "}")
-        assert filters["fare"] == [10.0, 20.0] and set(filters) == {"fare", "dist"}, out
+        assert filters["fare"] == [5.0, 15.0] and set(filters) == {"fare", "dist"}, out
         lo, hi = filters["dist"]
         assert 0 <= lo < hi
         rng = np.random.default_rng(7)  # the notebook's data, filtered here by NumPy
         n = 200_000
         rng.normal(size=n // 2), rng.normal(size=n // 2), rng.normal(size=n // 2), rng.normal(size=n // 2)
         fare, dist = rng.gamma(2.0, 7.0, n), rng.exponential(3.0, n)
-        want = int(((fare >= 10) & (fare < 20) & (dist >= lo) & (dist < hi)).sum())
+        want = int(((fare >= 5) & (fare < 15) & (dist >= lo) & (dist < hi)).sum())
         assert out.split()[-1] == str(want), out
         d.save_screenshot(str(_pictures() / "widget-3-brushed-on-the-page.png"))
     finally:
