@@ -134,8 +134,8 @@ def test_same_as_xhistogram(temp, rng):
 
 
 def _python(code):
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and not r.stderr, r.stderr
     return r.stdout.strip()
 
 
@@ -149,6 +149,9 @@ def test_accessor_without_importing_xarray_whichever_comes_first():
                    "assert 'xarray' not in sys.modules; " + use) == "[2, 2, 2]"
     assert _python("import xarray, hotbin; from hotbin.xr import hook; hook.install(); hook.install(); "
                    + use) == "[2, 2, 2]"
+    # xarray blocked (a machine without it): no accessor, no warning, no error
+    assert _python("import sys; sys.modules['xarray'] = None; import hotbin; from hotbin.xr import hook; "
+                   "hook.install(); print('ok')") == "ok"
     wired = _python("import sys, hotbin; print('hotbin.xr.hook' in sys.modules)") == "True"
     if not wired:
         pytest.skip("hotbin/__init__.py does not install hotbin.xr.hook")

@@ -19,7 +19,7 @@ __all__ = ["install"]
 
 def install() -> None:
     """Register the accessor now if xarray is loaded, else as soon as it is."""
-    if "xarray" in sys.modules:
+    if sys.modules.get("xarray") is not None:  # None: import xarray is blocked, nothing to do
         _register()
     elif not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
