@@ -26,7 +26,7 @@ import numpy as np
 
 from .core import order
 from .core.arrays import to_host, xp
-from .core.reductions import COUNT, FIRST, LAST, quantiles
+from .core.reductions import COUNT, FIRST, LAST, quantiles, same
 from .exec.plan import Plan
 
 __all__ = ["ORDER_AGGS", "check_q", "aggregate_order", "merge_order"]
@@ -93,7 +93,7 @@ def aggregate_order(ex, cells, rules, arrays, w, by, shape, agg, q=None):
         qa, weak = check_q(agg, q)
         red = quantiles(qa, weak, w.dtype, ncell)
         # in memory the partial is kept, finished here: a Heatmap adds to another by it
-        run = red if ex.lazy else replace(red, finish=lambda p: p)
+        run = red if ex.lazy else replace(red, finish=same)
 
         def block(be, *d):
             fused = getattr(be, "sorted_pairs", None)  # the backend's accumulator, where it has one

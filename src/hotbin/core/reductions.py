@@ -47,6 +47,7 @@ per backend.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -57,7 +58,7 @@ from .arrays import to_host, xp
 
 __all__ = ["Reduction", "COUNT", "SUM_F64", "SUM_I64", "MEAN", "MIN", "MAX", "fixed", "words", "checked",
            "with_seen", "seen_of", "float_of", "centered", "for_weights", "fits_int64", "FIRST", "LAST",
-           "quantiles"]
+           "quantiles", "same"]
 
 _I64 = 1 << 63
 
@@ -75,7 +76,8 @@ def _words(parts):
     return fixedpoint.merge(np.asarray(to_host(parts)))
 
 
-def _same(partial):
+def same(partial):
+    """The finish of a partial that is its result."""
     return partial
 
 
@@ -102,7 +104,7 @@ class Reduction:
     acc: str  #: the accumulator the backends implement: "count", "f64", "i64", "fixed"
     dtype: np.dtype  #: dtype of a partial
     merge: Callable = _add  #: partials stacked on axis 0 -> one partial
-    finish: Callable = _same  #: the last partial -> the result
+    finish: Callable = same  #: the last partial -> the result
     lead: tuple = ()  #: leading axes of a partial before the bins ((2,) for fixed-point words)
     scale: int | None = None  #: fixed-point exponent (acc "fixed")
     out: np.dtype | None = None  #: dtype of the result when it is not the partial's
@@ -147,22 +149,20 @@ MAX = Reduction("values", "max", np.dtype(np.float64), merge=_extreme("max"),
                 lead=(2,), identity=(-np.inf, 0.0))
 
 
-def _pick(first: bool):
+def _pick(parts, first: bool):
     """Merge of [value, index, n] partials: the value and index of the least (``first``) or
     largest index, the sum of n."""
-    def merge(parts):
-        x = xp(parts)
-        idx = parts[:, 1]
-        j = (idx.argmin if first else idx.argmax)(axis=0)[None]
-        v = x.take_along_axis(parts[:, 0], j, axis=0)[0]
-        i = x.take_along_axis(idx, j, axis=0)[0]
-        return x.stack([v, i, parts[:, 2].sum(axis=0)])
-    return merge
+    x = xp(parts)
+    idx = parts[:, 1]
+    j = (idx.argmin if first else idx.argmax)(axis=0)[None]
+    v = x.take_along_axis(parts[:, 0], j, axis=0)[0]
+    i = x.take_along_axis(idx, j, axis=0)[0]
+    return x.stack([v, i, parts[:, 2].sum(axis=0)])
 
 
-FIRST = Reduction("first", "first", np.dtype(np.float64), merge=_pick(True), lead=(3,),
+FIRST = Reduction("first", "first", np.dtype(np.float64), merge=functools.partial(_pick, first=True), lead=(3,),
                   identity=(np.nan, np.inf, 0.0))
-LAST = Reduction("last", "last", np.dtype(np.float64), merge=_pick(False), lead=(3,),
+LAST = Reduction("last", "last", np.dtype(np.float64), merge=functools.partial(_pick, first=False), lead=(3,),
                  identity=(np.nan, -np.inf, 0.0))
 
 
@@ -173,8 +173,8 @@ def quantiles(q, weak: bool, dtype, ncell: int) -> Reduction:
     cbits, kd = order.cell_bits(ncell), order.key_dtype(dtype)
     lead = () if order.packed(cbits, dtype) else (2,)
     return Reduction("order", "order", np.dtype(np.uint64), lead=lead, ragged=True,
-                     merge=lambda parts: order.merge_pairs(parts, cbits, kd),
-                     finish=lambda part: order.picks(part, ncell, dtype, q, weak),
+                     merge=functools.partial(order.merge_pairs, cbits=cbits, kdtype=kd),
+                     finish=functools.partial(order.picks, ncell=ncell, dtype=dtype, q=q, weak=weak),
                      out=np.dtype(np.float64))
 
 

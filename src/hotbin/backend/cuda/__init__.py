@@ -274,8 +274,9 @@ def cells2d(x, y, rx: BinRule, ry: BinRule):
     """The cell ``ix * ny + iy`` of each point, int64 on the device, -1 for none (:mod:`.order`)."""
     from .order import cells2d as on_device
 
-    with device(asarray(x)):
-        return on_device(asarray(x), asarray(y), rx, ry)
+    x, y = asarray(x), asarray(y)
+    with device(x):
+        return on_device(x, y, rx, ry)
 
 
 def luma_histogram(img):
