@@ -43,6 +43,12 @@ def test_one_array_is_numpy_per_kept_position_with_xhistogram_names(temp):
     assert "lat" not in h.coords  # a coordinate of a reduced dim goes, as in xhistogram
 
 
+def test_one_unnamed_array_gives_bin_and_histogram(temp):
+    h = temp.rename(None).hotbin.histogram(bins=4, range=(-1, 1), dim="y")
+    assert h.name == "histogram" and h.dims == ("time", "x", "bin")
+    np.testing.assert_array_equal(h.values, temp.hotbin.histogram(bins=4, range=(-1, 1), dim="y").values)
+
+
 def test_several_dims_none_and_edges(temp):
     edges = np.array([-3.0, -1.0, -0.2, 0.0, 0.5, 3.0])
     h = temp.hotbin.histogram(bins=edges, dim=["x", "y"])
@@ -112,8 +118,10 @@ def test_dask_is_lazy_and_gives_the_same_numbers(temp, rng):
 def test_bad_arguments_name_themselves(temp):
     with pytest.raises(ValueError, match="dim.*'depth'"):
         temp.hotbin.histogram(bins=3, range=(0, 1), dim=["y", "depth"])
-    with pytest.raises(ValueError, match=r"args\[0\].*name"):
-        temp.rename(None).hotbin.histogram(bins=3, range=(0, 1))
+    with pytest.raises(ValueError, match=r"args\[1\].*name"):
+        temp.hotbin.histogram(temp.rename(None), bins=3, range=(0, 1))
+    with pytest.raises(ValueError, match=r"args.*different names"):
+        temp.hotbin.histogram(temp, bins=3, range=(0, 1))
     with pytest.raises(TypeError, match="weights"):
         temp.hotbin.histogram(bins=3, range=(0, 1), weights=np.ones(temp.shape))
     with pytest.raises(ValueError, match="bins"):

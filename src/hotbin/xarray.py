@@ -7,7 +7,8 @@ position. The result follows xhistogram's conventions: it is named
 ``histogram_<name>[_<name2>...]``, its dims are the kept dims (in the order they
 first appear in the inputs) then one ``<name>_bin`` dim per input, whose
 coordinate is the bin centres (with the input's attrs); ``dim=None`` reduces
-every dim. Counts are int64; weighted sums as :func:`hotbin.histogramdd` gives
+every dim. One unnamed array gives a ``bin`` dim and a result named ``histogram``
+(xhistogram refuses it). Counts are int64; weighted sums as :func:`hotbin.histogramdd` gives
 them; ``density=True`` divides each kept position's histogram by its own total
 and the bin areas (NaN where it holds nothing).
 
@@ -42,7 +43,8 @@ def histogram(*args, bins=10, range=None, dim=None, weights=None, density=False)
     ----------
     *args : xarray.DataArray
         One array per histogram axis, each named (the name makes the
-        ``<name>_bin`` coordinate); aligned exactly and broadcast together.
+        ``<name>_bin`` coordinate; one unnamed array gives ``bin`` and a result
+        named ``histogram``); aligned exactly and broadcast together.
     bins : int, str, edges, or a sequence with one of these per array
         As :func:`hotbin.histogram` for each array; the edges are shared by all
         kept positions. Dask-backed arrays need edges, or ints with ``range``.
@@ -67,11 +69,13 @@ def histogram(*args, bins=10, range=None, dim=None, weights=None, density=False)
     for i, a in enumerate(args):
         if not isinstance(a, xr.DataArray):
             raise TypeError(f"args[{i}]: expected an xarray.DataArray, got {type(a).__name__}")
-        if a.name is None:
+        if a.name is None and len(args) > 1:
             raise ValueError(f"args[{i}]: the DataArray needs a name (the result's '<name>_bin' dim)")
     if weights is not None and not isinstance(weights, xr.DataArray):
         raise TypeError(f"weights: expected an xarray.DataArray, got {type(weights).__name__}")
-    names = [str(a.name) for a in args]
+    names = [str(a.name) for a in args] if args[0].name is not None else []
+    if len(set(names)) < len(names):
+        raise ValueError(f"args: the DataArrays need different names, got {names}")
     arrays = [a.reset_coords(drop=True) for a in args]
     if weights is not None:
         arrays.append(weights.reset_coords(drop=True))
@@ -83,7 +87,7 @@ def histogram(*args, bins=10, range=None, dim=None, weights=None, density=False)
     lazy = any(_is_dask(a.data) for a in arrays)
     w = arrays.pop() if weights is not None else None
     specs = list(zip(_per_array(bins, len(args), "bins"), _per_array(range, len(args), "range")))
-    edges = [_edges(a, b, r, w, lazy, n) for a, (b, r), n in zip(arrays, specs, names)]
+    edges = [_edges(a, b, r, w, lazy, n) for a, (b, r), n in zip(arrays, specs, names or ["data"])]
     # bins as given where they are regular (hotbin's regular path, NumPy's same edges), else edges
     axes = [(b, r) if isinstance(b, numbers.Integral) and r is not None else (e, None)
             for (b, r), e in zip(specs, edges)]
@@ -94,7 +98,7 @@ def histogram(*args, bins=10, range=None, dim=None, weights=None, density=False)
         h = _counts([a.data for a in arrays], None if w is None else w.data, axes, edges, nk)
     if density:
         h = _density(h, edges)
-    bin_dims = [n + "_bin" for n in names]
+    bin_dims = [n + "_bin" for n in names] or ["bin"]  # one unnamed array: "bin", "histogram"
     coords = {d: args[0].coords[d] for d in kept if d in args[0].coords and d in args[0].dims}
     for a in args[1:]:
         coords.update({d: a.coords[d] for d in kept if d in a.coords and d in a.dims and d not in coords})
