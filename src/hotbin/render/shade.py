@@ -3,7 +3,7 @@
 ``shade`` = optional Gaussian smoothing (:func:`blur`) -> a normalization to ``[0, 1]`` (``eq_hist``,
 ``log``, ``cbrt`` or ``linear``) -> a colormap lookup. ``eq_hist`` is exact: counts get the
 cumulative sum of a bincount of their levels, other values their rank among the distinct values
-(sort, unique, search), so outliers cannot squeeze the ordinary cells into one colour; nothing
+(sort, unique, inverse), so outliers cannot squeeze the ordinary cells into one colour; nothing
 here launches a kernel of its own. Smoothing runs with
 the array module of the counts (NumPy, or CuPy on the GPU); the picture is
 returned as a NumPy array.
@@ -140,7 +140,7 @@ def eq_hist(v, nbins=EQ_HIST_BINS):
 
     Integer values with at most ``nbins`` levels (counts) get the fraction of the values at or
     below them: histogram (one bin per level) -> cumulative sum. Any other values get their rank
-    among the distinct values, ``rank / (distinct - 1)``: sort -> unique -> search, so one huge
+    among the distinct values, ``rank / (distinct - 1)`` (sort, unique, inverse), so one huge
     outlier takes one step of the colormap, not all but one (equal-width bins between the
     extremes, as datashader's, would put every ordinary value in the bottom bin). Ties share a
     colour. The lowest value maps to 0, the highest to 1; all-equal values map to 1.
@@ -156,8 +156,8 @@ def eq_hist(v, nbins=EQ_HIST_BINS):
         cdf = xp.cumsum(hist).astype(np.float64)  # integer counts: exact in any order
         first = cdf[0]  # bin 0 holds the lowest value
         return (cdf[(v - lo).astype(np.int64)] - first) / (cdf[-1] - first)
-    distinct = xp.unique(v)  # sorted
-    return xp.searchsorted(distinct, v).astype(np.float64) / (distinct.size - 1)
+    distinct, rank = xp.unique(v, return_inverse=True)  # rank: the index of v among the sorted distinct
+    return rank.reshape(v.shape).astype(np.float64) / (distinct.size - 1)
 
 
 def blur(values, sigma):
