@@ -78,6 +78,7 @@ def _same(got, want):
 
 def _ops_1d(t, e):
     mid = (e[:-1] + e[1:]) / 2  # bin centres: a loc() no rounding can move
+    at = t.at if hasattr(t, "at") else t.tag.at  # boost_histogram has it in bh.tag
     return {
         "int": np.s_[3], "negative": np.s_[-2], "first": np.s_[0],
         "loc": np.s_[t.loc(mid[4])], "loc+1": np.s_[t.loc(mid[2]) + 1], "loc-2": np.s_[t.loc(mid[5]) - 2],
@@ -92,7 +93,8 @@ def _ops_1d(t, e):
         "sum": np.s_[::sum], "bare sum": np.s_[sum], "sum range": np.s_[2:5:sum],
         "sum no flow": np.s_[0:len:sum], "sum open lower": np.s_[:4:sum], "sum open upper": np.s_[4::sum],
         "sum loc": np.s_[t.loc(mid[1]):t.loc(mid[3]):sum], "sum from underflow": np.s_[t.loc(e[0] - 9):3:sum],
-        "dict": {0: np.s_[1:4]},
+        "dict": {0: np.s_[1:4]}, "at": np.s_[at(-1)], "at top": np.s_[at(len(e) - 1)],
+        "at sum": np.s_[at(-1):at(3):sum], "at slice": np.s_[at(2):at(6)],
     }
 
 
