@@ -119,6 +119,7 @@ def test_float_bands_float32_only_when_exact():
 
 # --- NetCDF ----------------------------------------------------------------------------------
 
+@pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # inside rioxarray
 def test_netcdf_one_variable_per_output_with_cf_attributes(tmp_path, rng):
     xr = pytest.importorskip("xarray")
     netCDF4 = pytest.importorskip("netCDF4")
@@ -146,8 +147,12 @@ def test_netcdf_one_variable_per_output_with_cf_attributes(tmp_path, rng):
     pytest.importorskip("rioxarray")  # the rio accessor: the CRS from the grid mapping
     with xr.open_dataset(path, decode_coords="all") as ds:
         assert ds["counts"].rio.crs.to_epsg() == 3857
+    rioxarray = pytest.importorskip("rioxarray")
+    with rioxarray.open_rasterio(f"netcdf:{path}:mean") as da:  # GDAL's CF reading, as QGIS does
+        assert da.rio.crs.to_epsg() == 3857 and da.dtype == np.float64 and np.isnan(da.rio.nodata)
+        np.testing.assert_array_equal(da.values[0], hm.values[::-1])
     rasterio = pytest.importorskip("rasterio")
-    with rasterio.open(f"netcdf:{path}:counts") as r:  # GDAL's CF reading
+    with rasterio.open(f"netcdf:{path}:counts") as r:
         assert r.crs.to_epsg() == 3857
         np.testing.assert_allclose([r.bounds.left, r.bounds.right, r.bounds.bottom, r.bounds.top],
                                    [*hm.x_range, *hm.y_range], rtol=1e-12)
