@@ -360,3 +360,42 @@ def test_any_index_as_boost_histogram(kind):
         _same(h[ix], want)
 
     check()
+
+
+@st.composite
+def _set_index(draw, n):
+    """One axis' index to set: an int, a locator, or a plain slice of int / locator ends."""
+    loc = st.floats(-0.4, 1.4).filter(lambda v: v != 1.0).map(bh.loc)
+    end = st.one_of(st.none(), st.integers(-n - 3, n + 3), loc, st.sampled_from([bh.underflow, bh.overflow]))
+    pick = st.one_of(st.integers(-n, n - 1), loc, st.sampled_from([bh.underflow, bh.overflow]))
+    return draw(st.one_of(pick, st.builds(slice, end, end)))
+
+
+@pytest.mark.parametrize("kind", ["regular", "2d"])
+def test_any_setting_as_boost_histogram(kind):
+    """Set any bins with a scalar or an array as long as the slice, one or two longer (the
+    flow bins), or of length 1: boost-histogram and hotbin take or refuse the same, alike."""
+    rng = np.random.default_rng(11)  # the values set
+
+    @hypothesis.settings(max_examples=150, deadline=None, derandomize=True)
+    @hypothesis.given(st.data())
+    def check(data):
+        h, b = _data(np.random.default_rng(3), kind)
+        ix = tuple(data.draw(_set_index(n)) for n in h.shape)
+        try:
+            shape = h[ix].shape if any(isinstance(x, slice) for x in ix) else ()
+        except IndexError:
+            return  # a slice of no bins: nothing to set
+        extra = [data.draw(st.sampled_from([0, 1, 2, "one"])) for _ in shape]
+        dims = tuple(1 if x == "one" else s + x for s, x in zip(shape, extra))
+        value = rng.integers(0, 100, dims) if dims else int(rng.integers(0, 100))
+        try:
+            b[ix] = value
+        except (ValueError, IndexError):
+            with pytest.raises((ValueError, IndexError)):
+                h[ix] = value
+            return
+        h[ix] = value
+        _same(h, b)
+
+    check()
