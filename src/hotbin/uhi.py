@@ -84,8 +84,9 @@ def deserialize(ir, cls):
     if "index" in storage:  # sparse: the filled bins only
         try:
             from uhi.io import from_sparse
-        except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError('a sparse UHI histogram needs uhi: pip install "uhi>=1"') from exc
+        except ImportError as exc:
+            raise ModuleNotFoundError("a sparse UHI histogram needs uhi.io.from_sparse: "
+                                      "pip install -U uhi") from exc
         storage = from_sparse(ir)["storage"]
     kind, axes = storage["type"], ir["axes"]
     if kind not in ("int", "double", "weighted"):
