@@ -302,25 +302,26 @@ def test_setting_2d_and_weighted_as_boost_histogram(rng):
 
 # --- UHI's own conformance suites ------------------------------------------------------
 
-_indexing = pytest.importorskip("uhi.testing.indexing")
+try:
+    from uhi.testing import indexing as _indexing
+except ImportError:  # an older uhi: the tables above still run
+    _indexing = None
 
+if _indexing is not None:
+    class TestUHIIndexing1D(_indexing.Indexing1D[Histogram]):
+        @classmethod
+        def make_histogram(cls) -> Histogram:
+            return Histogram.from_uhi(cls.get_uhi())
 
-class TestUHIIndexing1D(_indexing.Indexing1D[Histogram]):
-    @classmethod
-    def make_histogram(cls) -> Histogram:
-        return Histogram.from_uhi(cls.get_uhi())
+    class TestUHIIndexing2D(_indexing.Indexing2D[Histogram]):
+        @classmethod
+        def make_histogram(cls) -> Histogram:
+            return Histogram.from_uhi(cls.get_uhi())
 
-
-class TestUHIIndexing2D(_indexing.Indexing2D[Histogram]):
-    @classmethod
-    def make_histogram(cls) -> Histogram:
-        return Histogram.from_uhi(cls.get_uhi())
-
-
-class TestUHIIndexing3D(_indexing.Indexing3D[Histogram]):
-    @classmethod
-    def make_histogram(cls) -> Histogram:
-        return Histogram.from_uhi(cls.get_uhi())
+    class TestUHIIndexing3D(_indexing.Indexing3D[Histogram]):
+        @classmethod
+        def make_histogram(cls) -> Histogram:
+            return Histogram.from_uhi(cls.get_uhi())
 
 
 # --- any index, as boost-histogram answers it ---------------------------------------------
