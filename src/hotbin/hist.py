@@ -97,9 +97,9 @@ class Histogram:
     def from_heatmap(cls, hm, label: str | None = None) -> Histogram:
         """The 2-D histogram of a :class:`hotbin.Heatmap`: ``values()[ix, iy] == hm.counts[iy, ix]``.
 
-        The edges are the heatmap's cells. A heatmap keeps only ``dropped``, not where its
-        dropped points lie: the flow bins are empty. A weighted heatmap keeps no sums of
-        squared weights, so ``variances()`` and ``counts()`` are None.
+        The edges are the heatmap's cells (the top ones closed or open as its ``x_closed`` /
+        ``y_closed`` say). A heatmap keeps only ``dropped``, not where: the flow bins are
+        empty. A weighted one keeps no sums of squares: ``variances()``, ``counts()`` are None.
         """
         counts = np.asarray(arrays.to_host(hm.counts)).T
         weighted = counts.dtype.kind == "f"
