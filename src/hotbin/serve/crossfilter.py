@@ -27,6 +27,10 @@ MAX_BINS = 10_000
 KEEP = 4
 #: bit 0 of a row's state: it passes every brush but the box (the map shows it); bit 1: every one
 MAP, ALL = 1, 2
+#: a prebinned row in no bin (NaN, outside the range)
+NOBIN = 65535
+#: rows are split in this many chunks for the parallel loops
+CHUNKS = 64
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,41 @@ class Crossfilter:
         self._ranges = {}  # column -> (lo, hi) of its finite values, computed once
         self._kept: OrderedDict = OrderedDict()  # Filters.key -> (state, {Panel: counts})
         self._lock = threading.Lock()
+        self._pre, self._bins = {}, np.zeros((0, 0), np.uint16)  # Panel -> row of _bins
+        self._subset = (None, None)  # (map key, compacted arrays): the map's rows, the latest
+
+    def prebin(self, panels) -> None:
+        """Bin every row of each panel once (a byte pair per row): a pass then reads that
+        instead of the column's float64 and its arithmetic. Panels of more bins are binned
+        in the pass."""
+        panels = [p for p in dict.fromkeys(panels) if p.bins < NOBIN]
+        out = np.empty((len(panels), self.n), np.uint16)
+        for k, p in enumerate(panels):
+            e = p.edges
+            _bin_rows(self.cols[self.names.index(p.column)], e, p.bins / (e[-1] - e[0]), out[k])
+        self._pre, self._bins = {p: k for k, p in enumerate(panels)}, out
+
+    def subset(self, filters: Filters, arrays):
+        """``arrays`` (NumPy, one per row) cut to the rows the map shows, in order (compacted
+        on every core); None when every row is shown. The latest subset is kept."""
+        keep = self.map_rows(filters)
+        if keep is None:
+            return None
+        key = (filters.map_key, tuple(id(a) for a in arrays))
+        if self._subset[0] == key:
+            return self._subset[1]
+        state = keep.view(np.uint8)
+        starts = _chunk_starts(state)
+        out = []
+        for a in arrays:
+            if a is None:
+                out.append(None)
+                continue
+            dst = np.empty(starts[-1], a.dtype)
+            _scatter(state, starts, a, dst)
+            out.append(dst)
+        self._subset = (key, out)
+        return out
 
     @property
     def n(self) -> int:
@@ -138,8 +177,10 @@ class Crossfilter:
         start = np.cumsum([0] + [p.bins for p in panels])
         estart = np.cumsum([0] + [p.bins + 1 for p in panels])
         state = np.empty(self.n, np.uint8)
+        pre = np.array([self._pre.get(p, -1) for p in panels], np.int64)
         flat = _pass(self.cols, *args, np.array([self.names.index(p.column) for p in panels], np.int64),
                      np.array(own, np.int64), start.astype(np.int64), estart.astype(np.int64),
+                     self._bins, pre,
                      np.concatenate(edges + [np.zeros(0)]),
                      np.array([p.bins / (p.edges[-1] - p.edges[0]) for p in panels], np.float64), state)
         counts = {p: flat[start[k]:start[k + 1]] for k, p in enumerate(panels)}
@@ -182,11 +223,11 @@ class Crossfilter:
 
 @njit(parallel=True, cache=True)
 def _pass(cols, bcol, blo, bhi, bbit, codes, keep, cat_bit, box_bit, pcol, pown, pstart, estart,
-          edges, pscale, state):
+          bins, pre, edges, pscale, state):
     """Each row's brush mask, its state bits, and its bin in every panel whose other brushes it
     passes; per-chunk partial counts, summed. NaN fails every brush and lands in no bin."""
     n = cols.shape[1]
-    chunks = 64 if n > 1 << 16 else 1
+    chunks = CHUNKS if n > 1 << 16 else 1
     size = (n + chunks - 1) // chunks
     total = pstart[pstart.size - 1]
     part = np.zeros((chunks, max(total, 1)), np.int64)
@@ -205,22 +246,68 @@ def _pass(cols, bcol, blo, bhi, bbit, codes, keep, cat_bit, box_bit, pcol, pown,
             for p in range(pcol.size):
                 if (m & ~pown[p]) != 0:
                     continue
-                v = cols[pcol[p], r]
-                e0 = estart[p]
-                nb = pstart[p + 1] - pstart[p]
-                lo = edges[e0]
-                if not (v >= lo and v <= edges[e0 + nb]):
+                if pre[p] >= 0:
+                    i = bins[pre[p], r]
+                    if i != NOBIN:
+                        part[c, pstart[p] + i] += 1
                     continue
-                i = int((v - lo) * pscale[p])
-                if i > nb - 1:
-                    i = nb - 1
-                while i > 0 and v < edges[e0 + i]:
-                    i -= 1
-                while i < nb - 1 and v >= edges[e0 + i + 1]:
-                    i += 1
-                part[c, pstart[p] + i] += 1
+                i = _bin_of(cols[pcol[p], r], edges, estart[p], pstart[p + 1] - pstart[p], pscale[p])
+                if i >= 0:
+                    part[c, pstart[p] + i] += 1
     out = np.zeros(total, np.int64)
     for c in range(chunks):
         for t in range(total):
             out[t] += part[c, t]
     return out
+
+
+@njit(inline="always")
+def _bin_of(v, edges, e0, nb, scale):
+    """numpy.histogram's bin of ``v`` over ``edges[e0:e0 + nb + 1]`` (the last bin closed), or
+    -1: a guess by multiplying, then corrected against the edges."""
+    lo = edges[e0]
+    if not (v >= lo and v <= edges[e0 + nb]):
+        return -1
+    i = int((v - lo) * scale)
+    if i > nb - 1:
+        i = nb - 1
+    while i > 0 and v < edges[e0 + i]:
+        i -= 1
+    while i < nb - 1 and v >= edges[e0 + i + 1]:
+        i += 1
+    return i
+
+
+@njit(parallel=True, cache=True)
+def _bin_rows(a, edges, scale, out):
+    nb = edges.size - 1
+    for r in prange(a.size):
+        i = _bin_of(a[r], edges, 0, nb, scale)
+        out[r] = NOBIN if i < 0 else i
+
+
+@njit(cache=True)
+def _chunk_starts(state):
+    """Where each chunk's kept rows (state != 0) start in the compacted arrays; the last
+    entry is how many are kept."""
+    n = state.size
+    size = (n + CHUNKS - 1) // CHUNKS
+    counts = np.zeros(CHUNKS + 1, np.int64)
+    for c in range(CHUNKS):
+        t = 0
+        for r in range(c * size, min(n, (c + 1) * size)):
+            t += state[r] != 0
+        counts[c + 1] = counts[c] + t
+    return counts
+
+
+@njit(parallel=True, cache=True)
+def _scatter(state, starts, src, dst):
+    n = state.size
+    size = (n + CHUNKS - 1) // CHUNKS
+    for c in prange(CHUNKS):
+        k = starts[c]
+        for r in range(c * size, min(n, (c + 1) * size)):
+            if state[r] != 0:
+                dst[k] = src[r]
+                k += 1

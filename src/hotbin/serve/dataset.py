@@ -141,11 +141,8 @@ class Dataset:
 
     def _heatmap(self, x_range, y_range, width, height, filters=None):
         arrays = (self.x, self.y, self.weights, self.by)
-        keep = None if filters is None else self.linked.map_rows(filters)
-        if keep is not None:
-            keep = xp(self.x).asarray(keep)
-            arrays = [None if a is None else a[keep] for a in arrays]
-        x, y, w, by = arrays
+        cut = None if filters is None else self.linked.map_arrays(filters, arrays)
+        x, y, w, by = arrays if cut is None else cut
         return heatmap(x, y, w, agg=self.agg, by=by, width=width, height=height,
                        x_range=x_range, y_range=y_range, backend=self.backend)
 

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..core.arrays import to_host
+from ..core.arrays import to_host, xp
 from .crossfilter import Crossfilter, Filters, Panel
 from .params import BadRequest
 
@@ -40,6 +40,8 @@ class Linked:
         if data.weights is not None:
             cols.setdefault(data.weight_name, data.weights)
         for name, a in hist.items():
+            if len(a) != data.n:
+                raise ValueError(f"hist: column {name!r} has {len(a):,} rows for {data.n:,} points")
             cols.setdefault(str(name), a)
         self._source = cols
         self.hist_columns = [str(h) for h in hist]
@@ -70,6 +72,7 @@ class Linked:
             src = {k: to_host(v) for k, v in self._source.items()}
             self._cf = Crossfilter(src, (to_host(d.x), to_host(d.y)),
                                    None if d.by is None else to_host(d.by), d.labels, d.by_name)
+            self._cf.prebin(self.panels())
         return self._cf
 
     @property
@@ -150,6 +153,16 @@ class Linked:
         if filters is None or not filters.ranges and filters.cats is None:
             return None
         return self.cf.map_rows(filters, self.panels())
+
+    def map_arrays(self, filters: Filters, arrays):
+        """``arrays`` cut to the rows the map shows (None: all of them): host arrays compacted
+        in parallel, device arrays by a mask."""
+        if filters is None or not filters.ranges and filters.cats is None:
+            return None
+        if all(a is None or isinstance(a, np.ndarray) for a in arrays):
+            return self.cf.subset(filters, arrays)
+        keep = xp(arrays[0]).asarray(self.map_rows(filters))
+        return [None if a is None else a[keep] for a in arrays]
 
     def hist(self, filters: Filters, panel: Panel) -> dict:
         """``{"column", "edges", "counts", "n"}`` of ``panel`` over the rows passing every
