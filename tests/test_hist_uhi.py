@@ -136,6 +136,11 @@ def test_boost_histogram_reads_hotbin_files(hists):
             np.testing.assert_array_equal(b.variances(flow=True), h.variances(flow=True))
         for ax, bax in zip(h.axes, b.axes):
             np.testing.assert_array_equal(bax.edges, ax.edges.astype(np.float64))
+    hist = pytest.importorskip("hist")
+    h = hists["2d"]
+    hh = hist.Hist(_through_json(h))
+    np.testing.assert_array_equal(hh.values(flow=True), h.values(flow=True))
+    assert [ax.label for ax in hh.axes] == ["x", "y"]
 
 
 def test_unsupported_axes_and_storages():
