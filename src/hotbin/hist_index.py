@@ -18,8 +18,9 @@ overflow bin; a rebin wider than its slice is refused (boost-histogram refuses i
 on a Regular axis, and makes an axis of no bins on a Variable one); a rebin by
 ``groups=`` / ``edges=`` of a bounded slice adds the cut-away bins to the flow
 bins, as a rebin by a factor does (boost-histogram drops them and the flow bins
-there). Deterministic histograms stay deterministic:
-their fixed-point words are summed exactly, as :func:`hotbin.core.fixedpoint.merge` does.
+there); NumPy-array (gather) and list (category) indices are not taken.
+Deterministic histograms stay deterministic: their fixed-point words are summed
+exactly, as :func:`hotbin.core.fixedpoint.merge` does.
 """
 from __future__ import annotations
 
