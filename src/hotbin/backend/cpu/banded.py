@@ -7,13 +7,15 @@ while its points land.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ...core._jit import njit
 from .scatter import BLOCK, _cells, _grid, _hot, _in_cell, _one_cell, _widen
 from .values import add_block, add_whole, set_aside
 
-__all__ = ["BAND_FROM", "BAND_BYTES", "BAND_POINTS", "BAND_MIN_POINTS", "BAND_PAD", "sorted_slots",
+__all__ = ["BAND_FROM", "BAND_BYTES", "BAND_POINTS", "BAND_MIN_POINTS", "BAND_PAD", "Aside", "sorted_slots",
            "part_banded"]
 
 #: the banded scatter (part_banded): grids per thread from BAND_FROM bytes, bands of
@@ -31,6 +33,18 @@ SPREAD = 4
 BAND_PAD = 16
 
 
+class Aside(NamedTuple):
+    """A thread's buffers of points set aside (cells ``kc``, values ``kw``) and of the same
+    points sorted by band (``sc``, ``sw``); ``*_read``: read-only views the adds read through."""
+
+    kc: np.ndarray
+    kw: np.ndarray
+    kw_read: np.ndarray
+    sc: np.ndarray
+    sw: np.ndarray
+    sw_read: np.ndarray
+
+
 def sorted_slots(points, trash, shift):
     """Slots of part_banded's sorted buffers (``sc``, ``sw``) for rounds of ``points`` points
     over cells 0 .. ``trash``: the points and BAND_PAD after each band of ``2**shift`` cells."""
@@ -38,19 +52,20 @@ def sorted_slots(points, trash, shift):
 
 
 @njit
-def _add_blocks(cs, ws, n, how, center, h, cy, tv, tv_read):
+def _add_blocks(cs, ws, n, how, center, h, s):
     """The n points of cells cs, values ws added a block at a time (:func:`add_block`)."""
     for b in range(0, n, BLOCK):
         m = min(n, b + BLOCK) - b
         seg = cs[b:b + m]
         hot, same = _hot(seg, m)
-        add_block(seg, m, ws[b:b + m], how, center, h, hot, same, cy, tv, tv_read)
+        add_block(seg, m, ws[b:b + m], how, center, h, hot, same, s.cy, s.tv, s.tv_read)
 
 
 @njit
-def _sorted_add(kc, kw, kw_read, n, sc, sw, sw_read, starts, shift, how, center, h, cy, tv, tv_read):
-    """The n points of cells kc, values kw added band by band (:func:`part_banded`; the adds
-    read the values through the read-only views ``kw_read``, ``sw_read``)."""
+def _sorted_add(a, n, starts, shift, how, center, h, s):
+    """The n points set aside in ``a`` (:class:`Aside`) added band by band (:func:`part_banded`;
+    the adds read the values through the read-only views)."""
+    kc, kw, sc, sw = a.kc, a.kw, a.sc, a.sw
     starts[:] = 0
     for k in range(n):
         starts[(kc[k] >> shift) + 1] += 1
@@ -58,7 +73,7 @@ def _sorted_add(kc, kw, kw_read, n, sc, sw, sw_read, starts, shift, how, center,
     for i in range(starts.size):  # error messages (~4 s of part_banded's first compile)
         most = max(most, starts[i])
     if most * SPREAD > n:  # crowded: added in their order
-        _add_blocks(kc, kw_read, n, how, center, h, cy, tv, tv_read)
+        _add_blocks(kc, a.kw_read, n, how, center, h, s)
         return
     for i in range(starts.size - 1):  # band i from starts[i], BAND_PAD slots after band i - 1
         starts[i + 1] += starts[i] + BAND_PAD
@@ -69,16 +84,15 @@ def _sorted_add(kc, kw, kw_read, n, sc, sw, sw_read, starts, shift, how, center,
         starts[band] = pos + 1
         sc[pos] = c
         sw[pos] = kw[k]
-    a = 0
+    lo = 0
     for band in range(starts.size - 1):  # starts[band]: where the band ends now
         e = starts[band]
-        _add_blocks(sc[a:e], sw_read[a:e], e - a, how, center, h, cy, tv, tv_read)
-        a = e + BAND_PAD
+        _add_blocks(sc[lo:e], a.sw_read[lo:e], e - lo, how, center, h, s)
+        lo = e + BAND_PAD
 
 
 @njit(nogil=True, cache=True)
-def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, cx, cy, kc, kw, kw_read, sc,
-                sw, sw_read, tv, tv_read, shift):
+def part_banded(p, w, how, center, start, stop, h, span, s, a, shift):
     """part_values for a 2-D grid of values too large for the caches (MEAN, MIN, MAX). The
     points are binned a block at a time as part_values does (a block's hot cell folded at
     once, :func:`set_aside`); the other points' cells and values are set aside in ``kc``,
@@ -90,7 +104,8 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, c
     that crowd into one band (a hot region, not one cell) are added unsorted: sorting
     would not pay. Stable: a cell sees its points in their order (sums equal
     :func:`part_values`' to rounding: see the module's note)."""
-    nx, ny, ncell, trash = _grid(rx, ry, True, ncat)
+    nx, ny, ncell, trash = _grid(p, p.ncat)
+    cx, kc, kw = s.cx, a.kc, a.kw
     starts = np.empty((trash >> shift) + 2, np.int64)
     dropped = 0
     one = np.int64(-1)  # cells with categories are not tested (ncat > 0)
@@ -98,16 +113,16 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, c
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
         if j + m > kc.size:
-            _sorted_add(kc, kw, kw_read, j, sc, sw, sw_read, starts, shift, how, center, h, cy, tv, tv_read)
+            _sorted_add(a, j, starts, shift, how, center, h, s)
             j = np.int64(0)
         ws = w[b:b + m]
-        if _in_cell(x, y, True, rx, ry, b, m, one, ny):
+        if _in_cell(p, b, m, one, ny):
             add_whole(m, ws, how, center, h, one)
             continue
-        dropped += _cells(x, y, True, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
+        dropped += _cells(p, p.ncat, b, m, cx, s.cy, ncell, trash)
         _widen(span, cx, m)
         hot, same = _hot(cx, m)
-        one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
+        one = _one_cell(hot, same, m, ncell if p.ncat == 0 else 0)
         if hot >= 0:
             j += set_aside(cx, m, ws, how, center, h, hot, same, kc[j:j + m], kw[j:j + m])
         else:
@@ -115,5 +130,5 @@ def part_banded(x, y, w, how, cat, ncat, center, rx, ry, start, stop, h, span, c
                 kc[j + k] = cx[k]
                 kw[j + k] = ws[k]
             j += m
-    _sorted_add(kc, kw, kw_read, j, sc, sw, sw_read, starts, shift, how, center, h, cy, tv, tv_read)
+    _sorted_add(a, j, starts, shift, how, center, h, s)
     return dropped

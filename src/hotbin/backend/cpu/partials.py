@@ -18,9 +18,9 @@ from .chunks import chunks, kernel_dtype, readonly
 from .count1d import LUT_KINDS, counts_1d, lut_counts, sums_1d
 from .parallel import Kernel, each, nparts, threads
 from .rule import codes, rule_args
-from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, part_banded, sorted_slots
-from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUM, VALUES, merge_values, part_count,
-                      part_count_by, part_fixed, part_sum, part_values)
+from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, Aside, part_banded, sorted_slots
+from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUM, VALUES, Points, Scratch, merge_values,
+                      part_count, part_count_by, part_fixed, part_sum, part_values)
 from .wraps import COUNT_PARTIAL, FOLD_BLOCK, fold, unwrap, wrap_slots
 from .kept import keep, partials, scratch, zero
 from .values import read_only_twin
@@ -58,45 +58,50 @@ def _accumulator(red, weights) -> _Acc:
     return acc
 
 
-def _hist(x, y, two_d, w, how, factor, cat, ncat, center, rx, ry, out, out2, drops, spans, cdt, dirty=(),
-          wraps=None):
-    """Per-thread partials: out[p] (and out2[p] for FIXED), drops[p] dropped points (spans[p]:
-    the cells of the values partials that hold values); a kernel call per partial (the kernel
-    of the accumulator ``how`` only). Cells are computed into ``cdt``
-    (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`.kept.partials`);
-    ``wraps`` (a list, for counts): gets each partial's wrapped cells
-    (:data:`.wraps.COUNT_PARTIAL`)."""
-    parts, n = out.shape[0], x.size
+class _Rows(NamedTuple):
+    """One call's per-thread partials: ``out[p]`` (and ``out2[p]``, FIXED's low words),
+    ``drops[p]`` points in no cell, ``spans[p]`` the cells of ``out[p]`` holding values,
+    ``wraps[p]`` (counts) the partial's wrapped cells (:data:`.wraps.COUNT_PARTIAL`)."""
+
+    out: np.ndarray
+    out2: np.ndarray
+    drops: np.ndarray
+    spans: np.ndarray
+    wraps: list | None
+
+
+def _hist(pts, w, how, factor, center, rows, cdt, dirty=()):
+    """The partials ``rows`` of ``pts`` (:class:`.scatter.Points`): a kernel call per partial,
+    the kernel of the accumulator ``how`` only. Cells are computed into ``cdt``
+    (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`.kept.partials`)."""
+    out, parts, n = rows.out, rows.out.shape[0], pts.x.size
     step = (n + parts - 1) // parts
-    if wraps is not None:
-        wraps[:] = [None] * parts
+    if rows.wraps is not None:
+        rows.wraps[:] = [None] * parts
 
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
         zero(out[p], dirty)
-        cx, cy = np.empty(BLOCK, cdt), np.empty(BLOCK, cdt)
+        s = Scratch(np.empty(BLOCK, cdt), np.empty(BLOCK, cdt), *read_only_twin(BLOCK, w.dtype))
         if how == COUNT:
-            wraps[p] = np.empty(wrap_slots(hi - lo), np.int64)
-            wraps[p][0] = 0
-            d = (part_count_by if ncat else part_count)(x, y, two_d, cat, ncat, rx, ry, lo, hi, out[p],
-                                                        spans[p], cx, cy, wraps[p])
+            wraps = rows.wraps[p] = np.empty(wrap_slots(hi - lo), np.int64)
+            wraps[0] = 0
+            d = (part_count_by if pts.ncat else part_count)(pts, lo, hi, out[p], rows.spans[p], s, wraps)
         elif how == SUM:
-            d = part_sum(x, y, two_d, w, cat, ncat, rx, ry, lo, hi, out[p], cx, cy)
+            d = part_sum(pts, w, lo, hi, out[p], s)
         elif how == FIXED:
-            d = part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, lo, hi, out[p], out2[p],
-                           cx, cy)
+            d = part_fixed(pts, w, factor, center, lo, hi, out[p], rows.out2[p], s)
         else:
-            d = part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
-                            cx, cy, *read_only_twin(BLOCK, w.dtype))
-        drops[p] += d
+            d = part_values(pts, w, how, center, lo, hi, out[p], rows.spans[p], s)
+        rows.drops[p] += d
 
     each(n, parts, piece)
 
 
-def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shift, rounds, cdt, dirty=()):
+def _hist_banded(pts, w, how, center, rows, shift, rounds, cdt, dirty=()):
     """_hist of 2-D values by :func:`.banded.part_banded` (``rounds`` points set aside and
     sorted at a time)."""
-    parts, n = out.shape[0], x.size
+    out, parts, n = rows.out, rows.out.shape[0], pts.x.size
     step = (n + parts - 1) // parts
 
     def piece(p):
@@ -104,11 +109,10 @@ def _hist_banded(x, y, w, how, cat, ncat, center, rx, ry, out, drops, spans, shi
         zero(out[p], dirty)
         size = min(rounds, max(hi - lo, 1))
         slots = sorted_slots(size, out.shape[1] // 2 - 1, shift)  # the trash cell: the last
-        drops[p] += part_banded(x, y, w, how, cat, ncat, center, rx, ry, lo, hi, out[p], spans[p],
-                                np.empty(BLOCK, cdt), np.empty(BLOCK, cdt),
-                                scratch("kc", size, np.int32), *read_only_twin(size, w.dtype, "kw"),
-                                scratch("sc", slots, np.int32), *read_only_twin(slots, w.dtype, "sw"),
-                                *read_only_twin(BLOCK, w.dtype), shift)
+        s = Scratch(np.empty(BLOCK, cdt), np.empty(BLOCK, cdt), *read_only_twin(BLOCK, w.dtype))
+        a = Aside(scratch("kc", size, np.int32), *read_only_twin(size, w.dtype, "kw"),
+                  scratch("sc", slots, np.int32), *read_only_twin(slots, w.dtype, "sw"))
+        rows.drops[p] += part_banded(pts, w, how, center, lo, hi, out[p], rows.spans[p], s, a, shift)
 
     each(n, parts, piece)
 
@@ -169,19 +173,18 @@ def _run(arrays, rx, ry, weights, red, by=None):
     elif weights is not None and kds[-1] != np.float32:  # values kernels read a value as float64
         kds[-1] = np.dtype(np.float64)  # anyway: one kernel for every other dtype
     dummy = readonly(np.empty(0, np.int8))  # the type of pandas' category codes: one kernel
+    rows = _Rows(out, out2, drops, spans, wraps)
     for c in chunks(ins, kds):
-        x, y = c[0], (c[1] if two_d else c[0])
-        cat = c[len(arrays)] if by is not None else dummy
+        pts = Points(c[0], c[1] if two_d else c[0], two_d, c[len(arrays)] if by is not None else dummy, ncat,
+                     r1, r2)
         w = c[-1] if weights is not None else dummy
         if how == COUNT and total is not None:
             out[:] = 0
-        shift = _band_shift(how, two_d, ncell, dt.itemsize * pair, x.size // parts)
+        shift = _band_shift(how, two_d, ncell, dt.itemsize * pair, pts.x.size // parts)
         if shift >= 0:
-            _hist_banded(x, y, w, how, cat, ncat, center, r1, r2, out, drops, spans, shift, BAND_POINTS,
-                         cdt, dirty)
+            _hist_banded(pts, w, how, center, rows, shift, BAND_POINTS, cdt, dirty)
         else:
-            _hist(x, y, two_d, w, how, factor, cat, ncat, center, r1, r2, out, out2, drops, spans, cdt, dirty,
-                  wraps)
+            _hist(pts, w, how, factor, center, rows, cdt, dirty)
         dirty = ()
         if how == COUNT:  # part_count counts the dropped points in the last slot
             part = _fold(out, _count_ranges(spans, ncell, ncat), wraps or ())

@@ -10,6 +10,8 @@ lands in); ``deterministic=True`` sums in fixed point instead.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ...core._jit import njit
@@ -19,7 +21,7 @@ from .rule import cells2, codes, in_bin
 from .wraps import add_many as _add_many, add_one as _add_one
 from .values import MAX, MEAN, MIN, VALUES, add_block, add_whole, merge_values
 
-__all__ = ["BLOCK", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES",
+__all__ = ["BLOCK", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES", "Points", "Scratch",
            "part_count", "part_count_by", "part_sum", "part_fixed", "part_values",
            "merge_values"]
 
@@ -46,6 +48,28 @@ HOT_CATS = 64
 CMP_CATS = 8
 #: what a scatter does: add 1, the weight, fixed-point words (MEAN, MIN, MAX: .values)
 COUNT, SUM, FIXED = 0, 1, 2
+
+
+class Points(NamedTuple):
+    """A call's points as every scatter kernel reads them (one argument, not seven)."""
+
+    x: np.ndarray  #: first coordinate
+    y: np.ndarray  #: second coordinate (``x`` again in 1-D)
+    two_d: bool  #: whether ``y`` is binned
+    cat: np.ndarray  #: category codes (read when ``ncat`` > 0)
+    ncat: int  #: categories (0: none)
+    rx: tuple  #: x's rule (:func:`~.rule.rule_args`)
+    ry: tuple  #: y's rule
+
+
+class Scratch(NamedTuple):
+    """A thread's BLOCK-sized buffers: cells (``cx``, ``cy``: cells2's scratch, the hot cell's
+    others) and values (``tv`` and its read-only view ``tv_read``, :func:`read_only_twin`)."""
+
+    cx: np.ndarray
+    cy: np.ndarray
+    tv: np.ndarray
+    tv_read: np.ndarray
 
 
 @njit(inline="always")
@@ -79,20 +103,21 @@ def _count(cx, m, h, hot, same, tmp, wraps):
 
 
 @njit(inline="always")
-def _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash):
-    """cx[:m] = the cells of points b .. b+m (``trash`` for none; 2-D: :func:`~.rule.cells2`,
-    ``cy`` its scratch); returns how many landed in none. The next block's coordinates are
-    then fetched (:func:`_fetch_next`) while the caller adds these."""
+def _cells(p, ncat, b, m, cx, cy, ncell, trash):
+    """cx[:m] = the cells of points b .. b+m of ``p`` (``ncat`` categories; ``trash`` for none;
+    2-D: :func:`~.rule.cells2`, ``cy`` its scratch); returns how many landed in none. The next
+    block's coordinates are then fetched (:func:`_fetch_next`) while the caller adds these."""
+    x, y, two_d = p.x, p.y, p.two_d
     none = cx.dtype.type(trash)
     d = 0
     if two_d:
-        d = cells2(x[b:b + m], y[b:b + m], rx, ry, cx, cy, none)
+        d = cells2(x[b:b + m], y[b:b + m], p.rx, p.ry, cx, cy, none)
     else:
-        codes(x[b:b + m], rx, cx)
+        codes(x[b:b + m], p.rx, cx)
     _fetch_next(x, y, two_d, b + BLOCK, m)
     if ncat > 0:
         d = 0
-        cs = cat[b:b + m]  # indices from 0: no negative-index checks
+        cs = p.cat[b:b + m]  # indices from 0: no negative-index checks
         for k in range(m):
             g = cs[k]
             g = g if (g >= 0) & (g < ncat) else ncat
@@ -189,7 +214,7 @@ def _hot(cx, m):
 
 
 @njit(inline="always")
-def _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
+def _in_cell(p, b, m, one, ny):
     """Whether the points b .. b+m all lie in cell ``one`` (-1: none tried). When one cell held
     a whole block, the next is first tested against that cell's edges (two compares a
     coordinate) instead of binned (:func:`_cells`, ~0.6 ns a point): the edges are the
@@ -198,8 +223,8 @@ def _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
     to read x, y and w."""
     if one < 0:
         return False
-    g = one // ny if two_d else one
-    return in_bin(x, b, m, rx, g) and (not two_d or in_bin(y, b, m, ry, one % ny))
+    g = one // ny if p.two_d else one
+    return in_bin(p.x, b, m, p.rx, g) and (not p.two_d or in_bin(p.y, b, m, p.ry, one % ny))
 
 
 @njit(inline="always")
@@ -221,21 +246,21 @@ def _widen(span, cx, m):
 
 
 @njit(inline="always")
-def _grid(rx, ry, two_d, ncat):
-    """(nx, ny, cells of one category, the cell of points in none)."""
-    nx = rx[0].size - 1
-    ny = ry[0].size - 1
-    ncell = nx * ny if two_d else nx
+def _grid(p, ncat):
+    """(nx, ny, cells of one category, the cell of points in none) of ``p`` by ``ncat`` categories."""
+    nx = p.rx[0].size - 1
+    ny = p.ry[0].size - 1
+    ncell = nx * ny if p.two_d else nx
     return nx, ny, ncell, (ncell * (ncat + 1) if ncat > 0 else ncell)
 
 
 @njit(inline="always")
-def _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid):
-    """The cells of the block of points from b (``grid`` = :func:`_grid`) into cx: (its size,
+def _block(p, b, stop, s, grid):
+    """The cells of the block of points from b (``grid`` = :func:`_grid`) into s.cx: (its size,
     how many points landed in no cell)."""
     nx, ny, ncell, trash = grid
     m = min(stop, b + BLOCK) - b
-    return m, _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
+    return m, _cells(p, p.ncat, b, m, s.cx, s.cy, ncell, trash)
 
 
 # One kernel per accumulator: a first call compiles only the one it needs.
@@ -245,19 +270,20 @@ def _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid):
 # the points in no cell) and returns how many points landed in no cell.
 
 @njit(nogil=True, cache=True)
-def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy, wraps):
+def part_count(p, start, stop, h, span, s, wraps):
     """h[cell] += 1 (no categories: ``ncat`` is 0; :func:`part_count_by` counts by category)
     in COUNT_PARTIAL counters, their wraps in ``wraps`` (:func:`wrap_slots` of the points, its
     count wraps[0] zeroed); the points in no cell are counted in slot ``trash`` (h: trash + 1
-    counters), so this returns 0. ``cy``: BLOCK cells, also in 1-D. ``span``: see :func:`_widen`."""
-    nx, ny, ncell, trash = _grid(rx, ry, two_d, 0)
+    counters), so this returns 0. ``s.cy``: BLOCK cells, also in 1-D. ``span``: see :func:`_widen`."""
+    nx, ny, ncell, trash = _grid(p, 0)
+    cx, cy = s.cx, s.cy
     one = np.int64(-1)
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
-        if _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
+        if _in_cell(p, b, m, one, ny):
             _add_many(h, np.uint64(one), m, wraps)
             continue
-        _cells(x, y, two_d, cat, ncat, rx, ry, b, m, cx, cy, ny, nx, ncell, trash)
+        _cells(p, 0, b, m, cx, cy, ncell, trash)
         _widen(span, cx, m)
         hot, same = _hot(cx, m)
         _count(cx, m, h, hot, same, cy, wraps)
@@ -266,7 +292,7 @@ def part_count(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy, wra
 
 
 @njit(nogil=True, cache=True)
-def part_count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy, wraps):
+def part_count_by(p, start, stop, h, span, s, wraps):
     """part_count by category (a kernel of its own: a first plain count does not compile
     it), ``ncat`` > 0, into COUNT_PARTIAL counters with their ``wraps`` (a 1024^2 grid by 8
     categories: 9 MB a thread, not uint32's 37); ``span``: of the cells without their
@@ -277,17 +303,18 @@ def part_count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy, 
     into ``cy``, then added to h; a block all in the hot cell counts its categories
     directly. 10M points, 1024^2, 8 categories, one core, ns a point: 90 % in one cell
     5.9 -> 4.4, all in it 2.4 -> 2.1 (adding ``cell + category * cells`` in one loop)."""
-    nx, ny, ncell, trash = _grid(rx, ry, two_d, ncat)
+    ncat, cat, cx, cy = p.ncat, p.cat, s.cx, s.cy
+    nx, ny, ncell, trash = _grid(p, ncat)
     width = ncat + 1
     local = np.zeros(HOT_COPIES * width, np.int64) if ncat <= HOT_CATS else np.zeros(0, np.int64)
     gs = np.empty(BLOCK, np.int64)
     one = np.int64(-1)
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
-        if _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
+        if _in_cell(p, b, m, one, ny):
             hot, same = one, m - 1
         else:
-            _cells(x, y, two_d, cat, 0, rx, ry, b, m, cx, cy, ny, nx, ncell, ncell)
+            _cells(p, 0, b, m, cx, cy, ncell, ncell)
             _widen(span, cx, m)
             hot, same = _hot(cx, m) if local.size else (np.int64(-1), 0)
             one = _one_cell(hot, same, m, ncell)
@@ -325,12 +352,13 @@ def part_count_by(x, y, two_d, cat, ncat, rx, ry, start, stop, h, span, cx, cy, 
 
 
 @njit(nogil=True, cache=True)
-def part_sum(x, y, two_d, w, cat, ncat, rx, ry, start, stop, h, cx, cy):
+def part_sum(p, w, start, stop, h, s):
     """h[cell] += w (float64 or int64 partials)."""
-    grid = _grid(rx, ry, two_d, ncat)
+    grid = _grid(p, p.ncat)
+    cx = s.cx
     dropped = 0
     for b in range(start, stop, BLOCK):
-        m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
+        m, d = _block(p, b, stop, s, grid)
         dropped += d
         ws = w[b:b + m]
         for k in range(m):
@@ -339,13 +367,14 @@ def part_sum(x, y, two_d, w, cat, ncat, rx, ry, start, stop, h, cx, cy):
 
 
 @njit(nogil=True, cache=True)
-def part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, start, stop, h, h2, cx, cy):
+def part_fixed(p, w, factor, center, start, stop, h, h2, s):
     """Fixed-point words of w (``factor`` = fixedpoint.factors): h[cell] += hi, h2[cell] += lo;
     NaN weights skipped; ``center`` (non-empty): (w - center[cell])**2 instead of w."""
-    grid = _grid(rx, ry, two_d, ncat)
+    grid = _grid(p, p.ncat)
+    cx = s.cx
     dropped = 0
     for b in range(start, stop, BLOCK):
-        m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
+        m, d = _block(p, b, stop, s, grid)
         dropped += d
         ws = w[b:b + m]
         for k in range(m):
@@ -362,22 +391,23 @@ def part_fixed(x, y, two_d, w, factor, cat, ncat, center, rx, ry, start, stop, h
 
 
 @njit(nogil=True, cache=True)
-def part_values(x, y, two_d, w, how, cat, ncat, center, rx, ry, start, stop, h, span, cx, cy, tv, tv_read):
+def part_values(p, w, how, center, start, stop, h, span, s):
     """[value, n] per cell for MEAN, MIN, MAX (:func:`add_block`); ``span``: see :func:`_widen`;
-    ``tv``, ``tv_read``: BLOCK values of w's dtype and a read-only view (:func:`read_only_twin`)."""
-    grid = _grid(rx, ry, two_d, ncat)
+    ``s.tv``, ``s.tv_read``: BLOCK values of w's dtype and a read-only view."""
+    grid = _grid(p, p.ncat)
+    cx = s.cx
     dropped = 0
     nx, ny, ncell, trash = grid
     one = np.int64(-1)  # cells with categories are not tested (ncat > 0)
     for b in range(start, stop, BLOCK):
         m = min(stop, b + BLOCK) - b
-        if _in_cell(x, y, two_d, rx, ry, b, m, one, ny):
+        if _in_cell(p, b, m, one, ny):
             add_whole(m, w[b:b + m], how, center, h, one)
             continue
-        m, d = _block(x, y, two_d, cat, ncat, rx, ry, b, stop, cx, cy, grid)
+        m, d = _block(p, b, stop, s, grid)
         dropped += d
         _widen(span, cx, m)
         hot, same = _hot(cx, m)
-        one = _one_cell(hot, same, m, ncell if ncat == 0 else 0)
-        add_block(cx, m, w[b:b + m], how, center, h, hot, same, cy, tv, tv_read)
+        one = _one_cell(hot, same, m, ncell if p.ncat == 0 else 0)
+        add_block(cx, m, w[b:b + m], how, center, h, hot, same, s.cy, s.tv, s.tv_read)
     return dropped
