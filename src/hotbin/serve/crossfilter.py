@@ -95,6 +95,7 @@ class Crossfilter:
         self._kept: OrderedDict = OrderedDict()  # Filters.key -> (state, {Panel: counts})
         self._lock = threading.Lock()
         self._pre, self._bins = {}, np.zeros((0, 0), np.uint16)  # Panel -> row of _bins
+        self._defaults = []  # the panels every pass counts (the page asks for them next)
         self._subset = (None, None)  # (map key, compacted arrays): the map's rows, the latest
 
     def prebin(self, panels) -> None:
@@ -107,6 +108,7 @@ class Crossfilter:
             e = p.edges
             _bin_rows(self.cols[self.names.index(p.column)], e, p.bins / (e[-1] - e[0]), out[k])
         self._pre, self._bins = {p: k for k, p in enumerate(panels)}, out
+        self._defaults = panels
 
     def subset(self, filters: Filters, arrays):
         """``arrays`` (NumPy, one per row) cut to the rows the map shows, in order (compacted
@@ -170,7 +172,7 @@ class Crossfilter:
             if hit is not None and all(p in hit[1] for p in panels):
                 self._kept.move_to_end(filters.key)
                 return hit
-        panels = list(dict.fromkeys(panels + ([] if hit is None else list(hit[1]))))
+        panels = list(dict.fromkeys(panels + self._defaults + ([] if hit is None else list(hit[1]))))
         args, bits = self._brushes(filters)
         own = [bits.get(p.column, 0) for p in panels]
         edges = [p.edges for p in panels]
