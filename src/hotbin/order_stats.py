@@ -61,19 +61,19 @@ def aggregate_order(ex, cells, rules, arrays, w, by, shape, agg, q=None):
     ins = list(arrays) + ([] if by is None else [by[0]])
     k = len(ins)
 
-    def valid(be, d):  # (cell of each point with a value, -1 for none; points in a cell)
+    def valid(be, d):  # (cell of each point with a value, -1 for none; points in a cell; weights)
         c = cells(be, d[:len(arrays)])
-        x = xp(c)
+        x = xp(c)  # the weights join the cells (host data too big for a device stays staged)
         inside = c >= 0
         kept = int(inside.sum())
         if by is not None:
-            code = d[len(arrays)].astype(np.int64)
+            code = x.asarray(d[len(arrays)]).astype(np.int64)
             inside &= (code >= 0) & (code < ncat)
             c = code * int(np.prod(shape)) + c
-        ww = d[k]
+        ww = x.asarray(d[k])
         if ww.dtype.kind == "f":
             inside &= ~x.isnan(ww)
-        return x.where(inside, c, -1), kept
+        return x.where(inside, c, -1), kept, ww
 
     def tally(kept, d):
         return np.array([kept, int(d[0].shape[0])], np.int64)
@@ -82,8 +82,8 @@ def aggregate_order(ex, cells, rules, arrays, w, by, shape, agg, q=None):
         red = FIRST if agg == "first" else LAST
 
         def block(be, *d):
-            c, kept = valid(be, d)
-            return _first_last(c, d[k], int(np.asarray(to_host(d[k + 1]))[0]), ncell, agg == "first"), \
+            c, kept, ww = valid(be, d)
+            return _first_last(c, ww, int(np.asarray(to_host(d[k + 1]))[0]), ncell, agg == "first"), \
                 tally(kept, d)
         plan = Plan(block, ((red, (3, ncell)), (COUNT, (2,))))
         part, tal = ex.compute(*ex.run(plan, *ins, w, ex.starts(ins[0])))
@@ -101,9 +101,9 @@ def aggregate_order(ex, cells, rules, arrays, w, by, shape, agg, q=None):
                 got = fused(d[1], d[0], *rules, d[k], None if by is None else (d[len(arrays)], ncat))
                 if got is not NotImplemented:
                     return got[0], tally(got[1], d)
-            c, kept = valid(be, d)
+            c, kept, ww = valid(be, d)
             sel = c >= 0
-            return order.sort_pairs(c[sel], order.to_keys(d[k][sel]), order.cell_bits(ncell)), tally(kept, d)
+            return order.sort_pairs(c[sel], order.to_keys(ww[sel]), order.cell_bits(ncell)), tally(kept, d)
         nq = 1 if qa is None else qa.size
         plan = Plan(block, ((run, (nq + 1, ncell)), (COUNT, (2,))))
         out, tal = ex.compute(*ex.run(plan, *ins, w))
@@ -147,7 +147,8 @@ def _first_last(c, w, start, ncell, first):
     at, pick = cs[edge], sel[edge]
     out[0, at] = w[pick].astype(np.float64)
     out[1, at] = (pick + start).astype(np.float64)
-    out[2] = x.bincount(cs, minlength=ncell)
+    bounds = x.searchsorted(cs, x.arange(ncell + 1))  # runs of the sorted cells (no atomics on a hot cell)
+    out[2] = bounds[1:] - bounds[:-1]
     return out
 
 

@@ -150,18 +150,23 @@ def picks(part, ncell: int, dtype, q=None, weak=False):
     qs = [None] if q is None else list(np.asanyarray(q).reshape(-1))
     out = x.full((len(qs) + 1, ncell), np.nan)
     kd = key_dtype(dtype)
+    # each cell's run found by a binary search of the sorted partial (not counted by a
+    # bincount, whose atomics on a GPU would queue on a hot cell)
+    first = x.arange(ncell, dtype=_U64)
     if part.ndim == 1:  # packed: cell << b | key
-        vbits = _U64(8 * kd.itemsize)
-        cells, keys = (part >> vbits).astype(np.int64), part
+        keys = part
+        bounds = x.searchsorted(part, first << _U64(8 * kd.itemsize))
     else:
-        cells, keys = part[0].astype(np.int64), part[1]
-    n = x.bincount(cells, minlength=ncell) if cells.size else x.zeros(ncell, np.int64)
+        keys = part[1]
+        bounds = x.searchsorted(part[0], first)
+    bounds = x.concatenate([bounds, x.asarray([keys.shape[-1]], dtype=bounds.dtype)])
+    n = (bounds[1:] - bounds[:-1]).astype(np.int64)
     out[-1] = n
     which = x.flatnonzero(n)
     if which.size == 0:
         return out
     nn = n[which]
-    start = (x.cumsum(n) - n)[which]
+    start = bounds[:-1][which].astype(np.int64)
 
     def at(rank):
         k = keys[start + rank]

@@ -101,10 +101,8 @@ def cells2d(x, y, rx, ry):
     """The cell ``ix * ny + iy`` of each point (int64), -1 for none: the fused 2-D rule a
     piece per thread (:mod:`.order`), or each axis's :func:`bin_index` combined (small
     inputs, rules the kernels leave to :meth:`~hotbin.core.binning.BinRule.index`)."""
-    from .order import _direct
-
-    if x.size > small.SMALL and _direct(rx, ry):
-        from .order import cells2d as kernel
+    if x.size > small.SMALL and all(r.exact is None and r.nbins < 2**31 - 1 for r in (rx, ry)):
+        from .order import cells2d as kernel  # numba: imported by larger calls only
         return kernel(x, y, rx, ry)
     ix, iy = bin_index(x, rx), bin_index(y, ry)
     c = ix * ry.nbins + iy
@@ -115,6 +113,8 @@ def cells2d(x, y, rx, ry):
 def sorted_pairs(x, y, rx, ry, weights, by=None):
     """The order statistics' sorted partial of float32 weights and the points in a cell, or
     NotImplemented (:func:`hotbin.backend.cpu.order.sorted_pairs`)."""
+    if x.size <= small.SMALL:
+        return NotImplemented  # NumPy's path: no numba import for a small call
     from .order import sorted_pairs as kernel
     return kernel(x, y, rx, ry, weights, by)
 
