@@ -95,8 +95,7 @@ def test_backend_choice_comes_from_the_registry(monkeypatch):
         registry.name_for("metal")
     from hotbin.cli import build_parser
 
-    action = next(a for a in build_parser()._subparsers._group_actions[0].choices["heatmap"]._actions
-                  if a.dest == "backend")
+    action = next(a for a in build_parser().commands["heatmap"].actions if a.dest == "backend")
     assert tuple(action.choices) == registry.NAMES
 
 

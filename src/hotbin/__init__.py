@@ -13,3 +13,7 @@ __all__ = ["__version__", "backends", "bincount", "cumsum", "histogram", "histog
            "histogram_bin_edges",
            "luminance", "luminance_histogram", "equalize", "channel_histograms", "percentiles",
            "Histogram", "hist", "hist2d", "Heatmap", "heatmap", "explore"]
+
+from .xr import hook as _xr_hook  # DataArray.hotbin as soon as xarray is imported (hotbin.xr.hook)
+
+_xr_hook.install()

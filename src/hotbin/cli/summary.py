@@ -58,7 +58,10 @@ def png_text(hm) -> dict:
     if hm.agg != "count":
         text["agg"] = hm.agg
     if hm.categories is not None:
+        from ..render.legend import entries, legend_text
+
         text["categories"] = json.dumps([_plain(c) for c in hm.categories])
+        text.update(legend_text(entries(hm)))
     return text
 
 
