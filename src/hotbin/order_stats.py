@@ -102,6 +102,8 @@ def aggregate_order(ex, cells, rules, arrays, w, by, shape, agg, q=None):
                 if got is not NotImplemented:
                     return got[0], tally(got[1], d)
             c, kept, ww = valid(be, d)
+            if order.packed(order.cell_bits(ncell), ww.dtype):
+                return order.sort_words(c, order.to_keys(ww)), tally(kept, d)
             sel = c >= 0
             return order.sort_pairs(c[sel], order.to_keys(ww[sel]), order.cell_bits(ncell)), tally(kept, d)
         nq = 1 if qa is None else qa.size

@@ -31,7 +31,7 @@ import numpy as np
 
 from .arrays import xp
 
-__all__ = ["to_keys", "from_keys", "key_dtype", "packed", "sort_pairs", "merge_pairs", "picks", "check_q",
+__all__ = ["to_keys", "from_keys", "key_dtype", "packed", "sort_pairs", "sort_words", "merge_pairs", "picks", "check_q",
            "cell_bits"]
 
 
@@ -112,6 +112,18 @@ def sort_pairs(cells, keys, cbits: int):
     out[0] = ranked >> _U64(rbits)
     out[1] = keys[order][(ranked & _U64((1 << rbits) - 1)).astype(np.int64)]
     return out
+
+
+def sort_words(cells, keys):
+    """The packed partial of every point at once: ``cell << b | key`` where ``cells >= 0``, all
+    ones elsewhere (sorted last, then cut off), so no pass compacts the points first."""
+    x = xp(keys)
+    vbits = _U64(8 * keys.dtype.itemsize)
+    ok = cells >= 0
+    words = x.where(ok, (cells.astype(_U64) << vbits) | keys.astype(_U64), _U64(0xFFFFFFFFFFFFFFFF))
+    m = int(ok.sum())
+    words.sort()
+    return words[:m]
 
 
 def merge_pairs(parts, cbits: int, kdtype):
