@@ -175,3 +175,19 @@ def test_the_table_covers_every_front_door():
              "heatmap", "luminance", "luminance_histogram"}
     named = {d[0].split("-")[0] for d in DOORS}
     assert doors <= named, doors - named
+
+
+@pytest.mark.parametrize("door", ["histogram", "histogram2d", "histogramdd"])
+def test_empty_float_weights_give_float_sums(backend, door):
+    """Empty input with float weights: float64 zeros, as NumPy (NumPy's bincount of nothing is int64)."""
+    e = np.array([])
+    call = {"histogram": lambda: (hotbin.histogram(e, 3, (0, 1), weights=e, backend=backend),
+                                  np.histogram(e, 3, (0, 1), weights=e)),
+            "histogram2d": lambda: (hotbin.histogram2d(e, e, 3, [(0, 1)] * 2, weights=e, backend=backend),
+                                    np.histogram2d(e, e, 3, [(0, 1)] * 2, weights=e)),
+            "histogramdd": lambda: (hotbin.histogramdd([e, e, e], 3, [(0, 1)] * 3, weights=e, backend=backend),
+                                    np.histogramdd([e, e, e], 3, [(0, 1)] * 3, weights=e))}[door]
+    got, want = call()
+    got = to_numpy(got[0])
+    assert got.dtype == want[0].dtype == np.float64
+    np.testing.assert_array_equal(got, want[0])

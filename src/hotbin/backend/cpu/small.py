@@ -59,8 +59,9 @@ def _reduce(cells, size, weights, red):
     if red.acc == "count":
         return np.bincount(cells, minlength=size)
     w = np.asarray(weights).reshape(-1)
-    if red.acc == "f64":
-        return np.bincount(cells, weights=w.astype(np.float64, copy=False), minlength=size)
+    if red.acc == "f64":  # float64 even when empty (NumPy's bincount then gives int64)
+        return np.bincount(cells, weights=w.astype(np.float64, copy=False), minlength=size).astype(np.float64,
+                                                                                                  copy=False)
     out = np.zeros(size, np.int64)
     np.add.at(out, cells, w.astype(np.int64, copy=False))
     return out
@@ -76,7 +77,7 @@ def histogram(a, rule, weights, red):
     w = np.asarray(weights).reshape(-1).astype(np.float64, copy=False)
     nsub = copies(size, 8, SUM_SUBS)
     rows = np.stack([np.bincount(cells[j::nsub], weights=w[j::nsub], minlength=size)
-                     for j in range(nsub)])
+                     for j in range(nsub)]).astype(np.float64, copy=False)  # empty: float64 too
     return add_rows(rows)[:rule.nbins]
 
 
