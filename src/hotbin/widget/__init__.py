@@ -17,7 +17,7 @@ BINS = 40
 
 def explore(data, x, y, hist=(), *, by=None, weights=None, agg="count", project=None,
             x_range=None, y_range=None, clip=None, how="eq_hist", cmap="inferno", backend=None,
-            height=640):
+            height=640, transport="auto"):
     """A widget showing the map of ``x``, ``y`` and one linked histogram per ``hist`` column.
 
     Drag on a histogram to brush a half-open range ``[lo, hi)`` of its column, shift-drag on
@@ -42,6 +42,11 @@ def explore(data, x, y, hist=(), *, by=None, weights=None, agg="count", project=
         The map's initial shading (see :meth:`hotbin.Heatmap.shade`).
     height : int
         The widget's height in pixels.
+    transport : {"auto", "http", "comm"}
+        How the browser gets the page: "http" loads the kernel's ``http://127.0.0.1:PORT/``
+        (the browser and the kernel on one machine); "comm" carries every request of the page
+        over the widget's own connection to the kernel (JupyterHub, remote kernels: slower);
+        "auto" tries the first and falls back to the second.
 
     Returns
     -------
@@ -51,10 +56,9 @@ def explore(data, x, y, hist=(), *, by=None, weights=None, agg="count", project=
 
     Notes
     -----
-    The iframe loads ``http://127.0.0.1:PORT/`` from the browser's machine, so it works where
-    the browser and the kernel share a machine (JupyterLab or VS Code on a laptop, a
-    forwarded port). On JupyterHub or any remote kernel, the browser cannot reach that
-    address: see docs/widget.md (jupyter-server-proxy).
+    The server listens on 127.0.0.1 only; a browser on another machine sees the page through
+    the comm (``transport``), and any user of the kernel's machine can reach the port while
+    the widget lives (docs/widget.md).
     """
     _require()
     from ..serve.params import Shading
@@ -69,7 +73,7 @@ def explore(data, x, y, hist=(), *, by=None, weights=None, agg="count", project=
                          backend=backend)
     url, stop = start_background(dataset, Shading(how, cmap))
     try:
-        return Explorer(table, dataset, url, stop, height=height)
+        return Explorer(table, dataset, url, stop, height=height, transport=transport)
     except BaseException:
         stop()
         raise

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import math
 import pathlib
+import urllib.error
+import urllib.request
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import anywidget
 import numpy as np
@@ -19,6 +22,13 @@ import traitlets
 from .table import take
 
 __all__ = ["Explorer"]
+
+
+#: how the page reaches the kernel's server (see explorer.js): the browser's own HTTP, the
+#: widget's comm, or HTTP when the browser reaches it and the comm otherwise
+TRANSPORTS = ("auto", "http", "comm")
+#: requests of the page relayed over the comm at once
+RELAYS = 4
 
 
 class Explorer(anywidget.AnyWidget):
@@ -35,21 +45,35 @@ class Explorer(anywidget.AnyWidget):
         metres with ``project="mercator"``), or None.
     url : str
         Where the kernel serves the page (``http://127.0.0.1:PORT/``).
+    transport : {"auto", "http", "comm"}
+        How the browser gets the page: from ``url`` ("http": the browser on the kernel's
+        machine), through the widget's comm ("comm": a browser elsewhere, JupyterHub), or
+        "http" when the browser reaches ``url`` and "comm" otherwise.
     height : int
         The iframe's height in pixels.
     """
 
     # the text, not the path: anywidget would watch a path and hold every widget made from it
     _esm = pathlib.Path(__file__).with_name("explorer.js").read_text(encoding="utf-8")
+    _relay = traitlets.Unicode(pathlib.Path(__file__).with_name("relay.js").read_text(encoding="utf-8")
+                               ).tag(sync=True)
+    transport = traitlets.Enum(TRANSPORTS, "auto").tag(sync=True)
     url = traitlets.Unicode("").tag(sync=True)
     height = traitlets.Int(640).tag(sync=True)
     filters = traitlets.Dict().tag(sync=True)
     box = traitlets.List(None, allow_none=True).tag(sync=True)
 
-    def __init__(self, data, dataset, url, stop, *, height=640):
+    def __init__(self, data, dataset, url, stop, *, height=640, transport="auto"):
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport: expected one of {', '.join(TRANSPORTS)}, got {transport!r}")
         self._data, self._dataset = data, dataset
-        super().__init__(url=url, height=height, box=None)
-        self._stop = weakref.finalize(self, stop)  # also when the widget is collected, or at exit
+        super().__init__(url=url, height=height, box=None, transport=transport)
+        # the page's requests over the comm, answered off the kernel's main thread
+        pool = ThreadPoolExecutor(RELAYS, thread_name_prefix="hotbin-relay")
+        self._relays = pool
+        self.on_msg(Explorer._relayed)
+        # also when the widget is collected, or at exit: the relays end, then the server
+        self._stop = weakref.finalize(self, _stop_all, pool, stop)
 
     @traitlets.validate("filters")
     def _check_filters(self, proposal):
@@ -101,6 +125,34 @@ class Explorer(anywidget.AnyWidget):
         box = None if self.box is None else tuple(self.box)
         return np.asarray(self._dataset.passing(dict(self.filters), box), np.int64)
 
+    def _relayed(self, content, buffers):
+        """A request of the page that came over the comm (``transport="comm"``)."""
+        if isinstance(content, dict) and content.get("type") == "fetch" and self._stop.alive:
+            self._relays.submit(self._answer, str(content.get("id")), str(content.get("path", "")))
+
+    def _answer(self, rid, path):
+        """Asks this widget's server for ``path`` (relative to it, nothing else) and sends the
+        answer back: status, the headers the page reads, the body as a binary buffer."""
+        if "://" in path or path.startswith(("/", "\\")) or any(c in path for c in "\r\n "):
+            self.send({"type": "response", "id": rid, "error": f"not a path of the page: {path!r}"})
+            return
+        try:
+            try:
+                with urllib.request.urlopen(self.url + path, timeout=120) as r:
+                    status, headers, body = r.status, r.headers, r.read()
+            except urllib.error.HTTPError as exc:
+                status, headers, body = exc.code, exc.headers, exc.read()
+        except OSError as exc:
+            status, headers, body = None, {}, str(exc)
+        if not self._stop.alive:  # closed meanwhile: nobody to answer
+            return
+        if status is None:
+            self.send({"type": "response", "id": rid, "error": f"{path}: {body}"})
+            return
+        kept = {k: headers[k] for k in ("Content-Type", "X-Hotbin-Stats", "Content-Disposition")
+                if headers.get(k) is not None}
+        self.send({"type": "response", "id": rid, "status": status, "headers": kept}, [body])
+
     def close(self):
         """Stop the server (its threads end, its port closes) and close the widget."""
         self._stop()
@@ -110,3 +162,7 @@ class Explorer(anywidget.AnyWidget):
     def closed(self) -> bool:
         return not self._stop.alive
 
+
+def _stop_all(pool, stop):
+    pool.shutdown(wait=True, cancel_futures=True)
+    stop()
