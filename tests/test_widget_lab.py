@@ -33,7 +33,8 @@ NOTEBOOK_CELLS = [
     "w.filters = {'fare': [10, 20]}",
     "w.filters = {'fare': [5, 15]}",
     "import json; print('STATE', json.dumps(w.filters), len(w.selection()))",
-    "w2 = hotbin.explore(df, x='lon', y='lat', hist=['fare', 'dist'], height=560, transport='comm')\n"
+    "w2 = hotbin.explore(df, x='lon', y='lat', hist=['fare', 'dist'], height=560)\n"
+    "w2.url = 'http://127.0.0.1:9/'  # as for a browser on another machine: nothing answers there\n"
     "w2.filters = {'dist': [1, 2]}\n"
     "w2",
     "print('STATE2', json.dumps(w2.filters), len(w2.selection()))",
@@ -251,7 +252,8 @@ def test_the_widget_in_jupyterlab(jupyterlab):
         assert out.split()[-1] == str(want), out
         d.save_screenshot(str(_pictures() / "widget-3-brushed-on-the-page.png"))
 
-        # the page over the widget's comm (a browser that cannot reach the kernel's 127.0.0.1)
+        # the page over the widget's comm: transport "auto", and the browser cannot reach the
+        # server's URL (as on JupyterHub), so the page's requests travel over the comm
         _run_cell(d, 4)
         ready = ("const p = document.querySelectorAll('#side .panel canvas'); "
                  "return p.length === 2 && document.body.dataset.shown && !document.body.dataset.busy && "

@@ -67,6 +67,7 @@ class Explorer(anywidget.AnyWidget):
         if transport not in TRANSPORTS:
             raise ValueError(f"transport: expected one of {', '.join(TRANSPORTS)}, got {transport!r}")
         self._data, self._dataset = data, dataset
+        self._served = url  # where the relays ask, whatever the browser is told to try
         super().__init__(url=url, height=height, box=None, transport=transport)
         # the page's requests over the comm, answered off the kernel's main thread
         pool = ThreadPoolExecutor(RELAYS, thread_name_prefix="hotbin-relay")
@@ -138,7 +139,7 @@ class Explorer(anywidget.AnyWidget):
             return
         try:
             try:
-                with urllib.request.urlopen(self.url + path, timeout=120) as r:
+                with urllib.request.urlopen(self._served + path, timeout=120) as r:
                     status, headers, body = r.status, r.headers, r.read()
             except urllib.error.HTTPError as exc:
                 status, headers, body = exc.code, exc.headers, exc.read()
