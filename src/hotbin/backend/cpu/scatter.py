@@ -28,13 +28,12 @@ __all__ = ["BLOCK", "COUNT", "SUM", "FIXED", "MEAN", "MIN", "MAX", "VALUES", "Po
 #: points whose bins are computed before they are scattered (codes stay in L1)
 BLOCK = 2048
 #: a block whose points repeat the previous point's cell at least 1/HOT_SHARE of the time keeps
-#: that cell in registers (20M points at 1024^2 on 2 cores, 90 % in one cell: mean 197 -> 162 ms)
+#: that cell in registers (benchmarks/heatmap_cpu.py --case skew)
 HOT_SHARE = 4
 #: fewer repeats, from 1/FEW_REPEATS of the points on, are checked for one cell behind them: the
 #: first repeated cell is kept in registers when it holds 1/HOT_PART of the block. A share s of
 #: the points in one cell, in random order, repeats about s^2 of the time: HOT_SHARE alone missed
-#: hot cells under ~50 %, and max / mean at 1024^2 then ran 2.2x / 1.9x slower with 30-50 % in
-#: one cell than with none (their adds chained through one cell; benchmarks/heatmap_cpu.py --case skew)
+#: hot cells under ~50 %, whose adds then chained (benchmarks/heatmap_cpu.py --case skew)
 FEW_REPEATS = 64
 HOT_PART = 8
 #: counts by category: the hot cell's categories go to HOT_COPIES interleaved local copies
@@ -43,8 +42,7 @@ HOT_PART = 8
 HOT_COPIES = 4
 HOT_CATS = 64
 #: a block all in the hot cell counts up to CMP_CATS categories by one pass over its codes each
-#: (_count_codes; 2048 int8 codes, 8 categories, one core: 0.88 ns a point with the copies,
-#: 0.44 compared one by one, 0.16 eight codes to a word)
+#: (_count_codes: eight codes to a word beat the copies; results/probes-cpu.md, scatter.py)
 CMP_CATS = 8
 #: what a scatter does: add 1, the weight, fixed-point words (MEAN, MIN, MAX: .values)
 COUNT, SUM, FIXED = 0, 1, 2
@@ -85,11 +83,8 @@ def _count(cx, m, h, hot, same, tmp, wraps):
     """h[cx[k]] += 1. A chain of adds to one counter through memory is slow, and a branch on
     the hot cell ``hot`` (>= 0; ``same`` points repeat the previous one's cell) mispredicts
     when it holds some but not all of the points, so the other points' cells are first
-    copied branch-free to ``tmp`` and counted there, and the hot cell gets the rest in
-    one add. 20M points at 1024^2, one core, ns a point (uniform 2.6): 50 / 70 / 90 / 97 %
-    hot 2.7 / 2.6 / 2.4 / 2.2 against 4.3 / 4.6 / 3.1 / 3.4 with a branch and 2.7 / 2.7 /
-    4.1 / 4.1 with the hot points spread over 4 spare counters (their loads then alias
-    stores unpredictably)."""
+    copied branch-free to ``tmp`` and counted there, and the hot cell gets the rest in one
+    add (spare counters for the hot points alias stores; results/probes-cpu.md, scatter.py)."""
     if hot < 0:
         for k in range(m):
             _add_one(h, np.uint64(cx[k]), wraps)
@@ -135,13 +130,8 @@ def _fetch_next(x, y, two_d, at, m):
     """Prefetch (:func:`.prefetch.prefetch`) the cache lines of ``x[at:at + m]`` (and y's),
     the next block, before a block's adds: the reads of the cells stream, the adds read no
     coordinates, and the memory idled through them while the next block's first reads
-    waited. 20M points, the kernel alone on one core of the 2-vCPU AMD EPYC VM (Zen 5),
-    alternating processes, ns a point: float32 at 1024^2 uniform 1.27-1.43 -> 1.10-1.15,
-    float64 normal x at 100^2 1.47-1.89 -> 1.27-1.60; the whole call on 2 threads, 20M
-    float32 points at 1024^2, 0 / 50 / 90 % in one cell, 14.5-18.5 / 13.9-17.2 / 11.7-12.2 ->
-    12.1-14.4 / 10.5-16.8 / 9.2-12.0 ms; histogram2d of 20M float64 points at 1000^2 20.6-21.3
-    -> 16.2-18.9; a mean heatmap alike. Issued a line a step inside the adds instead, it
-    slowed them (1.4 -> 2.2)."""
+    waited. Issued a line a step inside the adds instead, it slowed them
+    (benchmarks/results/probes-cpu.md, scatter.py)."""
     step = max(1, 64 // x.itemsize)
     last = x.size - 1
     for k in range(0, m, step):
@@ -166,8 +156,8 @@ def _count_codes(cs, m, ncat, local):
     """local[g] += how many of cs[:m] are g, for each category g < ncat (local[ncat]: the
     codes outside [0, ncat)). int8 codes eight to a uint64 word, a pass a category: the
     bytes equal to g are the zero bytes of ``word ^ g * 0x0101..``, found exactly with
-    carry-free masks and added up per byte lane (2048 codes, 8 categories, one core:
-    0.44 ns a point comparing them one by one, 0.16 by words)."""
+    carry-free masks and added up per byte lane (faster than comparing them one by one;
+    benchmarks/results/probes-cpu.md, scatter.py)."""
     nw = m >> 3 if cs.itemsize == 1 else 0
     words = cs[:nw * 8].view(np.uint64)
     inside = 0
@@ -217,10 +207,8 @@ def _hot(cx, m):
 def _in_cell(p, b, m, one, ny):
     """Whether the points b .. b+m all lie in cell ``one`` (-1: none tried). When one cell held
     a whole block, the next is first tested against that cell's edges (two compares a
-    coordinate) instead of binned (:func:`_cells`, ~0.6 ns a point): the edges are the
-    rule itself, so the answer is exact. part_values on 20M float32 points all in one cell,
-    2 threads (three runs): mean 27-33 -> 13-15 ms, max 30-37 -> 18-22 ms, against 12-18 ms
-    to read x, y and w."""
+    coordinate) instead of binned (:func:`_cells`): the edges are the rule itself, so the
+    answer is exact (benchmarks/results/probes-cpu.md, scatter.py)."""
     if one < 0:
         return False
     g = one // ny if p.two_d else one
@@ -298,11 +286,10 @@ def part_count_by(p, start, stop, h, span, s, wraps):
     categories: 9 MB a thread, not uint32's 37); ``span``: of the cells without their
     category, which every category's counts lie within. The hot cell is found among the
     cells (not cell and category, which spreads it over ncat counters in a random order:
-    their loads alias stores unpredictably); its points' categories are copied aside branch-free and counted
-    into HOT_COPIES interleaved local copies, the other points' cells (category included)
-    into ``cy``, then added to h; a block all in the hot cell counts its categories
-    directly. 10M points, 1024^2, 8 categories, one core, ns a point: 90 % in one cell
-    5.9 -> 4.4, all in it 2.4 -> 2.1 (adding ``cell + category * cells`` in one loop)."""
+    their loads alias stores unpredictably); its points' categories are copied aside
+    branch-free and counted into HOT_COPIES interleaved local copies, the other points' cells
+    (category included) into ``cy``, then added to h; a block all in the hot cell counts its
+    categories directly (faster than ``cell + category * cells`` in one loop; probes-cpu.md)."""
     ncat, cat, cx, cy = p.ncat, p.cat, s.cx, s.cy
     nx, ny, ncell, trash = _grid(p, ncat)
     width = ncat + 1
