@@ -129,7 +129,8 @@ def run_gpu(args):
         check(mine(*small), *small, reference(cp.asarray(cells_of(*(cp.asnumpy(a) for a in small[:2]))), small[2], cp))
         ms = timeit(lambda: mine(x, y, w), reps=5, warm=1)
         try:
-            cells = cp.asarray(cells_of(cp.asnumpy(x), cp.asnumpy(y)))
+            rule = cell_rule(SIZE, 0.0, 1.0, "width", False)
+            cells = hotbin.backend.load("cuda").cells2d(y, x, rule, rule)  # row * SIZE + column, on the device
             ref_ms = timeit(lambda: reference(cells, w, cp), reps=3, warm=1)
             assert np.array_equal(cp.asnumpy(got), cp.asnumpy(reference(cells, w, cp)), equal_nan=True)
             del cells
