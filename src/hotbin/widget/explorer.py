@@ -141,8 +141,9 @@ class Explorer(anywidget.AnyWidget):
             try:
                 with urllib.request.urlopen(self._served + path, timeout=120) as r:
                     status, headers, body = r.status, r.headers, r.read()
-            except urllib.error.HTTPError as exc:
-                status, headers, body = exc.code, exc.headers, exc.read()
+            except urllib.error.HTTPError as exc:  # an answer too (400s name the parameter)
+                with exc:
+                    status, headers, body = exc.code, exc.headers, exc.read()
         except OSError as exc:
             status, headers, body = None, {}, str(exc)
         if not self._stop.alive:  # closed meanwhile: nobody to answer
