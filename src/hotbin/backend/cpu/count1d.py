@@ -26,8 +26,7 @@ LUT_KINDS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 # --- tuning (benchmarks/probes/cpu_tally.py) ------------------------------------
 #: values binned a block at a time by the 1-D counts: at most BLOCK, at most VALUE_BYTES of
 #: them, so that a block of values, its int32 codes and 8 copies of 256 bins share a 32 KiB
-#: L1d. 50M float64 uniform into 256 bins, one thread: 47.8 ms in blocks of 2048 (16 KiB),
-#: 36.4 in blocks of 1024; narrow and constant alike either way, float32 best at 2048
+#: L1d (float64 ran faster in blocks of 1024 than 2048, float32 best at 2048; probes-cpu.md)
 VALUE_BYTES = 8 << 10
 
 
@@ -35,13 +34,11 @@ VALUE_BYTES = 8 << 10
 def _tally(h, c, n, nsub, width, src, at):
     """h[c[k] + (k % nsub) * width] += 1 for k < n, RUN values at a time: a run of RUN values
     all alike is added at once (:func:`_one_bin`; else a run of one value is a chain of adds
-    to one counter, or to nsub: 200M constant uint8 a byte at a time into 8 copies, one
-    thread, 80.2 -> 13.3 ms on the AMD EPYC VM, 96.8 -> 37.4 on the H200 host's Xeon,
-    benchmarks/probes/cpu_u8_pairs.py). Other runs go to ``nsub`` (a power of 2 up to SUBS)
-    interleaved copies of ``width`` counters, SUBS points a step (:func:`_copies`), or with
-    one copy a point at a time (a run of some values then chains less than in the unrolled
-    step: 20M uint16 words into 65536 counters, all alike, 11.0 ms a point at a time, 34.4
-    unrolled; uniform 14.6 / 14.1). Returns the value all of the last run are, else -1."""
+    to one counter, or to nsub: benchmarks/probes/cpu_u8_pairs.py). Other runs go to
+    ``nsub`` (a power of 2 up to SUBS) interleaved copies of ``width`` counters, SUBS points
+    a step (:func:`_copies`), or with one copy a point at a time (a run of some values then
+    chains less than in the unrolled step; results/probes-cpu.md, count1d.py). Returns the
+    value all of the last run are, else -1."""
     v = np.int64(-1)
     for b in range(0, n, RUN):
         d = c[b:min(n, b + RUN)]  # indices from 0: no negative-index checks
@@ -60,7 +57,7 @@ def _tally(h, c, n, nsub, width, src, at):
 def _copies(h, c, n, nsub, width, src, at):
     """h[c[k] + (k % nsub) * width] += 1 for k < n, SUBS points a step (unrolled: independent
     adds); each cache line of ``src[at:at + n]`` (the values ahead) is prefetched on the way
-    (one copy: 200M constant uint8 by pairs ran 10-30 % slower with it)."""
+    (not with one copy: constant bytes by pairs ran slower with it; probes-cpu.md, count1d.py)."""
     mask = nsub - 1
     whole = n - n % SUBS
     for k in range(0, whole, SUBS):
@@ -71,11 +68,9 @@ def _copies(h, c, n, nsub, width, src, at):
         h[np.uint64(c[k]) + np.uint64((k & mask) * width)] += 1
 
 
-#: values :func:`_tally` looks at a time for a run of one value. 100M uint16 words into 65536
-#: counters, one thread, uniform / narrow / constant (benchmarks/probes/cpu_runs.py): on the H200
-#: host's Xeon 132.0 / 68.9 / 261.9 ms a point at a time, 164.4 / 103.6 / 45.6 in runs of 512,
-#: 129.6 / 68.4 / 33.6 in runs of 4096; on the AMD EPYC VM 71.6 / 53.5 / 29.3, 72.4 / 55.1 / 8.0
-#: and 73.8 / 55.9 / 10.9
+#: values :func:`_tally` looks at a time for a run of one value: long enough that uniform
+#: data lose nothing to the look, short enough that constant data gain
+#: (benchmarks/probes/cpu_runs.py)
 RUN = 4096
 
 
@@ -83,7 +78,7 @@ RUN = 4096
 def _alike(c, m, v):
     """Whether c[:m] are all v: counted with no branch from index 0, a vector loop (stopping
     at the first other value, or indices from an offset with numba's negative-index checks,
-    ran 5-7x slower)."""
+    ran slower; benchmarks/results/probes-cpu.md, count1d.py)."""
     same = 0
     for k in range(m):
         same += c[k] == v
@@ -107,8 +102,7 @@ def part_count1(x, r, start, stop, h, nsub, cx):
     block all in one bin, the next is first tested against that bin's edges (two compares
     a value, :func:`.rule.in_bin`: exact, the edges are the rule) and counted at once
     when it lies in it too, as the 2-D kernels do: a constant or sorted run is then read,
-    not binned and added (50M float64 constant, 2 threads, a slow phase of the VM: 20.9 -> 15.1 ms;
-    uniform data alike, 20.9 -> 21.7)."""
+    not binned and added (benchmarks/results/probes-cpu.md, count1d.py)."""
     block = min(BLOCK, VALUE_BYTES // x.itemsize)
     at = PREFETCH_BYTES // x.itemsize
     nb = r[0].size - 1
@@ -153,7 +147,7 @@ def part_sum1(x, w, r, start, stop, h, nsub, cx):
 def count_values(a, lo, hi, h, nsub, width):
     """h[v + (j % nsub) * width] += 1 for each value v = a[j], lo <= j < hi, of a non-negative
     integer array (``nsub`` interleaved copies: :func:`_tally`)."""
-    src = a[lo:hi]  # indices from 0: no negative-index checks (1.7x)
+    src = a[lo:hi]  # indices from 0: no negative-index checks (faster; probes-cpu.md)
     _tally(h, src, src.size, nsub, width, a, lo + PREFETCH_BYTES // a.itemsize)
 
 
@@ -172,10 +166,9 @@ def _sum_values(a, w, out, t, nt):
 
 
 #: bytes left unused at the end of each thread's row of small 1-D partials, so that two
-#: threads never add into one cache line (nor a pair the L2 prefetcher fetches together):
-#: 50M float64 / float32 into 256 bins, 2 threads, on the 2-core AMD EPYC VM, same process:
-#: without it two of six alternations ran 14-15 % slower (uniform data: the last bins of one
-#: row and the first of the next shared a line), four alike
+#: threads never add into one cache line (nor a pair the L2 prefetcher fetches together:
+#: without it the last bins of one row and the first of the next shared a line;
+#: results/probes-cpu.md, count1d.py)
 PAD = 128
 #: the most values counted into uint32 partials between two folds into int64 (no counter
 #: can pass 2**32 - 1)
@@ -204,9 +197,8 @@ class _Folds:
     """uint32 partials ``parts`` and their int64 total: :meth:`room` before counting n more
     values into them folds them (``fold()``: their int64 sums) into the total and zeroes
     them when the values since the last fold could pass FOLD_AT; :meth:`total` folds the rest.
-    Once a call, not after each chunk: 200M uint8 by pairs on the H200 host's 16-core Xeon, 16
-    threads, spent 3.2-4.1 ms of its call outside the kernel with a fold after each of its 4
-    chunks, 1.6-1.8 with one (benchmarks/probes/cpu_call_parts.py)."""
+    Once a call, not after each chunk: each fold is time the call spends outside the kernel
+    (benchmarks/probes/cpu_call_parts.py)."""
 
     def __init__(self, fold, *parts):
         self.fold, self.parts = fold, parts
@@ -247,13 +239,11 @@ def _byte_counts(a, kd, u):
       of its bytes: half the adds of a byte at a time, each into L2;
     * BYTES: an add a byte into interleaved copies of 256 counters (8 KB, in L1).
 
-    Which is faster depends on the core and the data. 200M uint8, 2 threads, uniform / narrow /
-    constant (benchmarks/probes/cpu_u8_pairs.py): on the H200 host's Xeon (2 cores) 38.7 / 42.9 /
-    24.8 ms a byte at a time, 62.0 / 36.6 / 18.5 by pairs (an add to a random counter of 1 MB
-    costs it 1.34 ns); on the 2-vCPU AMD EPYC VM (Zen 5) 25.9 / 24.5 / 4.9 and 21.4 / 18.6 /
-    6.0 (0.47 ns). So each thread counts its first pieces one way each, timed, and each next
-    piece the way whose time a byte over the pieces it counted that way is the least: the way
-    in use is timed on, and gives way when data that slow it make it the slower."""
+    Which is faster depends on the core (how dear a random add into L2 is) and the data
+    (benchmarks/probes/cpu_u8_pairs.py). So each thread counts its first pieces one way each,
+    timed, and each next piece the way whose time a byte over the pieces it counted that way
+    is the least: the way in use is timed on, and gives way when data that slow it make it
+    the slower."""
     single = np.zeros(256, np.int64)
     parts = nparts(a.size, 65536 * 4)
     nsub = copies(256)

@@ -6,18 +6,15 @@ A rule travels into kernels as the tuple ``(e, e0, en, lo, scale, step, tab, spl
 bins are found (``mode``):
 
 * LINEAR: every edge is ``i * step + lo`` (:attr:`BinRule.linear`; rounded to float32
-  for float32 rules, ``lo`` then maybe the float64 start NumPy's linspace ran from: float32
-  data over (-3.1, 259.7) in 256 bins, 50M values, 2 threads of the AMD EPYC VM: 91-143 ms
-  as NEAR before :attr:`BinRule.span`, 26-33 as LINEAR); LINEAR32: float32 edges computed
-  in float32 arithmetic, and the whole loop in float32 (3x faster than LINEAR for float32
-  data); the guess rounded to the nearest edge, that edge computed and one compare
-  (:func:`_linear`);
+  for float32 rules, ``lo`` then maybe the float64 start NumPy's linspace ran from, so such
+  data need not fall back to NEAR); LINEAR32: float32 edges computed in float32 arithmetic,
+  and the whole loop in float32 (faster than LINEAR for float32 data); the
+  guess rounded to the nearest edge, that edge computed and one compare (:func:`_linear`;
+  results/probes-cpu.md, rule.py);
 * SPAN32: float32 values under LINEAR's float32 edges from a float64 span (:attr:`BinRule.span`):
   the guess and the compare in float32 (8 lanes), only the edge nearest the guess computed in
   float64 and rounded to float32 (:func:`_span32`), where the float32 guess is within half a
-  bin of every edge (:attr:`BinRule.slack32`): the codes of 256 bins over (-3.1, 259.7), one
-  core of the 2-vCPU AMD EPYC VM (Zen 5), 0.33 -> 0.19 ns a value; 50M values, one thread,
-  the call 29.6-31.4 -> 23.3-24.5 ms (alternating processes);
+  bin of every edge (:attr:`BinRule.slack32`; benchmarks/probes/cpu_codes.py);
 * NEAR: the guess is within one bin of the answer (:attr:`BinRule.slack` < 1); it is
   corrected by one compare each way against the loaded edges ``e[g]``, ``e[g + 1]``;
 * SEARCH: binary search of the edges (edges not from linspace, or a guess that can be
@@ -26,8 +23,8 @@ bins are found (``mode``):
   whose guess is exact (:attr:`BinRule.exact_scale`): ``lo`` is 0, ``scale`` a power of 2 and
   every edge ``i / scale`` (ranges such as (0, 1) or (0, 256) in a power-of-2 number of
   bins, (0, 100) in 100 unit bins). ``floor(v * scale)``, the closed last edge clamped to
-  the last bin, is then bit for bit what LINEAR finds, 25 % faster (50M float64 into 256
-  bins over (0, 1), one thread of the 2-core AMD EPYC VM, with the adds: 41.4 -> 31.0 ms).
+  the last bin, is then bit for bit what LINEAR finds, and faster (results/probes-cpu.md,
+  rule.py).
 
 LINEAR, SPAN32, NEAR and SEARCH are branch-free and cost the same wherever values fall: whole numbers,
 values on edges and constants on an edge cost what uniform data costs.
@@ -73,16 +70,15 @@ def codes(v, r, out):
 
     A function of its own on a block, called (not inlined) by the scatter kernels.
     LINEAR and NEAR are branch-free loops in float64 (selects, one int conversion at
-    the end): numba vectorizes them, 2x faster than with int32 arithmetic in the loop
-    (5M float64, one core: 4.6 against 9.8 ms).
+    the end): numba vectorizes them (int32 arithmetic in the loop ran slower;
+    results/probes-cpu.md, rule.py).
     """
     e, e0, en, lo, scale, step, tab, split, mode = r
     nb = e.size - 1
     top = nb - 1.0
     none = np.float64(nb)
     # SCALED: lo is 0, so an x inside the edges has x * scale >= 0, and converting it to an
-    # integer (truncating) is its floor (50M float64 into 256 bins, the codes alone, one core:
-    # 0.18 -> 0.15 ns a value without the floor)
+    # integer (truncating) is its floor, with no floor call (results/probes-cpu.md, rule.py)
     if mode == SCALED32:
         sc32, top32, zero = np.float32(scale), np.float32(top), np.float32(0.0)
         for k in range(v.size):
@@ -148,10 +144,8 @@ def _linear(x, e0, en, lo, scale, step, top, is32=False):
     """(LINEAR's bin of x as a float64, whether x is in the edges): the edge nearest the
     guess, ``r``, computed (``is32``: rounded to float32) and x below it in bin ``r - 1``
     (the module's docstring says why). One edge and one compare where the guess corrected
-    each way took two: the codes alone, 256 bins over (-3.1, 259.7), one core of the AMD
-    EPYC VM, float64 0.47 -> 0.31 ns a value, float32 values and edges 0.68 -> 0.47, LINEAR32
-    0.24 -> 0.14 (benchmarks/probes/cpu_codes.py). A value outside the edges (NaN too) gets any
-    bin: callers replace it where ``ok`` is false."""
+    each way took two (benchmarks/probes/cpu_codes.py). A value outside the edges (NaN too)
+    gets any bin: callers replace it where ``ok`` is false."""
     ok = (x >= e0) & (x <= en)
     r = np.rint((x - lo) * scale)
     a = r * step + lo
@@ -170,9 +164,8 @@ _FUSED64 = (LINEAR, SCALED)
 def _scaled_cells(x, y, e0, en, f0, fn, sx, sy, tx, ty, nyf, out, none):
     """cells2 where both axes' guesses are exact (SCALED, SCALED32: a heatmap over (0, 1), or
     of whole-number pixels), in the arithmetic of the constants ``sx`` .. ``nyf``: no edge
-    compared. A heatmap's cells open at ``hi`` were LINEAR32 before (:attr:`BinRule.exact_scale`):
-    20M float32 points over (0, 1)^2 at 1024^2, uniform, one thread of the 2-vCPU AMD EPYC VM,
-    the kernel (partials._hist) in alternating processes: 43.9 / 46.6 -> 34.3 / 32.3 ms."""
+    compared. A heatmap's cells open at ``hi`` were LINEAR32 before (:attr:`BinRule.exact_scale`;
+    results/probes-cpu.md, rule.py)."""
     z = sx - sx
     d = 0
     for k in range(x.size):
@@ -190,9 +183,9 @@ def cells2(x, y, rx, ry, out, tmp, none):
     """out[k] = the cell ``bx * ny + by`` of the point (x[k], y[k]) under the rule tuples rx, ry
     (``ny`` bins), ``none`` where it lands in no cell; returns how many did. Both axes binned
     and combined in one loop, in the rules' arithmetic, where both are LINEAR or SCALED with
-    float64 edges (LINEAR32 or SCALED32 in float32 below 2**24 cells): 20M float32 points on
-    a 1024^2 grid, one core, cells 0.57 -> 0.40 ns a point, the whole count 2.2 -> 1.8. Else
-    :func:`codes` of each axis (y's into ``tmp``), then combined."""
+    float64 edges (LINEAR32 or SCALED32 in float32 below 2**24 cells), faster than binning
+    the axes apart (results/probes-cpu.md, rule.py). Else :func:`codes` of each axis (y's
+    into ``tmp``), then combined."""
     e, e0, en, lo, scale, step, _, _, mode = rx
     f, f0, fn, flo, fscale, fstep, _, _, fmode = ry
     nx, ny = e.size - 1, f.size - 1
@@ -269,8 +262,7 @@ def _mode(rule: BinRule):
 def rule_args(rule: BinRule, dtype=None):
     """The rule as the tuple kernels take, for values of ``dtype`` (the kernel's). float32
     values under a float64 rule are binned in float32 (:attr:`BinRule.float32`) when its
-    float32 edges are LINEAR32's: 20M points on a 1024^2 grid, one core, 2.7 -> 1.7 ns
-    a point (with int32 cells)."""
+    float32 edges are LINEAR32's (faster; results/probes-cpu.md, rule.py)."""
     if dtype == np.float32 and rule.float32 is not None and _mode(rule.float32)[2] == LINEAR32:
         rule = rule.float32
     lo, step, mode = _mode(rule)
