@@ -61,7 +61,7 @@ def reference(cells, w, xp=np):
     """The NumPy reference: lexsort by (cell, weight), then each cell's median from its middle values."""
     ok = cells >= 0
     c, v = cells[ok], w[ok]
-    o = xp.lexsort(xp.stack([v, c]))
+    o = xp.lexsort((v, c)) if xp is np else xp.lexsort(xp.stack([v.astype(np.float64), c.astype(np.float64)]))
     c, v = c[o], v[o]
     n = xp.bincount(c, minlength=SIZE * SIZE)
     start = xp.cumsum(n) - n
