@@ -8,13 +8,13 @@ alike however many threads run, so results are bitwise equal for any thread coun
 (the callers fix the number of pieces, e.g. per-thread partials). :func:`share` instead
 hands out pieces to threads as they come free, for integer counts (any order adds up alike).
 
-Why not numba's ``parallel=True``: its compile (the parfor passes) took 2.7 s per
-kernel on a 2-core machine, and each kernel needed a serial twin for small inputs
-(a parallel region cost up to ~20 ms to start on a loaded machine); a first call on
-a fresh install compiled for 10.7 s. One nogil function per kernel
-compiles in a fraction of that, a pool thread starts in tens of microseconds, and no
+Why not numba's ``parallel=True``: its compile (the parfor passes) is slow for every
+kernel, and each kernel needed a serial twin for small inputs (a parallel region is slow
+to start on a loaded machine), so a first call on a fresh install waited long. One nogil
+function per kernel compiles in a fraction of that, a pool thread starts quickly, and no
 numba threading layer is involved (numba's "workqueue" layer aborts the process when
-two Python threads enter parallel regions at once).
+two Python threads enter parallel regions at once; the times: benchmarks/results/probes-cpu.md,
+parallel.py).
 
 Pool jobs never wait on other pool jobs (the caller runs piece 0 itself and waits for the
 rest), so concurrent calls from several Python threads queue, never deadlock; a job must
@@ -41,21 +41,12 @@ __all__ = ["Kernel", "each", "share", "PIECE", "MIN_PER_THREAD", "MAX_PARTIAL_BY
 # --- tuning (benchmarks/cpu_suite.py) ------------------------------------------
 #: below this many elements per thread, fewer threads; inputs under two threads' worth run
 #: on the calling thread alone. Handing a job to a pool thread and waiting for it costs
-#: 32 us on the H200 host's Xeon and 58 us on the 2-vCPU AMD EPYC VM (Zen 5) (an empty job,
-#: median), about what a thread counts 100-200K values in. At 1 << 15 (before 2026-12-04)
-#: two threads ran slower than one from 64K elements up to 0.4-1M: histogram 100K float64
-#: values, 256 bins, bincount and cumsum of 100K int32, one / two threads: 72 / 91, 51 /
-#: 123, 69 / 152 us on the VM, 216 / 252, 176 / 243, 211 / 219 on the Xeon (2 of its cores).
-#: Two threads from 512K (and :func:`share`'s pieces cut so that each gets one): 600K
-#: float64 into 256 bins 270 -> 210 us on the VM, 934 -> 700 on the Xeon; 200K-400K alike
+#: about what a thread counts 100-200K values in; at 1 << 15 two threads ran slower than
+#: one well past that (benchmarks/probes/cpu_threads.py; results/probes-cpu.md, parallel.py)
 MIN_PER_THREAD = 1 << 18
-#: elements a piece of :func:`share`. A fixed half per thread waits on the slower half: 50M
-#: float64 into 256 bins, 2 threads of the 2-vCPU AMD EPYC VM (Zen 5), one process's halves
-#: took 12.5 and 22 ms (their memory, not the threads: reversed in another process, 14 and
-#: 15); with another process busy on one core, 50M float64 / 200M uint8 27.3 / 47.4 -> 23.6 /
-#: 34.4 ms in pieces of 1M (28.9 / 47.5 -> 23.9 / 43.3 in a second run); on idle cores alike
-#: (256K-4M measured alike). The 2-D counts measured no better in pieces (a busy core: 24.5-25
-#: ms a call in halves, 26-27.7 in pieces) and keep their halves (:func:`each`).
+#: elements a piece of :func:`share`. A fixed half per thread waits on the slower half (a
+#: half's memory, or a core another process keeps busy); the 2-D counts measured no better in
+#: pieces and keep their halves (:func:`each`; results/probes-cpu.md, parallel.py).
 PIECE = 1 << 20
 #: a partial histogram this large or larger is not replicated per thread
 MAX_PARTIAL_BYTES = 1 << 28
@@ -97,7 +88,7 @@ def _executor(n: int) -> ThreadPoolExecutor:
     """A pool of at least ``n`` threads (grown, never shrunk). A pool replaced by a larger
     one is not shut down: another caller may be submitting to it; its idle threads exit
     once it is garbage."""
-    from concurrent.futures import ThreadPoolExecutor  # here: a small input's call never needs it (2 ms)
+    from concurrent.futures import ThreadPoolExecutor  # here: a small input's call never needs it
 
     global _pool, _pool_size
     with _pool_lock:

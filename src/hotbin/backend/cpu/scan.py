@@ -21,7 +21,7 @@ __all__ = ["cumsum"]
 @njit(nogil=True, cache=True)
 def _sum(v, zero):
     """Sum of a slice in the output dtype: a function of its own, so integer sums vectorize
-    (cumsum of 50M int32: 27.6 -> 4.1 ms for this pass, benchmarks/cpu_suite.py)."""
+    (benchmarks/cpu_suite.py's cumsum rows)."""
     s = zero
     for j in range(v.size):
         s += v[j]
@@ -44,10 +44,8 @@ def _row_sums(a, zero, block, sums, t, nt):
 def _row_scan(a, offsets, block, exclusive, out, t, nt):
     """Rows of ``a`` scanned block by block from ``offsets[o, b]`` (exclusive: shifted by one).
     Thread ``t`` takes the ``t``-th run of consecutive blocks: every other block to each of two
-    threads read and wrote memory slower than one thread did on the 2-vCPU AMD EPYC VM (Zen 5;
-    this pass over 50M float64, the output written before: 31.9 ms on two threads, 23.2 on
-    one, 16.8 in halves; into a new output 45.7 -> 24.3; the H200 host's Xeon, 2 cores: 83.6-92
-    -> 68.5-83.6 ms), in the same order in each block, so the same bits.
+    threads read and wrote memory slower than one thread did (results/probes-cpu.md, scan.py), in the same order in
+    each block, so the same bits.
 
     ``out`` may be ``a`` itself only when not ``exclusive`` (a block writes past its end)."""
     m = a.shape[1]
@@ -75,8 +73,8 @@ def _row_scan1(a, zero, block, exclusive, out):
     """:func:`_row_sums` then :func:`_row_scan` in one pass on one thread: each block scanned
     from its offset with its sum from ``zero`` added beside it, the next offset the two
     added (:func:`hotbin.core.scan_order.block_offsets`' order), so bit for bit the two passes'
-    result. Two independent chains of adds, one read: 1M float64 on one core of the 2-vCPU
-    AMD EPYC VM (Zen 5), 915 us in the two passes, 643 in them on two threads, 472 here."""
+    result. Two independent chains of adds, one read: faster than the two passes, on one
+    thread or two (results/probes-cpu.md, scan.py)."""
     m = a.shape[1]
     for o in range(a.shape[0]):
         off = zero
@@ -160,14 +158,8 @@ def _lanes_view(a, shape, od):
 
 #: scans of fewer than two threads' worth of this many elements take one pass on the calling
 #: thread (:func:`_row_scan1`): a scan's two threaded passes each read everything, and two
-#: threads must halve the time of one pass to gain. One pass against two on two threads,
-#: 2026-12-04: on the H200 host's Xeon (2 cores) 1M int32 / float64 1.0-1.7 / 1.2-1.5 ms
-#: against 1.4 / 1.4, 4.5M 13.1 / 8.1-12.8 against 9.5 / 8.2, 50M 138-148 / 150-195 against
-#: 94 / 128; on the 2-vCPU AMD EPYC VM (Zen 5) 1M 0.52 / 0.46 against 0.42 / 0.58, 4.5M
-#: 4.8 / 4.4 against 7.7 / 9.7, 50M 46 / 41 against 40 / 58 (with every other block to
-#: each thread; in halves, 50M float64 took 35 ms on two threads there, 9M still 11 against
-#: 8 in one pass; adding 4 blocks in step took 50M float64 to 49.5 ms but int32 to 47, and
-#: was left out)
+#: threads must halve the time of one pass to gain (one pass against two on two threads:
+#: results/probes-cpu.md, scan.py)
 SCAN_MIN_PER_THREAD = 1 << 21
 
 

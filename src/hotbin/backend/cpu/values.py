@@ -47,7 +47,7 @@ def add_block(cx, m, w, how, center, h, hot, same, tc, tv, tv_read):
     lanes (:func:`_extreme`: min and max do not depend on the order).
 
     ``how`` stays a runtime value and MIN and MAX share their loops, so a values kernel
-    compiles once, not once per accumulator (cold, one signature, part_values: 16.4 -> 5.4 s).
+    compiles once, not once per accumulator (results/probes-cpu.md, values.py).
     ``w`` is read-only (:mod:`.chunks`), and ``tv_read`` is a read-only view of ``tv`` (of w's
     dtype): every loop here then compiles for one array type, not for a read-only and a
     writable one as well (see :func:`read_only_twin`)."""
@@ -63,9 +63,8 @@ def read_only_twin(size, dtype, name=None):
     """``(buffer, a read-only view of it)``: kernels write the buffer and read the view, so that
     the loops that read values see the one array type of the read-only inputs (numba types
     writable and read-only arrays apart and compiles each loop for both: the first values
-    heatmaps of float64 points, one core, compiled in 6.7-7.1 s at 512^2, now 5.2-5.8 s, and
-    the banded 1024^2 kernels in 4.9-5.4 s, now 3.3 s). ``name``: the thread's kept
-    :func:`scratch` buffer of that name."""
+    heatmaps compiled longer; results/probes-cpu.md, values.py). ``name``: the thread's kept :func:`scratch` buffer of
+    that name."""
     buf = np.empty(size, dtype) if name is None else scratch(name, size, dtype)
     view = buf.view()
     view.flags.writeable = False
@@ -107,11 +106,8 @@ def _add_plain(cx, m, w, how, center, h):
 @njit(inline="always")
 def add_whole(m, w, how, center, h, one):
     """The m values of a block whose points all lie in cell ``one`` folded into its [value, n]
-    (a block :func:`.scatter._in_cell` placed whole: no cells written, none compared). The
-    kernel loop alone, 20M float32 points in one cell, one thread, four rounds in one process:
-    14-24 ms filling the block's cells and comparing them, 9-10 ms without; the public call on
-    2 threads (heatmap 1024^2, three alternating processes): mean 21.5 / 23.5 / 23.0 ->
-    20.8 / 21.2 / 22.8 ms, max 22.9 / 25.3 / 26.6 -> 22.1 / 23.1 / 22.8 (medians)."""
+    (a block :func:`.scatter._in_cell` placed whole: no cells written, none compared;
+    results/probes-cpu.md, values.py)."""
     _add_hot(None, m, w, how, center, h, one)
 
 
@@ -158,7 +154,7 @@ def _add_sums(cx, m, w, center, h):
 def _add_extremes(cx, m, w, how, h):
     """MIN's and MAX's plain loop. A cell's first value is taken as it is (no
     identity to fill). A select, not a branch (whether a value is a new extreme is a coin
-    toss early on): 20M uniform points on 1024^2, 2 threads, max 172-183 -> 137-149 ms."""
+    toss early on; results/probes-cpu.md, values.py)."""
     for k in range(m):
         c = np.int64(cx[k])
         v = np.float64(w[k])
@@ -175,8 +171,7 @@ def _add_extremes(cx, m, w, how, h):
 def _hot_sum(cx, m, w, hot, centered, mid):
     """(the sum of the non-NaN values w[k] of cell ``hot`` (cx None: of all), squared about
     ``mid`` when centered; how many there are). Reassociated, so it runs on SIMD lanes: one
-    chain of float adds in point order waits on each add (2048 points in one cell, one core:
-    1.26 -> 0.15 ns a point)."""
+    chain of float adds in point order waits on each add (results/probes-cpu.md, values.py)."""
     s = 0.0
     cnt = 0
     for k in range(m):
@@ -220,8 +215,7 @@ def _extreme_bits(cx, m, bits, how, hot, sign, low, inf, itype, ftype):
         cnt += ok
     best ^= flip
     # the bits back to the float by a scalar view, not through a 1-element array: that was
-    # an allocation a block (20M points all in one cell, max, one thread, three alternations:
-    # median 19.7-20.6 -> 16.4-17.6 ms)
+    # an allocation a block (results/probes-cpu.md, values.py)
     return np.float64(itype(best ^ ((best >> sign) & low)).view(ftype)), cnt
 
 
@@ -232,8 +226,8 @@ def merge_values(out, spans, how, ident, res, lo, hi):
     sum over the partials, extremes in any order. A partial is read only within its span
     ``spans[p]`` of cells with values: the rest of it was never written (all points in one
     cell: no pass over 2 x 16 MB of untouched memory). Branch-free within the spans:
-    whether a partial has values in a cell is a coin toss where points are sparse (1M
-    cells, 2 partials of 1M scattered points, 2 threads: 7-9 -> 3.3-3.8 ms)."""
+    whether a partial has values in a cell is a coin toss where points are sparse
+    (results/probes-cpu.md, values.py)."""
     parts = out.shape[0]
     for c in range(lo, hi):
         v = 0.0
