@@ -132,8 +132,8 @@ def merge_pairs(parts, cbits: int, kdtype):
         return parts[0]
     x = xp(parts[0])
     both = x.concatenate([x.asarray(p) for p in parts], axis=-1)
-    if both.ndim == 1:
-        both.sort()
+    if both.ndim == 1:  # NumPy's stable sort (timsort) merges the sorted runs it finds
+        both.sort(**({"kind": "stable"} if x is np else {}))
         return both
     return sort_pairs(both[0], both[1].astype(kdtype), cbits)
 
