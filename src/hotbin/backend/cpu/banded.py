@@ -21,15 +21,14 @@ __all__ = ["BAND_FROM", "BAND_BYTES", "BAND_POINTS", "BAND_MIN_POINTS", "BAND_PA
 #: the banded scatter (part_banded): grids per thread from BAND_FROM bytes, bands of
 #: BAND_BYTES, from BAND_MIN_POINTS points per thread; the points outside hot cells are set
 #: aside and sorted BAND_POINTS at a time unless over 1/SPREAD of them crowd into one band
-#: (20M points on 1024^2, 2 cores: uniform mean 385 -> 294 ms; hot spots sorted were up
-#: to 1.6x slower)
+#: (sorting pays for scattered points, not for hot spots; results/probes-cpu.md, banded.py)
 BAND_FROM = 8 << 20
 BAND_BYTES = 256 << 10
 BAND_POINTS = 1 << 21
 BAND_MIN_POINTS = 1 << 20
 SPREAD = 4
 #: slots between bands in the sorted buffers: band starts a multiple of 4 KB apart share L1
-#: cache sets (65 bands, 2M points sorted, one core: 5.7 -> 3.1 ns a point)
+#: cache sets (results/probes-cpu.md, banded.py)
 BAND_PAD = 16
 
 
@@ -70,7 +69,7 @@ def _sorted_add(a, n, starts, shift, how, center, h, s):
     for k in range(n):
         starts[(kc[k] >> shift) + 1] += 1
     most = 0  # loops, not starts.max() or slice copies: numba compiles those with their
-    for i in range(starts.size):  # error messages (~4 s of part_banded's first compile)
+    for i in range(starts.size):  # error messages (seconds of part_banded's first compile)
         most = max(most, starts[i])
     if most * SPREAD > n:  # crowded: added in their order
         _add_blocks(kc, a.kw_read, n, how, center, h, s)
@@ -100,7 +99,7 @@ def part_banded(p, w, how, center, start, stop, h, span, s, a, shift):
     counting sort into ``sc``, ``sw``) and added band by band, so each band's cells stay in
     cache while its points land. A full buffer, not a fixed share of the input: with 90 %
     of the points in one cell the scattered 10 % fill the bands as densely as uniform
-    points do (20M points on 1024^2, one core: 4.7 -> ~2.5 ns a point). Points set aside
+    points do (results/probes-cpu.md, banded.py). Points set aside
     that crowd into one band (a hot region, not one cell) are added unsorted: sorting
     would not pay. Stable: a cell sees its points in their order (sums equal
     :func:`part_values`' to rounding: see the module's note)."""

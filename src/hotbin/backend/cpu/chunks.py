@@ -5,7 +5,7 @@ anything else (strides, byte order, other dtypes) is converted BUFFER elements a
 a time, so memory stays bounded. Every piece is handed over read-only: numba compiles
 a kernel once per array type, and writable and read-only arrays (pandas' copy-on-write
 columns, memory maps, Arrow buffers) are different types, so mixing them would compile
-every kernel twice (a heatmap aggregation's kernel takes 10-16 s to compile).
+every kernel twice (a heatmap aggregation's kernel takes seconds to compile).
 """
 from __future__ import annotations
 

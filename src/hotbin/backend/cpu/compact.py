@@ -2,11 +2,9 @@
 
 A block with a hot cell counts its other points' cells, copied aside first
 (:func:`.scatter._count`). Copied one at a time, branch-free, each copy waits on the
-previous one's index (0.55 ns a point on the 2-core AMD EPYC VM, a third of the count at
-50 % in one cell). With AVX-512, sixteen int32 cells are compared and packed at once
-(``vpcompressd`` into a register, then one unaligned store): 20M float32 points on a
-1024^2 grid, one core, 50 % in one cell: the whole count 2.0 -> 1.85 ns a point (2 threads,
-alternating processes: 27.6-30.2 -> 17.6-23.6 ms).
+previous one's index (a good part of the count with a hot cell). With AVX-512, sixteen int32
+cells are compared and packed at once (``vpcompressd`` into a register, then one unaligned
+store; results/probes-cpu.md, compact.py).
 Elsewhere (other CPUs, int64 cells) the scalar copy runs.
 """
 from __future__ import annotations

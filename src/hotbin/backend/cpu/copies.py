@@ -11,17 +11,11 @@ __all__ = ["SUBS", "SUB_BYTES", "SUM_SUBS", "copies", "add_rows"]
 # --- tuning (benchmarks/probes/cpu_tally.py) ------------------------------------
 #: counts go to SUBS interleaved copies of the counters while they fit SUB_BYTES (L1), SUBS
 #: points a step: SUBS independent chains of adds, so a hot bin (a constant input) is not one
-#: chain through memory. 5M values into 256 bins, one core of the 2-core AMD EPYC VM, medians
-#: of 21 alternations: float32 uniform / narrow / constant 7.6 / 7.4 / 7.3 ms with 4 copies
-#: a point at a time, 5.1 / 4.4 / 4.6 with 8 copies 8 points a step
+#: chain through memory (results/probes-cpu.md, copies.py)
 SUBS = 8
 SUB_BYTES = 32 << 10
-#: weighted 1-D sums go to SUM_SUBS interleaved copies of the sums, SUM_SUBS points a step, while
-#: they fit SUB_BYTES: 20M float64 values and weights into 256 bins, one thread, medians of 7
-#: alternations (benchmarks/probes/cpu_tally.py --sums --n 20000000 --rounds 7): uniform / narrow /
-#: constant 24.0 / 35.8 / 75.1 ms into one copy a point at a time (a run of one bin is a chain of
-#: float adds through memory), 24.7 / 19.9 / 25.6 into 4 copies, 20.8 / 26.5 / 42.0 into 2,
-#: 43.0 / 21.6 / 21.6 into 8
+#: they fit SUB_BYTES: one copy makes a run of one bin a chain of float adds through memory
+#: (benchmarks/probes/cpu_tally.py --sums; results/probes-cpu.md, copies.py)
 SUM_SUBS = 4
 
 

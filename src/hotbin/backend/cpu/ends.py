@@ -9,9 +9,8 @@ from .parallel import Kernel
 
 __all__ = ["ends", "PER_THREAD"]
 
-#: a thread of the kernel reads at least this many elements: a min and max costs 0.2 ns an
-#: element on one core of the 2-vCPU AMD EPYC VM (Zen 5) and a handoff to a pool thread
-#: 17-68 us there, so two threads gain from about 1M elements
+#: a thread of the kernel reads at least this many elements: below that a handoff to a pool
+#: thread costs more than the min and max it spares (results/probes-cpu.md, ends.py)
 PER_THREAD = 1 << 19
 
 

@@ -2,8 +2,7 @@
 
 Fresh buffers cost page faults on every call, in the thread that first writes them. On a VM
 whose freed memory goes back to its host, re-touching memory another library had just freed
-cost up to 0.1-0.2 s of system time a call in a pool thread (20M points at 1024^2, a mean
-heatmap of 40 ms took 140-290 ms; 3038 faults and 19 huge pages a call, now none).
+cost more system time in a pool thread than the call's own work (results/probes-cpu.md, kept.py).
 
 :func:`scratch`: a thread's own uninitialized work buffers (the kernels write them before
 reading). :func:`partials` / :func:`keep`: zeroed per-thread partials of counts and values,

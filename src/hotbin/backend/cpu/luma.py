@@ -27,8 +27,8 @@ __all__ = ["luma_histogram"]
 #: serialize every increment on one counter)
 NSUB = 4
 #: pixels per block: levels computed a block at a time (vectorized) into an L1-sized
-#: buffer, then counted. Two phases ran 7x faster on one core than one loop that
-#: computed and counted each pixel (3.1 vs 0.45 Gpix/s, RGBA 2x2048x2048 noise).
+#: buffer, then counted: faster than one loop that computed and counted each pixel
+#: (results/probes-cpu.md, luma.py).
 BLOCK = 4096
 #: pixels per task at most: keeps the private int32 counters from overflowing
 MAX_TASK_PIXELS = 1 << 30

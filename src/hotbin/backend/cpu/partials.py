@@ -133,7 +133,7 @@ def _hist_rows(a, r, out, t, nt):
 
 def _cell_dtype(ncell: int) -> np.dtype:
     """int32 cell numbers when ``ncell`` cells (and the one for none) fit: twice the lanes of
-    int64 (20M points on a 1024^2 grid, one core: 2.7 -> 2.4 ns a point)."""
+    int64 (results/probes-cpu.md, partials.py)."""
     return np.dtype(np.int32 if ncell < 2**31 - 1 else np.int64)
 
 
@@ -236,9 +236,9 @@ def _count_ranges(spans, ncell, ncat):
 def _fold(out, ranges, wraps=()):
     """The int64 sum of the count partials ``out[p]`` over the slot ``ranges`` (the rest is 0)
     and of their ``wraps`` (:func:`.wraps.unwrap`): :func:`.wraps.fold` on pieces of the ranges,
-    at least one a thread (9.4M cells, 2 partials: ``out.sum(axis=0, dtype=int64)`` took
-    34 ms). All points in one cell by 8 categories: 9 slots' pieces read, not 2 x 37 MB of
-    partials (fold 5-10 -> ~1 ms)."""
+    at least one a thread (not ``out.sum(axis=0, dtype=int64)``). All points in one cell by
+    8 categories: 9 slots' pieces read, not 2 x 37 MB of partials (results/probes-cpu.md,
+    partials.py)."""
     total = np.zeros(out.shape[1], np.int64)  # pieces no point reached stay the OS's zero pages
     span = sum(b - a for a, b in ranges)
     size = max(FOLD_BLOCK, min(FOLD_PIECE, -(-span // threads())))
@@ -285,8 +285,8 @@ def histogram2d(x, y, rx: BinRule, ry: BinRule, weights=None, red=reductions.COU
 
 def bin_index(a, rule: BinRule) -> np.ndarray:
     """:meth:`BinRule.index` by the kernels' bin codes (:func:`.rule.codes`, a piece per thread):
-    each value's bin as int64, -1 for none. histogramdd's D >= 3 cells: 10M points on 3 axes
-    through NumPy's searchsorted took ~1 s."""
+    each value's bin as int64, -1 for none. histogramdd's D >= 3 cells (NumPy's searchsorted
+    was slow there; results/probes-cpu.md, partials.py)."""
     a = np.asarray(a).reshape(-1)
     kd = kernel_dtype(a.dtype)
     r = rule_args(rule, kd)

@@ -17,9 +17,8 @@ from ...core._jit import njit
 
 __all__ = ["PREFETCH_BYTES", "prefetch", "ahead"]
 
-#: how far ahead of the block being added its values are fetched: 50M float64 into 256 bins,
-#: the 2-core AMD EPYC VM, 2 threads: 15-16 ms without, 12-14 at 16-128 KiB (8 KiB, and
-#: fetching into L1 instead of L2, were slower; benchmarks/probes/cpu_tally.py)
+#: how far ahead of the block being added its values are fetched (nearer, or into L1 instead
+#: of L2, was slower; benchmarks/probes/cpu_tally.py; results/probes-cpu.md, prefetch.py)
 PREFETCH_BYTES = 32 << 10
 
 _I8P = ir.IntType(8).as_pointer()

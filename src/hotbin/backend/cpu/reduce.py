@@ -4,10 +4,8 @@ Floats are compared as sortable integers: the bits of a float read as a signed i
 the negative ones with all but the sign bit flipped, order as the floats do (-0.0 just
 below 0.0), and the NaNs fall outside -inf and inf, so one integer min and max (which
 vectorize, where a float min that must keep NaN does not) find both ends and whether a
-NaN is there. 50M values, 2 threads of the AMD EPYC VM, against NumPy's min and max a piece
-at a time (each piece read twice, the second time from cache: what this module did before),
-float64 / float32 / int64 / int32: 14.5 / 11.4 / 19.4 / 10.3 -> 9.1 / 4.8 / 9.2 / 5.1 ms, the
-read floor 8.2 / 4.3 / 9.7 / 6.1 (benchmarks/probes/cpu_minmax.py).
+NaN is there, in one read: NumPy's min and max a piece at a time read each piece twice
+(benchmarks/probes/cpu_minmax.py; results/probes-cpu.md, reduce.py).
 
 NumPy's own min and max answer small and strided arrays, and a piece at a time on every
 thread byte-swapped ones and dtypes other than float64, float32, int64 and int32. Where

@@ -46,13 +46,10 @@ def _search(v, e, out, at):
     bin), by halving ``[0, nb)`` with every value of ``v`` in step: a loop over the values
     at each halving, whose loads do not wait on each other and whose compares pick without
     a branch. A search a value at a time waited on each load in turn and mispredicted about
-    half its branches: 256 log-spaced bins, float64, one core of the AMD EPYC VM, 36 -> 4.6 ns
-    a value (benchmarks/probes/cpu_codes.py); 10M lognormal values into 256 log-spaced bins, 2 threads:
-    181-184 -> 28-63 ms (the loop is scalar: it slows with a busy core), boost-histogram's
-    Variable axis 185-199. ``at`` (float64, as long as
-    ``v``) holds each value's ``a``: in integers LLVM's x86 cmov converter turned the pick back
-    into a branch on the H200 host's Xeon (emeraldrapids: 55 ns a value at 256 bins); a float
-    pick is a masked move, which it leaves alone."""
+    half its branches (benchmarks/probes/cpu_codes.py; results/probes-cpu.md, search.py).
+    ``at`` (float64, as long as ``v``) holds each value's ``a``: in integers LLVM's x86 cmov
+    converter turned the pick back into a branch on the H200 host's Xeon (emeraldrapids); a
+    float pick is a masked move, which it leaves alone."""
     nb = e.size - 1
     n = v.size
     for k in range(n):
@@ -77,10 +74,8 @@ def _search_keys(v, e, tab, out, at):
     (:attr:`BinRule.key_buckets`: ``tab``): its bin lies in ``[lo[b], lo[b] + length)``, so
     the halving starts there with ``length`` (at most 2 for log-spaced edges, where a search
     of all the edges halves 8 times at 256 bins). The keys and the starts a loop, then the
-    halvings as :func:`_search`'s, a probe past the last bin never taken. 256 log-spaced
-    edges, one core of the 2-vCPU AMD EPYC VM (Zen 5): the codes 4.6 -> 1.8 ns a value
-    (benchmarks/probes/cpu_codes.py); 10M lognormal values, the call, alternating processes, one
-    thread 45.5 -> 20.0 ms, two 24.7-27.4 -> 10.8-14.4."""
+    halvings as :func:`_search`'s, a probe past the last bin never taken
+    (benchmarks/probes/cpu_codes.py; results/probes-cpu.md, search.py)."""
     nb = e.size - 1
     n = v.size
     e0, en = e[0], e[nb]
@@ -106,9 +101,8 @@ def _search_keys(v, e, tab, out, at):
 def _split_keys(v, e, tab, split, out):
     """SEARCH from the bucket of each value's key where a bucket holds at most one edge
     (:attr:`BinRule.key_splits`): the bucket's first bin plus one compare against its edge,
-    one loop, both loads from the bucket's index and neither waiting on the other. 256
-    log-spaced edges, the codes alone, one core (benchmarks/probes/cpu_codes.py): the H200 host's Xeon
-    float64 3.14 -> 2.22 ns a value, float32 4.42 -> 2.40; the AMD EPYC VM 1.39 -> 1.34."""
+    one loop, both loads from the bucket's index and neither waiting on the other
+    (benchmarks/probes/cpu_codes.py: its results head probes-cpu.md)."""
     nb = e.size - 1
     e0, en = e[0], e[nb]
     k0, shift = np.uint64(tab[0]), np.uint64(tab[1])

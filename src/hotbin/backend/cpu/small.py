@@ -3,10 +3,9 @@
 What: counts, float64 and int64 sums (1-D, 2-D, by category), bincount
 and prefix sums of inputs up to :data:`SMALL` elements, computed by NumPy calls.
 
-Why: a new process's first small histogram would otherwise import numba (0.4 s with
-its imports) and load compiled kernels from the cache (0.5 s), against a budget of
-0.4 s for the whole first call. Below SMALL elements NumPy costs at most
-a millisecond more than the kernels.
+Why: a new process's first small histogram would otherwise import numba and load compiled
+kernels from the cache, each more than the whole first call's budget; below SMALL elements
+NumPy costs little more than the kernels (results/probes-cpu.md, small.py; benchmarks/start_cpu.py).
 
 How it stays bitwise equal to the kernels: bins by the kernels' comparisons (values
 widened to :attr:`BinRule.kernel_cmp`'s dtype, compared against those edges, the

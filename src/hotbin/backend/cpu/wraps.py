@@ -16,8 +16,7 @@ __all__ = ["COUNT_PARTIAL", "WRAP", "FOLD_BLOCK", "wrap_slots", "add_one", "add_
 #: counts go into uint8 partials: a 1024^2 grid is 1 MB a thread, which L2 holds (uint32: 4 MB,
 #: in the L3 the VM shares). A counter that wraps past 255 records its cell in ``wraps`` (+256
 #: each at the fold: :func:`unwrap`); a wrap is one add in 256 at most, a branch that is almost
-#: never taken. 20M float32 points at 1024^2 on 2 cores, 0 / 50 / 90 % in one cell: 20.5 / 21.2 /
-#: 18.4 -> 17.7 / 17.8 / 15.5 ms (the raw adds, 1M counters, one core: 1.22 -> 0.96 ns a point)
+#: never taken (results/probes-cpu.md, wraps.py)
 COUNT_PARTIAL = np.dtype(np.uint8)
 #: the counts one wrap of a COUNT_PARTIAL counter stands for
 WRAP = 256
@@ -66,10 +65,8 @@ FOLD_BLOCK = 4096
 def fold(out, lo, hi, total):
     """total[lo:hi] = the sum of the partials out[:, lo:hi] (2-D, uint8), FOLD_BLOCK counters
     at a time: the rows added into a uint32 block in L1 (a vector loop), which is stored only
-    when not all 0 (pieces of the grid no point reached stay the OS's zero pages). On the H200
-    host's Xeon, 16 partials of a 1024^2 grid, 20M points with 0 / 50 / 90 % in one cell: NumPy's
-    adds of each row into int64 pieces of 2**18 took 4.9-5.1 ms of 14.4 / 13.6 / 12.5; this,
-    1.7-2.1 ms of 10.9 / 10.6 / 8.4 (benchmarks/probes/cpu_call_parts.py)."""
+    when not all 0 (pieces of the grid no point reached stay the OS's zero pages): a fraction
+    of the time of NumPy's adds of each row into int64 (benchmarks/probes/cpu_call_parts.py)."""
     parts = out.shape[0]
     acc = np.empty(FOLD_BLOCK, np.uint32)
     for a in range(lo, hi, FOLD_BLOCK):
