@@ -373,15 +373,26 @@ def explore(args):
     say("|---|---|---|---|---|")
     say(f"| {repeat} | {ms(took):.1f} | {p95:.1f} | {1e3 * took[-1]:.1f} | {statistics.median(server):.1f} |")
     say()
-    pass_ms = []
-    f = data.linked.filters({"fare": (5.0, 13.0), "dist": (1.0, 6.0)})
-    for k in range(5):
-        f = data.linked.filters({"fare": (5.0 + k, 13.0 + k), "dist": (1.0, 6.0)})
-        t = time.perf_counter()
+    split = []  # in process, a new brush each time: the pass, the map's rows, aggregate, shade, encode
+    home = View(*data.home, WIDTH, HEIGHT)
+    for k in range(7):
+        f = data.linked.filters({"fare": (5.0 + 0.1 * k, 13.0 + 0.1 * k), "dist": (1.0, 6.0)})
+        t = [time.perf_counter()]
         data.linked.cf.histograms(f, panels)
-        pass_ms.append(time.perf_counter() - t)
-    say(f"In process: one crossfilter pass (masks, the map's rows and 4 histograms of {n:,} rows): "
-        f"median {ms(pass_ms):.1f} ms.")
+        t.append(time.perf_counter())
+        data.linked.map_arrays(f, (data.x, data.y, None, None))
+        t.append(time.perf_counter())
+        hm = data.heatmap(home, f)
+        t.append(time.perf_counter())
+        rgba = hm.shade(how=args.how)
+        t.append(time.perf_counter())
+        png_bytes(rgba[::-1])
+        t.append(time.perf_counter())
+        split.append(np.diff(t))
+    med = 1e3 * np.median(split, axis=0)
+    say("In process, a new brush (median of 7), ms: crossfilter pass (masks, the map's rows marked, 4 "
+        f"histograms) {med[0]:.1f}; the map's rows compacted {med[1]:.1f}; heatmap of them "
+        f"{med[2]:.1f}; shade {med[3]:.1f}; PNG {med[4]:.1f}.")
     say()
     say("Check: the speed and fare histograms of every tenth step equal numpy.histogram of the rows "
         "passing the other brushes: " + ("FAILED: " + "; ".join(failures) if failures else "ok") + ".")

@@ -27,8 +27,10 @@ MAX_BINS = 10_000
 KEEP = 4
 #: bit 0 of a row's state: it passes every brush but the box (the map shows it); bit 1: every one
 MAP, ALL = 1, 2
-#: a prebinned row in no bin (NaN, outside the range)
+#: panels of this many bins or more are not prebinned (a prebinned row in no bin holds ``bins``)
 NOBIN = 65535
+#: rows a chunk's loop handles at a time: their masks first, then each panel's bins
+BLOCK = 2048
 #: rows are split in this many chunks for the parallel loops
 CHUNKS = 64
 
@@ -176,7 +178,7 @@ class Crossfilter:
         args, bits = self._brushes(filters)
         own = [bits.get(p.column, 0) for p in panels]
         edges = [p.edges for p in panels]
-        start = np.cumsum([0] + [p.bins for p in panels])
+        start = np.cumsum([0] + [p.bins + 1 for p in panels])  # each panel's bins, then a slot for no bin
         estart = np.cumsum([0] + [p.bins + 1 for p in panels])
         state = np.empty(self.n, np.uint8)
         pre = np.array([self._pre.get(p, -1) for p in panels], np.int64)
@@ -185,7 +187,7 @@ class Crossfilter:
                      self._bins, pre,
                      np.concatenate(edges + [np.zeros(0)]),
                      np.array([p.bins / (p.edges[-1] - p.edges[0]) for p in panels], np.float64), state)
-        counts = {p: flat[start[k]:start[k + 1]] for k, p in enumerate(panels)}
+        counts = {p: flat[start[k]:start[k + 1] - 1] for k, p in enumerate(panels)}
         entry = (state, counts)
         with self._lock:
             self._kept[filters.key] = entry
@@ -227,35 +229,49 @@ class Crossfilter:
 def _pass(cols, bcol, blo, bhi, bbit, codes, keep, cat_bit, box_bit, pcol, pown, pstart, estart,
           bins, pre, edges, pscale, state):
     """Each row's brush mask, its state bits, and its bin in every panel whose other brushes it
-    passes; per-chunk partial counts, summed. NaN fails every brush and lands in no bin."""
+    passes; per-chunk partial counts, summed. NaN fails every brush and lands in no bin.
+
+    One pass over the rows: a chunk takes them a block at a time (the masks of the block, then
+    each panel's bins of it), so the inner loops are simple enough to vectorize and the block's
+    data is read once. A row in no bin of a panel counts in the panel's last slot (dropped)."""
     n = cols.shape[1]
     chunks = CHUNKS if n > 1 << 16 else 1
     size = (n + chunks - 1) // chunks
     total = pstart[pstart.size - 1]
     part = np.zeros((chunks, max(total, 1)), np.int64)
     for c in prange(chunks):
-        for r in range(c * size, min(n, (c + 1) * size)):
-            m = 0
+        h = part[c]
+        m = np.empty(BLOCK, np.int64)
+        stop = min(n, (c + 1) * size)
+        for r0 in range(c * size, stop, BLOCK):
+            w = min(BLOCK, stop - r0)
+            m[:w] = 0
             for b in range(bcol.size):
-                v = cols[bcol[b], r]
-                if not (v >= blo[b] and v < bhi[b]):
-                    m |= bbit[b]
+                a, lo, hi, bit = cols[bcol[b], r0:r0 + w], blo[b], bhi[b], bbit[b]
+                for t in range(w):
+                    v = a[t]
+                    m[t] |= bit * (1 - ((v >= lo) & (v < hi)))
             if cat_bit != 0:
-                k = codes[r]
-                if k < 0 or k >= keep.size or keep[k] == 0:
-                    m |= cat_bit
-            state[r] = (1 if (m & ~box_bit) == 0 else 0) | (2 if m == 0 else 0)
+                for t in range(w):
+                    k = codes[r0 + t]
+                    if k < 0 or k >= keep.size or keep[k] == 0:
+                        m[t] |= cat_bit
+            out = state[r0:r0 + w]
+            for t in range(w):
+                mt = m[t]
+                out[t] = ((mt & ~box_bit) == 0) + 2 * (mt == 0)
             for p in range(pcol.size):
-                if (m & ~pown[p]) != 0:
-                    continue
-                if pre[p] >= 0:
-                    i = bins[pre[p], r]
-                    if i != NOBIN:
-                        part[c, pstart[p] + i] += 1
-                    continue
-                i = _bin_of(cols[pcol[p], r], edges, estart[p], pstart[p + 1] - pstart[p], pscale[p])
-                if i >= 0:
-                    part[c, pstart[p] + i] += 1
+                other, base, nb = ~pown[p], pstart[p], pstart[p + 1] - pstart[p] - 1
+                if pre[p] >= 0:  # without branches: a row failing another brush counts in no bin
+                    bq = bins[pre[p], r0:r0 + w]
+                    for t in range(w):
+                        i = np.int64(bq[t])
+                        h[base + i + (nb - i) * np.int64((m[t] & other) != 0)] += 1
+                else:
+                    for t in range(w):
+                        i = _bin_of(cols[pcol[p], r0 + t], edges, estart[p], nb, pscale[p])
+                        i = nb if i < 0 else i
+                        h[base + i + (nb - i) * np.int64((m[t] & other) != 0)] += 1
     out = np.zeros(total, np.int64)
     for c in range(chunks):
         for t in range(total):
@@ -285,7 +301,7 @@ def _bin_rows(a, edges, scale, out):
     nb = edges.size - 1
     for r in prange(a.size):
         i = _bin_of(a[r], edges, 0, nb, scale)
-        out[r] = NOBIN if i < 0 else i
+        out[r] = nb if i < 0 else i
 
 
 @njit(cache=True)
