@@ -16,7 +16,8 @@ and the quantile's are every value of the block, so their results are exact and 
 same bits under any point order, thread count, chunking and backend
 (:mod:`hotbin.core.order`); first and last take the least / largest global point
 index, so they follow the input's order across Dask chunks. Exact order statistics
-need every value: memory grows with the points (16 bytes a value for a partial).
+need every value: memory grows with the points (a partial holds 8 bytes a float32 or
+narrower value, 16 otherwise; an in-memory Heatmap keeps it for ``+``).
 """
 from __future__ import annotations
 
