@@ -115,21 +115,20 @@ class Crossfilter:
     def subset(self, filters: Filters, arrays):
         """``arrays`` (NumPy, one per row) cut to the rows the map shows, in order (compacted
         on every core); None when every row is shown. The latest subset is kept."""
-        keep = self.map_rows(filters)
-        if keep is None:
+        if not filters.map_key[0] and filters.map_key[1] is None:
             return None
         key = (filters.map_key, tuple(id(a) for a in arrays))
         if self._subset[0] == key:
             return self._subset[1]
-        state = keep.view(np.uint8)
-        starts = _chunk_starts(state)
+        state = self._map_state(filters)
+        starts = _chunk_starts(state, MAP)
         out = []
         for a in arrays:
             if a is None:
                 out.append(None)
                 continue
             dst = np.empty(starts[-1], a.dtype)
-            _scatter(state, starts, a, dst)
+            _scatter(state, MAP, starts, a, dst)
             out.append(dst)
         self._subset = (key, out)
         return out
@@ -154,13 +153,18 @@ class Crossfilter:
     def map_rows(self, filters: Filters, extra=()) -> np.ndarray | None:
         """Per row, True when it passes every brush but the box (the rows the map shows); None
         when there is no such brush. ``extra``: panels to count in the same pass if one is run."""
+        state = self._map_state(filters, extra)
+        return None if state is None else (state & MAP).view(bool)
+
+    def _map_state(self, filters: Filters, extra=()):
+        """A state of every row under ``filters``' brushes but the box (kept, or a new pass)."""
         if not filters.map_key[0] and filters.map_key[1] is None:
             return None
         with self._lock:
             for key, (state, _) in reversed(self._kept.items()):
                 if key[:2] == filters.map_key:
-                    return (state & MAP).view(bool)
-        return (self._run(filters, list(extra))[0] & MAP).view(bool)
+                    return state
+        return self._run(filters, list(extra))[0]
 
     def passing(self, filters: Filters) -> np.ndarray:
         """Row numbers (int64, in order) passing every brush and the box."""
@@ -304,28 +308,28 @@ def _bin_rows(a, edges, scale, out):
         out[r] = nb if i < 0 else i
 
 
-@njit(cache=True)
-def _chunk_starts(state):
-    """Where each chunk's kept rows (state != 0) start in the compacted arrays; the last
-    entry is how many are kept."""
+@njit(parallel=True, cache=True)
+def _chunk_starts(state, bit):
+    """Where each chunk's rows with ``bit`` set start in the compacted arrays; the last entry
+    is how many there are."""
     n = state.size
     size = (n + CHUNKS - 1) // CHUNKS
     counts = np.zeros(CHUNKS + 1, np.int64)
-    for c in range(CHUNKS):
+    for c in prange(CHUNKS):
         t = 0
         for r in range(c * size, min(n, (c + 1) * size)):
-            t += state[r] != 0
-        counts[c + 1] = counts[c] + t
-    return counts
+            t += (state[r] & bit) != 0
+        counts[c + 1] = t
+    return np.cumsum(counts)
 
 
 @njit(parallel=True, cache=True)
-def _scatter(state, starts, src, dst):
+def _scatter(state, bit, starts, src, dst):
     n = state.size
     size = (n + CHUNKS - 1) // CHUNKS
     for c in prange(CHUNKS):
         k = starts[c]
         for r in range(c * size, min(n, (c + 1) * size)):
-            if state[r] != 0:
+            if (state[r] & bit) != 0:
                 dst[k] = src[r]
                 k += 1
