@@ -8,9 +8,7 @@ from .runtime import cupy, device_info, kernel, launch
 __all__ = ["batch", "luma_histogram", "ci_name_expressions"]
 
 #: threads per block (luma.cu's template argument), blocks per SM, fewest pixels per block.
-#: Measured (gpu_spatial run 1, results/gpu-spatial-h200.md): 4156-4382 GB/s on
-#: 2^29 RGBA8 pixels, uniform, narrow and dark, one image or a batch of 512: 95-100 % of the
-#: 4356 GB/s read floor.
+#: At the read floor (benchmarks/gpu_spatial.py's luma rows; results/gpu-h200.md, luma.py).
 LUMA_THREADS = 512
 LUMA_BLOCKS_PER_SM = 4
 LUMA_MIN_PIXELS = 1 << 16

@@ -1,10 +1,10 @@
 """The common count in one step: a whole device array under a rule, one zeroed result, one launch.
 
 ``hotbin.histogram(x, bins, range)`` on a CuPy array is the call whose host time the device
-waits through (at 1 GiB of float32 the kernel lasts ~250 µs, and the host's work
-before the launch delays it). :func:`hist1d.count` and :func:`hist1d.histogram_lut` derive
-the same things from the rule, the dtype, the device and the tuning on every call, under the
-staging and device layers (:mod:`.stage`); here they are derived once into a :class:`_Quick`
+waits through (the kernel is short even at 1 GiB, and the host's work before the launch
+delays it; benchmarks/probes/gpu_host_call.py). :func:`hist1d.count` and
+:func:`hist1d.histogram_lut` derive the same things from the rule, the dtype, the device and
+the tuning on every call, under the staging and device layers (:mod:`.stage`); here they are derived once into a :class:`_Quick`
 (the kernel, its arguments, the grid's bounds, the value table of 8-bit values) and a call is
 a lookup, a zeroed result and the launch. 16-bit integers whose bins are a shift of the value
 take hist_shift the same way. The next call's result is zeroed right after each launch, while
@@ -52,7 +52,7 @@ _QUICK: dict = {}
 QUICK_MAX = 64
 
 #: zero the next call's result after each launch (one call of a large array waits for
-#: the host's work before its launch; ``cupy.zeros`` was 3.5-5 µs of it on the H200's host)
+#: the host's work before its launch, ``cupy.zeros`` a part of it; results/gpu-h200.md, quick.py)
 SPARE = True
 
 

@@ -23,9 +23,8 @@ SCAN_BLOCK = 256
 #: sizes its tiles for LANE_THREADS / 32 warps, passed as a template argument
 LANE_THREADS = 128
 #: 16-byte vectors of each lane block per stage of the lane kernels' shared tiles (scan.cu
-#: LaneTile: a half-warp loads one block's 256 contiguous bytes per access). scan_block_sweep.py
-#: --tiles, H200, 2^28 float32 (2026-12-02): 128 threads x 16 vectors lane_sums / lane_scan
-#: 0.269 / 0.574 ms, x 8 vectors 0.324 / 0.680 ms, 64 threads x 16 0.273 / 0.586 ms
+#: LaneTile: a half-warp loads one block's 256 contiguous bytes per access). Chosen by
+#: benchmarks/probes/scan_block_sweep.py --tiles (results/gpu-h200.md, scan.py)
 LANE_VECS = 16
 #: most blocks of one lane launch (one thread per lane block: larger inputs stride)
 LANE_GRID = 1 << 16
@@ -33,8 +32,8 @@ LANE_GRID = 1 << 16
 CHAIN_WARPS = 4
 #: one lane (a flat scan, a host slab): chain its offsets in the first block of the scan
 #: kernel (lane_scan_chained) while the others start scanning, rather than in a launch of
-#: its own between the two passes. scan_block_sweep.py --api, H200, 2^28 (2026-12-02):
-#: float32 1.201 vs 1.785 ms, float64 2.056 vs 2.657 ms (benchmarks/results/scan-h200.md)
+#: its own between the two passes: faster for float32 and float64
+#: (benchmarks/probes/scan_block_sweep.py --api; results/scan-h200.md)
 CHAIN_IN_SCAN = True
 
 

@@ -136,7 +136,7 @@ def _exprs(tx: str, ty: str, a: str) -> dict[str, tuple]:
     sequence that needs them: "private", "direct", and the tiled strategy with each scatter
     ("warp", "block", "block-prefetch"; the scatter first). Each sequence's kernels are
     compiled together, and only those (each unrolled point loop adds to NVRTC's time: nvcc
-    takes 0.3-0.4 s for one scatter_warps)."""
+    takes a good part of a second for one scatter_warps; results/gpu-h200.md, spatial.py)."""
     finish = ("fold_words", "finish_values")
     tiled = (f"sample_tiles<{tx}, {ty}, {POINT_THREADS}>", f"plan_tiles<{PLAN_THREADS}>",
              f"fill_offsets<{PLAN_THREADS}>", f"accumulate_tiles<{a}, {ACC_THREADS}>") + finish

@@ -35,8 +35,8 @@ import numpy as np
 from .runtime import cupy as _cupy
 from .tuning import current
 
-#: most input bytes staged on the device at once (one slab). 1 GiB keeps a slab's
-#: transfer ~50 ms against ~10 us of launches and merging per slab.
+#: most input bytes staged on the device at once (one slab): large enough that a slab's
+#: transfer dwarfs its launches and merging (results/gpu-h200.md, stage.py).
 STAGE_BYTES = 1 << 30
 #: the smallest slab tried after out-of-memory errors before giving up
 MIN_STAGE_BYTES = 1 << 20
@@ -46,18 +46,15 @@ MIN_STAGE_BYTES = 1 << 20
 #: a host array larger than a slab is counted), filled by PIN_THREADS host threads in pieces
 #: of at least PIN_MIN_CHUNK; an array is cut into chunks of at most a buffer, no more than
 #: PIN_BUFFERS of them when it is small, so copies overlap from the first megabytes.
-#: benchmarks/probes/gpu_host_tune.py (results/gpu-host-h200.md, H200 with 16 vCPUs),
-#: 1 GiB float32 histogram from the host: 8 threads, 4 x 32 MiB, pieces >= 1 MiB: 22.4 ms;
-#: 12 threads: 22.5; 16 threads: 29.8; one 32 MiB piece per thread (8 x 32 MiB): 37.7;
-#: 4 x 64 MiB: 32.5; 16 x 16 MiB, 16 threads: 29.9. Pinned copy alone (the floor): 19.4 ms.
+#: benchmarks/probes/gpu_host_tune.py chose them, nearest the pinned copy's floor (numbers:
+#: results/gpu-h200.md, stage.py).
 PIN_BUFFERS = 4
 PIN_BYTES = 32 << 20
 PIN_THREADS = min(8, os.cpu_count() or 1)
 PIN_MIN_CHUNK = 1 << 20
 #: host arrays from this size go through the pinned buffers, smaller ones in one
-#: cupy.asarray: gpu_host.py run 1, 256-bin histogram from the host, ms through the buffers
-#: / cupy.asarray: 4 MiB 0.65-0.74 / 0.64, 16 MiB 1.67-1.94 / 1.56, 64 MiB 2.80-2.91 / 10.0
-#: (32 MiB not measured)
+#: cupy.asarray, which was as fast up to 16 MiB and far slower at 64 (benchmarks/gpu_host.py;
+#: results/gpu-h200.md, stage.py)
 PIN_MIN_BYTES = 32 << 20
 #: byte offsets of the arrays of one region in a buffer (and on the device): 16-byte loads
 PIN_ALIGN = 256

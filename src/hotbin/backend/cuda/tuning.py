@@ -39,8 +39,8 @@ class Regions:
     slack: float = 0.02
     sigmas: float = 6.0
     pad: int = 4096
-    #: a strided gather: 2^20 of 2^28 points reads ~64 MB of sectors instead of run 1's
-    #: counting pass over 2 GiB
+    #: a strided gather: a few sectors of the input read instead of run 1's counting pass over
+    #: all of it
     sample: int = 1 << 20
 
 
@@ -68,81 +68,47 @@ class Table:
 
 _H200 = Table(
     count=(
-        # <= 256 slots: 32 lane-indexed copies, bank-conflict free on every input.
-        # gpu_suite run 3 (2026-11-30, H200; results/gpu-h200.md), G1 u8 2^31
-        # uniform/narrow/constant GB/s: lanes unroll 4: 3410/3424/3454; unroll 2: 3201/3211/3242;
-        # one copy: 2151/2941/3618; 8 copies: 2198/3049/3602. G2 f32 2^28: unroll 4:
-        # 2787/2744/2824; unroll 2: 2642/2636/2691.
-        # Kept after the one-pass 1-D kernel (results/gpu-h200.md,
-        # device.sh suite run 2, one call from idle, GB/s): G2 f32 uniform/narrow/constant
-        # unroll 4 3925/3916/3917, unroll 2 3952/3913/3838, unroll 8 3892/3928/3869,
-        # 1024x2 3792/3931/3881, 256x8 3564/3718/3662; G1 u8 unroll 4 3633/3658/3808,
-        # unroll 2 4131/3847/3662, unroll 8 3798/3886/3769, 1024x2 3864/3851/3911: within the
-        # host's noise (queued, the device's own time, unroll 4 ran at the read floor: u8
-        # 4315/4299/4336, f32 4342/4334/4325 vs 4340). Nsight Compute, same run: f32 uniform
-        # 248 us, 90 % of DRAM, 32 registers, 4 blocks of 512 resident (run 1, before the
-        # register bound: 46 registers, 2 blocks, 311 us).
+        # <= 256 slots: 32 lane-indexed copies, bank-conflict free on every input; unroll 4
+        # runs at the read floor (benchmarks/gpu_suite.py G1, G2 --sweep; numbers:
+        # results/gpu-h200.md)
         Policy("lanes", block=512, blocks_per_sm=4, unroll=4),
-        # fits one block: private copies, up to `copies` of them (G3 "rule" rows: the u16
-        # rule path through this layout ran 582-1343 GB/s, below the value windows below).
+        # fits one block: private copies, up to `copies` of them (for u16 the value windows
+        # below beat this layout: gpu_suite.py G3)
         Policy("copies", block=512, blocks_per_sm=4, unroll=2, copies=8),
         # up to MAX_WINDOWS blocks' worth: blocks share input parts, one window of slots
-        # each. G3 u16 2^28, 65536 values: 2 windows unroll 4: 1293/1377/1401;
-        # unroll 2: 1173/1282/1293; 4 windows: 800/816/893. A cluster of 2 or 4 blocks
-        # sharing counters through distributed shared memory ran 65-316 GB/s (run 1),
-        # global atomics 3-169 GB/s.
+        # each (gpu_suite.py G3: ahead of more windows, of clusters sharing counters through
+        # distributed shared memory and of global atomics)
         Policy("windows", block=1024, blocks_per_sm=2, unroll=4, windows=0),
         # beyond: 64-bit global atomics straight into the result.
         Policy("global", block=512, blocks_per_sm=4, unroll=2),
     ),
-    # gpu_batched.py --sweep (2026-11-30, H200; results/gpu-h200.md), u8 rows
-    # 65536 x 4 KiB, uniform / dark GB/s: copies x2 128 threads 974 / 1057; copies x1 256:
-    # 885 / 916; lanes 512 (the table): 491 / 499. At 64 KiB rows the table's lanes were as
-    # good (1239 / 1302). Small blocks, few copies: zeroing and flushing cost little.
+    # benchmarks/probes/gpu_batched.py --sweep: short rows run best in small blocks with few
+    # copies (zeroing and flushing cost little); long rows take the table's lanes
     short_row=Policy("copies", block=128, blocks_per_sm=16, unroll=2, copies=2),
     # 32-bit counters, 8 copies (of 4096 slots: 128 KiB), one block of 1024 per SM; slots whose
-    # 32-bit copy does not fit (65536) take 16-bit counters. device.sh suite run 1
-    # (results/gpu-h200.md), G3 u16 2^28, 4096 bins, one call GB/s,
-    # uniform / narrow / constant: shift32 copies 8: 3556 / 3094 / 3090; copies 4: 3438 / 3129 /
-    # 3100; 16-bit counters, copies 16 / 8 / 4 / 1: 2397 / 2424 / 2224 / 2309 uniform (ALU-pipe
-    # bound, 72-85 %: the wrap test) and 2195 / 2212 / 1539 / 462 constant (lanes on one word);
-    # the value-count windows before: 1550 / 1532 / 2052. Run 2 (8 equal values: one add),
-    # default 3453 / 3159 / 3710 (queued 3882 / 3955 / 4115); copies 4: 3315 / 3508 / 3780;
-    # unroll 2: 3337 / 3386 / 3489; unroll 8: 3441 / 3524 / 3637; 16-bit copies 8: 2630 / 2629 /
-    # 3319 (one call from idle: the rows differ by the host's noise, ~10 %).
+    # 32-bit copy does not fit (65536) take 16-bit counters, slower (their wrap test bounds the
+    # ALU pipe). benchmarks/device.sh suite, group G3 (numbers: results/gpu-h200.md)
     shift=Policy("shift32", block=1024, blocks_per_sm=1, unroll=4, copies=8),
     # Lane-interleaved copies, 16 (float64 sums of 256 bins: 33 KiB; fixed point: 49 KiB),
-    # 4 blocks of 512 per SM wanted, 3 resident (registers). device.sh suite run 1, W f32
-    # 2^28 uniform / narrow, float64 sums GB/s: copies 16 (the default) 3670 / 3151; 8: 2775 /
-    # 2407; 4: 2142 / 1802; 1: 1645 / 1103; 32 at 2 blocks: 3203 / 2926; 256 x 8: 2960 / 2579;
-    # global atomics: 49 / 29. Fixed point (then two 64-bit planes, 2 blocks resident): 16
-    # copies 2252 / 2060, 8 copies 1775 / 1551 (before: one copy, 1058 / 895). Run 2 (32-bit
-    # low words, 3 blocks resident), float64 / fixed point, uniform: 16 copies 3788 / 2588,
-    # 32: 3464 / 2388, 8: 2928 / 2155; narrow: 3316 / 2331, 32: 3303 / 2357.
+    # 4 blocks of 512 per SM wanted, 3 resident (registers): ahead of fewer copies, of 32 and
+    # of global atomics for float64 and fixed point. benchmarks/device.sh suite, group W
+    # (numbers: results/gpu-h200.md)
     sum_shared=Policy("copies", block=512, blocks_per_sm=4, copies=16),
     sum_global=Policy("global", block=512, blocks_per_sm=4),
-    # gpu_suite "scan/sweep", runs 2-3, float32 2^28 input GB/s, 2 / 4 / 8 / 16 vectors:
-    # 300 / 911 / 1421 / 1494; int32 -> int64: 707 / 866 / 997 / 1010
+    # gpu_suite "scan/sweep": more vectors a thread ran faster up to 16 (numbers: gpu-h200.md)
     scan_nvec=16,
     # 128 KiB of shared accumulators per block (u32 counts 2^15, float64/int64 sums 2^14,
     # fixed-point word pairs 2^13); fewer, larger tiles keep the scatter's runs long.
-    # Unswept (gpu_spatial run 1, results/gpu-spatial-h200.md, used 2^15 for
-    # counts: 74-85 G points/s on 0-100 % hot, vs 1.4-94.5 global atomics).
+    # Unswept (benchmarks/gpu_spatial.py run 1 used 2^15 for counts).
     # The values' 12 bytes a cell (sum or key, u32 count): 2^14 cells, 192 KiB, 64 tiles of
-    # 1024^2. Unswept: benchmarks/gpu_agg.py runs 2 and 3 (results/gpu-agg-h200.md),
-    # 2^28 float32 points, mean at 0/90/100 % hot, scatter_codes 2.96/2.79/3.90 ms with 2^13
-    # (16-byte cells) and 2.96/2.77/2.49 with 2^14 (with run 3's warp-wide runs for hot warps).
+    # 1024^2. Unswept: benchmarks/gpu_agg.py runs 2 and 3 compared 2^13 (16-byte cells) with
+    # 2^14 (numbers: results/gpu-h200.md).
     tile_shift={"count": 15, "f64": 14, "i64": 14, "fixed": 13, "mean": 14, "min": 14, "max": 14},
-    # the prefetching variant holds 108 vs 80 registers (2 vs 3 resident blocks).
-    # benchmarks/gpu_spatial.py, H200, 2026-11-30 (results/gpu-spatial-h200.md),
-    # 2^28 points into 1024^2, 0/50/90/100 % hot: 74.8/66.6/68.7/65.7 G points/s with it,
-    # 79.7/77.0/80.2/75.7 without.
+    # the prefetching variant holds 108 vs 80 registers (2 vs 3 resident blocks) and ran
+    # slower at every share of hot points (benchmarks/gpu_spatial.py; numbers: gpu-h200.md)
     scatter_prefetch=False,
-    # scatter_warps for grids of at most 32 tiles (the heatmap row of results/gpu-h200.md).
-    # benchmarks/device.sh heatmap run 3, H200, 2026-12-02 (results/gpu-spatial-h200.md),
-    # 2^28 float32 points into 1024^2, 0/50/90/100 % hot, the scatter kernel in ms: warp
-    # 2.16/2.13/1.83/1.08, block (scatter_codes) 2.23/2.23/2.21/1.98; the primitive, queued,
-    # G points/s: 103.6/105.2/118.6/179.5 with it.
+    # scatter_warps for grids of at most 32 tiles: faster than scatter_codes the more points
+    # are hot (benchmarks/device.sh heatmap; numbers: gpu-h200.md)
     scatter="warp",
 )
 
@@ -224,7 +190,7 @@ def forced(**choices):
 #: layout "lanes": 32 copies of at most this many 4-byte slots and of one spare slot for values in
 #: none (33 KiB of shared memory)
 LANES_MAX_SLOTS = 256
-#: layout "windows": most blocks sharing one part of the input (4 ran at 60 % of 2, G3)
+#: layout "windows": most blocks sharing one part of the input (4 ran slower than 2, G3)
 MAX_WINDOWS = 8
 #: rows of a batch up to this many values take the table's short_row policy
 SHORT_ROW = 1 << 14
@@ -358,22 +324,11 @@ def spatial_plan(n: int, ncell: int, acc: str, info: dict, tune: Tuning) -> str:
 #: Host (NumPy) inputs of at least this many bytes (all arrays of the call together) run on
 #: the cuda backend when ``backend=None``, ``$HOTBIN_BACKEND`` is unset and a device is
 #: usable (:func:`hotbin.backend.name_for`), for results whose bits are the same there.
-#: benchmarks/probes/gpu_offload.py, H200 host with 16 vCPUs (numba on 16 threads), 2026-12-01 runs
-#: 1 and 3 (results/gpu-h200.md), float32 in [0, 1), whole calls, wall
-#: ms cpu / cuda; the threshold is the smallest size from which cuda won by a clear margin
-#: at every larger size in both runs:
-#:
-#: * histogram (256 bins): from 96 MiB cuda ran 1.24-1.57x the cpu backend's speed (96 MiB
-#:   4.47 / 3.38 and 5.19 / 3.49 ms; 256 MiB 9.52 / 6.89 and 12.7 / 9.18). Below, the ratio
-#:   swings: 1.2-3.1x from 768 KiB to 12 MiB, but 0.77-0.98 at 16-24 MiB (arrays under
-#:   stage.PIN_MIN_BYTES go through a pageable cupy.asarray) and 1.06-1.27 at 32-64 MiB.
-#: * heatmap (512 x 512 and 1024 x 1024 cells): from 64 MiB cuda ran 1.71-2.23x (1024^2,
-#:   64 MiB 12.1 / 7.07 and 14.8 / 8.09 ms; 256 MiB 25.1 / 12.2 and 30.8 / 15.2). From
-#:   1 to 32 MiB it ran 1.3-3.0x as well, but at 48 MiB (two coordinate arrays of 24 MiB:
-#:   the pageable copy again) 0.93-0.95 in run 3 (1.76 in run 1), so 64 MiB. Grids under
-#:   :data:`OFFLOAD_CELLS` were not measured and take the histogram's threshold.
-#: * histogram2d (256 x 256 bins): cuda was never ahead by 1.25x (0.79-1.23 from 24 MiB,
-#:   run 3): not moved.
+#: The threshold is the smallest size from which cuda won by a clear margin at every larger
+#: size in both runs of benchmarks/probes/gpu_offload.py (numbers: gpu-h200.md). Below it the
+#: ratio swings: arrays under stage.PIN_MIN_BYTES go through a pageable cupy.asarray. Grids
+#: under :data:`OFFLOAD_CELLS` were not measured and take the histogram's threshold;
+#: histogram2d never won by a clear margin and stays on the cpu.
 OFFLOAD_BYTES = {"histogram": 96 << 20, "heatmap": 64 << 20}
 #: heatmaps of fewer cells than this (512 x 512, the smallest grid measured) use
 #: OFFLOAD_BYTES["histogram"]
