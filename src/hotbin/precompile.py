@@ -5,7 +5,7 @@ by the source file's content hash, the signature, the Python and numba versions 
 machine's CPU. Building the wheel (``setup.py``) runs this module over the built package, so
 the wheel carries the machine code of the calls in :func:`work`, and on the machine that
 built it (``pip install .``) a first call loads its kernels instead of compiling them
-(2-8 s each on a 2-core VM). Anywhere else — another CPU, another numba, a read-only
+(seconds each: benchmarks/start_cpu.py). Anywhere else — another CPU, another numba, a read-only
 install, ``NUMBA_CACHE_DIR`` set — the entries do not match or are not looked at, and the
 kernels compile on first use as they would without them: never a wrong kernel, at worst
 the old wait.

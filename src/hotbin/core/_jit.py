@@ -25,7 +25,7 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # hotbin
 @functools.lru_cache(maxsize=1)
 def package_stamp() -> bytes:
     """sha256 of every .py file of the package (names and contents), once per process."""
-    import hashlib  # here, not at import: 2-3 ms of a new process's first histogram
+    import hashlib  # here, not at import: a new process's first histogram would wait for it
     h = hashlib.sha256()
     for root, dirs, files in os.walk(_PACKAGE):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")

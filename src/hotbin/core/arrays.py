@@ -129,14 +129,14 @@ def as_float64(a):
     """``a`` as float64. A C-contiguous NumPy array is copied a piece at a time into fresh
     zeros, skipping pieces that are all 0: they stay the OS's untouched zero pages, so a
     sparse grid (9.4M cells by category, nearly all empty) costs its non-zero pieces, not
-    a write of every cell (64 MB: 16 ms). Other arrays: ``astype``."""
+    a write of every cell (results/probes-cpu.md, arrays.py). Other arrays: ``astype``."""
     if not isinstance(a, np.ndarray) or not a.flags.c_contiguous or a.size < 4 * FLOAT_PIECE:
         return a.astype(np.float64)
     out = np.zeros(a.shape, np.float64)
     src, dst = a.reshape(-1), out.reshape(-1)
     whole = src.size - src.size % FLOAT_PIECE
     pieces = src[:whole].reshape(-1, FLOAT_PIECE)
-    # integers: an OR of each piece (twice as fast as any(): 64 MB in 0.9 against 1.7 ms)
+    # integers: an OR of each piece (faster than any(): results/probes-cpu.md, arrays.py)
     used = np.bitwise_or.reduce(pieces, axis=1) != 0 if src.dtype.kind in "iu" else pieces.any(axis=1)
     for i in np.flatnonzero(used):
         dst[i * FLOAT_PIECE:(i + 1) * FLOAT_PIECE] = pieces[i]

@@ -324,8 +324,8 @@ def cell_rule(n: int, lo, hi, name: str, closed: bool = False) -> BinRule:
     are the rule's :attr:`~hotbin.core.binrule.BinRule.tail` (counted without them, then padded).
 
     The rules of recent cells are kept (:data:`CELL_RULES`; their arrays read-only): a
-    viewer or a loop asks for the same cells again, and a rule is ~130 µs of linspace and
-    checks that a GPU heatmap of 2^28 points (~3 ms) would otherwise wait for.
+    viewer or a loop asks for the same cells again, and a rule's linspace and checks are
+    host time a GPU heatmap would otherwise wait for (results/probes-cpu.md, binning.py).
     """
     n = positive_int(n, name)
     lo, hi = float(lo), float(hi)

@@ -30,7 +30,8 @@ MAX_CELLS = 1 << 31
 #: host bytes per cell a heatmap needs at its peak (partial and final grids; more with weights)
 _CELL_BYTES = 16
 #: grids needing more bytes than this are checked against the memory available now (reading
-#: it costs ~170 µs, a tenth of a small call); smaller ones fail, if ever, as NumPy fails
+#: it is dear against a small call: results/probes-cpu.md, ranges.py); smaller ones fail, if
+#: ever, as NumPy fails
 ASK_MEMORY = 256 << 20
 
 
@@ -53,7 +54,7 @@ def check_cells(width, height, weighted=False, layers=1) -> tuple[int, int]:
         raise ValueError(f"width, height: {width} x {height}{per} = {cells:,} cells is more than "
                          f"the {MAX_CELLS:,} a heatmap can have")
     need = cells * _CELL_BYTES * (2 if weighted else 1)
-    avail = _available_memory() if need > ASK_MEMORY else None  # ~170 µs: not for every grid
+    avail = _available_memory() if need > ASK_MEMORY else None  # dear: not for every grid
     if avail is not None and need > avail:
         raise ValueError(f"width, height: {width} x {height} cells need about "
                          f"{need / 2**30:.1f} GiB of memory, more than the {avail / 2**30:.1f} GiB "
@@ -183,7 +184,7 @@ def percentile_ranges(run_pass, naxes, q) -> list[tuple[float, float] | None]:
 
 def _ranks(m, q) -> tuple[int, int]:
     """Ranks of the ``q`` percentiles among ``m`` sorted values (lower / higher)."""
-    from fractions import Fraction  # here, not at import (1 ms)
+    from fractions import Fraction  # here, not at import (its import takes time)
     lo, hi = (Fraction(p) * (m - 1) / 100 for p in q)
     return math.floor(lo), math.ceil(hi)
 

@@ -18,11 +18,9 @@ __all__ = ["SCAN_BLOCK", "scan_layout", "scan_kind", "scan_zero", "block_offsets
 
 #: values per block of every scan's fixed association order (:func:`cumsum`), on every
 #: backend: float results depend on neither the thread count nor the device; lanes up
-#: to this long equal NumPy's sequential scan. A GPU adds each block in one thread:
-#: benchmarks/probes/scan_block_sweep.py, H200, 2^28 float32, hotbin.cumsum (2026-11-30, tiled
-#: lane kernels, offsets chained on the host then): 512 / 1024 / 2048 / 4096 -> 4.09 / 3.40 /
-#: 2.81 / 4.12 ms (kernels 1.62 / 2.01 / 2.04 / 3.68 ms; shorter blocks cost chaining, longer
-#: ones threads). Chained on the device since 2026-12-02 (1.20-1.31 ms at 2048, not re-swept)
+#: to this long equal NumPy's sequential scan. A GPU adds each block in one thread: shorter
+#: blocks cost chaining, longer ones threads (benchmarks/probes/scan_block_sweep.py; numbers:
+#: results/gpu-h200.md, scan_order.py)
 SCAN_BLOCK = 1 << 11
 
 
