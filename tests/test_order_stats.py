@@ -8,6 +8,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hotbin
 
@@ -227,3 +229,31 @@ def test_cuda_device_arrays_match_numpy(agg, q, dtype):
     same_bits(hm.values, want)
     assert np.array_equal(cp.asnumpy(hm.value_counts), counts)
     same_bits(hm.values, np.asarray(heat(x, y, w, agg, q, backend="cpu").values))
+
+
+def test_wgpu_hands_the_cells_to_the_cpu():
+    be = pytest.importorskip("hotbin.backend.wgpu")
+    from hotbin.core.binning import cell_rule
+
+    r = cell_rule(4, 0.0, 1.0, "width", False)
+    assert be.cells2d(np.zeros(3), np.zeros(3), r, r) is NotImplemented  # documented: the cpu bins them
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 300), st.sampled_from(["float32", "float64", "int16", "uint64"]),
+       st.one_of(st.none(), st.floats(0, 1), st.lists(st.floats(0, 1), min_size=1, max_size=3)),
+       st.integers(0, 2**32 - 1))
+def test_any_values_any_q_match_numpy(n, dtype, q, seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(-0.2, 1.2, n), rng.uniform(-0.2, 1.2, n)
+    pool = rng.normal(0, 10.0 ** rng.integers(-3, 30), 5) if dtype.startswith("float") else \
+        rng.integers(0, 2**15, 5)
+    w = rng.choice(pool, n).astype(dtype)  # few distinct values: ties everywhere
+    if dtype.startswith("float") and n:
+        w[rng.random(n) < 0.2] = np.nan
+    agg = "median" if q is None else "quantile"
+    with np.errstate(over="ignore"):
+        hm = heat(x, y, w, agg, q)
+        want, counts = oracle(x, y, w, agg, q)
+    same_bits(hm.values, want)
+    assert np.array_equal(hm.value_counts, counts)
