@@ -41,8 +41,9 @@ __all__ = ["Kernel", "each", "share", "PIECE", "MIN_PER_THREAD", "MAX_PARTIAL_BY
 # --- tuning (benchmarks/cpu_suite.py) ------------------------------------------
 #: below this many elements per thread, fewer threads; inputs under two threads' worth run
 #: on the calling thread alone. Handing a job to a pool thread and waiting for it costs
-#: about what a thread counts 100-200K values in; at 1 << 15 two threads ran slower than
-#: one well past that (benchmarks/probes/cpu_threads.py; results/probes-cpu.md, parallel.py)
+#: about what a thread counts a large block of values in; at 1 << 15 two threads ran slower
+#: than one well past that (benchmarks/probes/cpu_threads.py; results/probes-cpu.md,
+#: parallel.py)
 MIN_PER_THREAD = 1 << 18
 #: elements a piece of :func:`share`. A fixed half per thread waits on the slower half (a
 #: half's memory, or a core another process keeps busy); the 2-D counts measured no better in

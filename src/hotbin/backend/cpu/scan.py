@@ -44,8 +44,8 @@ def _row_sums(a, zero, block, sums, t, nt):
 def _row_scan(a, offsets, block, exclusive, out, t, nt):
     """Rows of ``a`` scanned block by block from ``offsets[o, b]`` (exclusive: shifted by one).
     Thread ``t`` takes the ``t``-th run of consecutive blocks: every other block to each of two
-    threads read and wrote memory slower than one thread did (results/probes-cpu.md, scan.py), in the same order in
-    each block, so the same bits.
+    threads read and wrote memory slower than one thread did (results/probes-cpu.md, scan.py),
+    in the same order in each block, so the same bits.
 
     ``out`` may be ``a`` itself only when not ``exclusive`` (a block writes past its end)."""
     m = a.shape[1]
