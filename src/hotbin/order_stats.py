@@ -86,7 +86,7 @@ def aggregate_order(ex, cells, rules, arrays, w, by, shape, agg, q=None):
             c, kept, ww = valid(be, d)
             return _first_last(c, ww, int(np.asarray(to_host(d[k + 1]))[0]), ncell, agg == "first"), \
                 tally(kept, d)
-        plan = Plan(block, ((red, (3, ncell)), (COUNT, (2,))))
+        plan = Plan(block, ((red, (ncell,)), (COUNT, (2,))))  # partials: red.lead + (ncell,)
         part, tal = ex.compute(*ex.run(plan, *ins, w, ex.starts(ins[0])))
         values, nv, partial = part[0], part[2], None
         values = values.reshape(grid)
