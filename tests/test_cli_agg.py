@@ -85,7 +85,7 @@ def test_weight_and_agg_agree_or_are_refused(trips, tmp_path):
     _, path = trips
     out = tmp_path / "w.npy"
     for args, word in [(["--agg", "mean"], "needs a value column: --agg mean:COL"),
-                       (["--agg", "median:fare"], "expected one of count"),
+                       (["--agg", "mode:fare"], "expected one of count"),
                        (["--weight", "fare", "--agg", "sum:lat"], "different value columns"),
                        (["--by", "fare"], "fractional numbers")]:
         data = path

@@ -79,13 +79,13 @@ def test_a_closed_pipe_exits_quietly():
 
 
 def test_notebook_reprs(rng, tmp_path):
-    """Jupyter shows a Heatmap as its picture and a Histogram as an HTML summary (issue #15 item 7)."""
+    """Jupyter shows a Heatmap as its picture (opaque: on black under inferno) and a Histogram as an HTML summary."""
     from hotbin.render import png
 
     x = rng.normal(size=2000)
     hm = hotbin.heatmap(x, x[::-1], width=9, height=7)
     (tmp_path / "h.png").write_bytes(hm._repr_png_())
-    np.testing.assert_array_equal(png.read(tmp_path / "h.png"), hm.shade()[::-1])
+    np.testing.assert_array_equal(png.read(tmp_path / "h.png"), hm.shade(background="black")[::-1])
     h = hotbin.hist(x, 5, (-1, 1), xlabel="v<1>")
     page = h._repr_html_()
     inside = int(((x >= -1) & (x <= 1)).sum())

@@ -6,9 +6,7 @@ drawn, see :meth:`Heatmap.to_png`). Cells are ``linspace(lo, hi, n + 1)`` along
 each axis. A given range is half-open, ``[lo, hi)``, so heatmaps of adjacent
 ranges tile without double counting; a range taken from the data is closed,
 ``[min, max]``, with NumPy's edges, so every cell equals ``numpy.histogram2d``'s.
-The cells come from :func:`hotbin.core.binning.cell_rule` over the ranges of
-:mod:`hotbin.core.ranges`; the counting is the backend's ``histogram2d`` primitive.
-This module owns no kernel.
+Cells: :func:`hotbin.core.binning.cell_rule`; counting: the backend's ``histogram2d``.
 """
 from __future__ import annotations
 
@@ -18,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from .io import frames
-from .render import png
+from .render.legend import encode_heatmap
+from .render.notebook import heatmap_html, heatmap_png
 from .core import validate
 from .core.arrays import as_float64
 from .aggregate import aggregate, check_agg, merge_heatmaps
@@ -136,9 +135,9 @@ class Heatmap:
                 f"x_range={interval(self.x_range, self.x_closed)}, "
                 f"y_range={interval(self.y_range, self.y_closed)}, dropped={self.dropped})")
 
-    def _repr_png_(self) -> bytes:
-        """The shaded heatmap, north up, as PNG bytes: Jupyter shows a Heatmap as its picture."""
-        return png.encode(self.shade()[::-1])
+    #: Jupyter: the picture north up, opaque on a background that suits the colormap, and
+    #: the picture beside a summary (cells, ranges, agg, n, dropped, skipped)
+    _repr_png_, _repr_html_ = heatmap_png, heatmap_html
 
     def __add__(self, other: Heatmap) -> Heatmap:
         """Merge two partial heatmaps of the same cells and agg (e.g. two chunks of one data set).
@@ -198,12 +197,12 @@ class Heatmap:
             return self.counts, (None if self.points is self.counts else self.points)
         return self.values, (None if self.agg == "any" else self.value_counts)
 
-    def to_png(self, path, **shade_kwargs) -> None:
-        """Write the shaded heatmap as a PNG, north up: the picture's bottom row is ``y_range[0]``.
-
-        ``shade_kwargs`` are those of :meth:`shade`.
-        """
-        png.write(path, self.shade(**shade_kwargs)[::-1])
+    def to_png(self, path, legend=False, **shade_kwargs) -> None:
+        """Write the shaded heatmap as a PNG, north up (the bottom row is ``y_range[0]``); with
+        categories their names and colours in a ``legend`` text chunk, and drawn beside the
+        picture with ``legend=True`` (Pillow). ``shade_kwargs`` are those of :meth:`shade`."""
+        with open(path, "wb") as f:
+            f.write(encode_heatmap(self, legend=legend, **shade_kwargs))
 
     def plot(self, ax=None, **kwargs):
         """Draw on a matplotlib ``ax`` with the data's extent and a colorbar (or a legend of

@@ -51,7 +51,7 @@ class Local(Executor):
         self.name = be.NAME
 
     def array(self, a, name="a"):
-        return adapt(self.be, a)
+        return adapt(self.be, a, name)
 
     def align(self, other, x, message):
         """``other`` checked to have ``x``'s shape (``message``: the ValueError's)."""

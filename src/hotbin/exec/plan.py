@@ -92,6 +92,9 @@ class Executor(Protocol):
     def each(self, fn, x):
         """``fn`` on every block of ``x`` (same shape and dtype)."""
 
+    def starts(self, x):
+        """The index of each block's first element in ``x``, one element per block (first / last)."""
+
     def whole(self, fn, *arrays, shape, dtype):
         """``fn(be, *arrays)`` on the arrays whole (one task on Dask): a result of ``shape``, ``dtype``."""
 
