@@ -560,8 +560,8 @@
       window.addEventListener("resize", () => S.panels.forEach((p) => p.draw()));
       changed(false);
     } else if (info.categories) changed(false);
-    if (!S.explore && info.categories)
-      $("help").textContent += " · click a category in the legend: show or hide it";
+    if (info.categories) $("help").textContent += " · click a category in the legend: show or hide it";
+    $("help").title = $("help").textContent;  // the whole text, where the strip cuts it
   }
 
   // ---- start ----------------------------------------------------------------------------
