@@ -133,6 +133,32 @@ def test_map_stats_and_cells_count_the_rows_passing_every_brush(client, table, b
     assert client.get(f"/cell.json?{q}&i={i}&j={j}").json()["count"] == hm.counts[j, i]
 
 
+def test_crossfilter_over_many_chunks_equals_numpy():
+    """Past 65,536 rows the pass and the compaction split the rows in chunks (on every core)."""
+    from hotbin.serve.crossfilter import Crossfilter, Filters, Panel
+
+    rng = np.random.default_rng(5)
+    n = 150_001
+    a, b = np.round(rng.normal(0, 2, n), 2), rng.gamma(2, 2, n)
+    x, y, codes = rng.normal(0, 1, n), rng.normal(0, 1, n), rng.integers(-1, 3, n)
+    a[::1000] = np.nan
+    cf = Crossfilter({"a": a, "b": b}, (x, y), codes, LABELS, "kind")
+    pre = [Panel("a", 30, -4.0, 4.0), Panel("b", 50, 0.0, 20.0)]
+    cf.prebin(pre)
+    f = Filters((("a", -1.0, 1.5), ("b", 1.0, 6.0)), (0, 2), (-1.0, 1.2, -0.8, 1.0))
+    box = (x >= -1) & (x < 1.2) & (y >= -0.8) & (y < 1.0)
+    ina, inb, inc = (a >= -1) & (a < 1.5), (b >= 1) & (b < 6), np.isin(codes, [0, 2])
+    panels = pre + [Panel("a", 7, -0.5, 0.5)]  # the last one binned in the pass
+    got = cf.histograms(f, panels)
+    for p, g, ok in zip(panels, got, (box & inb & inc, box & ina & inc, box & inb & inc)):
+        col = a if p.column == "a" else b
+        np.testing.assert_array_equal(g, np.histogram(col[ok], p.bins, (p.lo, p.hi))[0])
+    np.testing.assert_array_equal(cf.passing(f), np.flatnonzero(box & ina & inb & inc))
+    cut = cf.subset(f, [x, y, codes.astype(np.int32)])
+    for c, full in zip(cut, (x, y, codes)):
+        np.testing.assert_array_equal(c, full[ina & inb & inc])  # the map ignores the box
+
+
 def test_rows_json_counts_and_lists_the_input_rows_in_order(client, table, data):
     df, kind = table
     brushes, box, cats = CASES[4]

@@ -121,14 +121,14 @@ class Crossfilter:
         if self._subset[0] == key:
             return self._subset[1]
         state = self._map_state(filters)
-        starts = _chunk_starts(state, MAP)
+        starts, ends = _chunk_starts(state, MAP)
         out = []
         for a in arrays:
             if a is None:
                 out.append(None)
                 continue
             dst = np.empty(starts[-1], a.dtype)
-            _scatter(state, MAP, starts, a, dst)
+            _scatter(state, MAP, starts, ends, a, dst)
             out.append(dst)
         self._subset = (key, out)
         return out
@@ -310,26 +310,31 @@ def _bin_rows(a, edges, scale, out):
 
 @njit(parallel=True, cache=True)
 def _chunk_starts(state, bit):
-    """Where each chunk's rows with ``bit`` set start in the compacted arrays; the last entry
-    is how many there are."""
+    """Where each chunk's rows with ``bit`` set start in the compacted arrays (the last entry:
+    how many there are), and the row after each chunk's last such row."""
     n = state.size
     size = (n + CHUNKS - 1) // CHUNKS
     counts = np.zeros(CHUNKS + 1, np.int64)
+    ends = np.zeros(CHUNKS, np.int64)
     for c in prange(CHUNKS):
-        t = 0
+        t, end = 0, c * size
         for r in range(c * size, min(n, (c + 1) * size)):
-            t += (state[r] & bit) != 0
-        counts[c + 1] = t
-    return np.cumsum(counts)
+            f = (state[r] & bit) != 0
+            t += f
+            end = r + 1 if f else end
+        counts[c + 1], ends[c] = t, end
+    return np.cumsum(counts), ends
 
 
 @njit(parallel=True, cache=True)
-def _scatter(state, bit, starts, src, dst):
+def _scatter(state, bit, starts, ends, src, dst):
+    """Without branches: every row up to the chunk's last kept one is written where the next
+    kept row goes (a row not kept is overwritten by it), so the writes stay in the chunk's
+    own part of ``dst``."""
     n = state.size
     size = (n + CHUNKS - 1) // CHUNKS
     for c in prange(CHUNKS):
         k = starts[c]
-        for r in range(c * size, min(n, (c + 1) * size)):
-            if (state[r] & bit) != 0:
-                dst[k] = src[r]
-                k += 1
+        for r in range(c * size, ends[c]):
+            dst[k] = src[r]
+            k += (state[r] & bit) != 0
