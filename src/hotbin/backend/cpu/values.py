@@ -63,8 +63,8 @@ def read_only_twin(size, dtype, name=None):
     """``(buffer, a read-only view of it)``: kernels write the buffer and read the view, so that
     the loops that read values see the one array type of the read-only inputs (numba types
     writable and read-only arrays apart and compiles each loop for both: the first values
-    heatmaps compiled longer; results/probes-cpu.md, values.py). ``name``: the thread's kept :func:`scratch` buffer of
-    that name."""
+    heatmaps compiled longer; results/probes-cpu.md, values.py). ``name``: the thread's kept
+    :func:`scratch` buffer of that name."""
     buf = np.empty(size, dtype) if name is None else scratch(name, size, dtype)
     view = buf.view()
     view.flags.writeable = False
