@@ -6,8 +6,8 @@ delays it; benchmarks/probes/gpu_host_call.py). :func:`hist1d.count` and
 :func:`hist1d.histogram_lut` derive the same things from the rule, the dtype, the device and
 the tuning on every call, under the staging and device layers (:mod:`.stage`); here they are
 derived once into a :class:`_Quick` (the kernel, its arguments, the grid's bounds, the value
-table of 8-bit values) and a call is a lookup, a zeroed result and the launch. 16-bit integers whose bins are a shift of the value
-take hist_shift the same way. The next call's result is zeroed right after each launch, while
+table of 8-bit values) and a call is a lookup, a zeroed result and the launch. 16-bit
+integers whose bins are a shift of the value take hist_shift the same way. The next call's result is zeroed right after each launch, while
 the kernel runs (:data:`SPARE`), so the host's work before a launch is the lookup and the
 launch itself. Anything else (weights, host data, another layout, dtypes the kernels read
 converted, 16-bit values whose fold is a second kernel, an array on a device that is not the
