@@ -31,6 +31,9 @@ MAP, ALL = 1, 2
 NOBIN = 65535
 #: rows a chunk's loop handles at a time: their masks first, then each panel's bins
 BLOCK = 2048
+#: slots after a panel's bins where rows in none of them count, in turn (one slot would make
+#: every such row wait for the previous one's increment)
+TRASH = 8
 #: rows are split in this many chunks for the parallel loops
 CHUNKS = 64
 
@@ -182,7 +185,7 @@ class Crossfilter:
         args, bits = self._brushes(filters)
         own = [bits.get(p.column, 0) for p in panels]
         edges = [p.edges for p in panels]
-        start = np.cumsum([0] + [p.bins + 1 for p in panels])  # each panel's bins, then a slot for no bin
+        start = np.cumsum([0] + [p.bins + TRASH for p in panels])  # each panel's bins, then slots for none
         estart = np.cumsum([0] + [p.bins + 1 for p in panels])
         state = np.empty(self.n, np.uint8)
         pre = np.array([self._pre.get(p, -1) for p in panels], np.int64)
@@ -191,7 +194,7 @@ class Crossfilter:
                      self._bins, pre,
                      np.concatenate(edges + [np.zeros(0)]),
                      np.array([p.bins / (p.edges[-1] - p.edges[0]) for p in panels], np.float64), state)
-        counts = {p: flat[start[k]:start[k + 1] - 1] for k, p in enumerate(panels)}
+        counts = {p: flat[start[k]:start[k] + p.bins] for k, p in enumerate(panels)}
         entry = (state, counts)
         with self._lock:
             self._kept[filters.key] = entry
@@ -265,17 +268,17 @@ def _pass(cols, bcol, blo, bhi, bbit, codes, keep, cat_bit, box_bit, pcol, pown,
                 mt = m[t]
                 out[t] = ((mt & ~box_bit) == 0) + 2 * (mt == 0)
             for p in range(pcol.size):
-                other, base, nb = ~pown[p], pstart[p], pstart[p + 1] - pstart[p] - 1
+                other, base, nb = ~pown[p], pstart[p], pstart[p + 1] - pstart[p] - TRASH
                 if pre[p] >= 0:  # without branches: a row failing another brush counts in no bin
                     bq = bins[pre[p], r0:r0 + w]
                     for t in range(w):
                         i = np.int64(bq[t])
-                        h[base + i + (nb - i) * np.int64((m[t] & other) != 0)] += 1
+                        h[base + i + (nb + (t & 7) - i) * np.int64((m[t] & other) != 0)] += 1
                 else:
                     for t in range(w):
                         i = _bin_of(cols[pcol[p], r0 + t], edges, estart[p], nb, pscale[p])
                         i = nb if i < 0 else i
-                        h[base + i + (nb - i) * np.int64((m[t] & other) != 0)] += 1
+                        h[base + i + (nb + (t & 7) - i) * np.int64((m[t] & other) != 0)] += 1
     out = np.zeros(total, np.int64)
     for c in range(chunks):
         for t in range(total):
