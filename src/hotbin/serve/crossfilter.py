@@ -115,6 +115,14 @@ class Crossfilter:
         self._pre, self._bins = {p: k for k, p in enumerate(panels)}, out
         self._defaults = panels
 
+    def map_count(self, filters: Filters) -> int:
+        """How many rows the map shows under ``filters``."""
+        key, cut = self._subset
+        if key is not None and key[0] == filters.map_key:
+            return len(cut[0])
+        state = self._map_state(filters)
+        return self.n if state is None else int(np.count_nonzero(state & MAP))
+
     def subset(self, filters: Filters, arrays):
         """``arrays`` (NumPy, one per row) cut to the rows the map shows, in order (compacted
         on every core); None when every row is shown. The latest subset is kept."""

@@ -183,8 +183,7 @@ class Dataset:
                 v = shaded[occupied & xp(shaded).isfinite(shaded)]
                 if v.size:
                     lo, hi = _scalar(v.min()), _scalar(v.max())
-        keep = None if filters is None else self.linked.map_rows(filters)
-        rows = self.n if keep is None else int(np.count_nonzero(keep))
+        rows = self.n if filters is None else self.linked.map_count(filters)
         return {"n": self.n, "in_view": rows - int(hm.dropped), "max": _scalar(counts.max()),
                 "lo": lo, "hi": hi}
 

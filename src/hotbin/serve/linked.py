@@ -154,6 +154,12 @@ class Linked:
             return None
         return self.cf.map_rows(filters, self.panels())
 
+    def map_count(self, filters: Filters) -> int:
+        """How many rows the map shows (all of them without a brush)."""
+        if filters is None or not filters.ranges and filters.cats is None:
+            return self.data.n
+        return self.cf.map_count(filters)
+
     def map_arrays(self, filters: Filters, arrays):
         """``arrays`` cut to the rows the map shows (None: all of them): host arrays compacted
         in parallel, device arrays by a mask."""
