@@ -18,7 +18,7 @@ import operator
 import numpy as np
 
 from .arrays import to_host
-from .binrule import MAX_SLACK, BinRule, first_true, int_at_least, exact_counts
+from .binrule import MAX_SLACK, BinRule, first_true, int_at_least
 
 __all__ = ["BinRule", "MAX_SLACK", "exact_counts", "histogram_rule", "plain_rule", "histogram2d_rules",
            "histogramdd_rules", "index_rule", "cell_rule", "check_data", "positive_int"]
@@ -34,6 +34,24 @@ def check_data(a: np.ndarray, name: str = "a") -> np.ndarray:
         raise TypeError(f"{name}: cannot histogram data of dtype {a.dtype}; "
                         "expected bool, integer or real floating-point values")
     return a
+
+
+def exact_counts(rule: BinRule, out, run):
+    """``out`` (bins on the last axis) with the bins fixed that the kernels' float64
+    range test gets wrong under ``rule``: ``run(sub)`` counts under the integer rule of
+    :attr:`BinRule.exact_bins` (one more pass over the data, only for such rules).
+
+    Linear in the data, so partial counts of pieces (threads, Dask blocks) fixed this
+    way add up to the fixed count of the whole.
+    """
+    fix = rule.exact_bins
+    if fix is None:
+        return out
+    pairs, sub = fix
+    part = None if sub is None else run(sub)
+    for b, k in pairs:
+        out[..., b] = 0 if k is None else part[..., k]
+    return out
 
 
 def _positive_int_bins(bins) -> int | None:
@@ -65,7 +83,7 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
         # NumPy's estimators need the data itself (and the weights check).
         edges = np.histogram_bin_edges(to_host(a), bins, range, weights=to_host(weights))
         return _rule(edges, edges.dtype, True)
-    n = _positive_int_bins(bins)
+    n = bins if type(bins) is int and bins >= 1 else _positive_int_bins(bins)
     if n is None:
         edges = np.asarray(bins)
         if edges.ndim != 1:
@@ -78,7 +96,7 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
         return _rule(edges, np.result_type(dt, edges.dtype), False)
     if range is None and a.size:
         lo, hi = minmax(a)
-        if not (np.isfinite(lo) and np.isfinite(hi)):
+        if not (math.isfinite(lo) and math.isfinite(hi)):  # NumPy scalars of a real dtype
             raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
         range = (lo, hi)
     elif range is not None:
@@ -219,10 +237,7 @@ def _rule(edges: np.ndarray, cmp_dtype, uniform: bool) -> BinRule:
     if cmp_dtype == np.bool_:
         cmp_dtype = np.dtype(np.uint8)
     cmp = edges.astype(cmp_dtype, copy=False)
-    if uniform and edges.size > 2:
-        # A string rule may give non-linspace edges; only linspace edges get a multiply guess.
-        uniform = bool(np.all(cmp[1:] >= cmp[:-1]))
-    return BinRule(edges=edges, cmp=cmp, uniform=uniform)
+    return BinRule(edges=edges, cmp=cmp, uniform=uniform)  # checked when read (BinRule.uniform)
 
 
 def histogramdd_rules(sample, bins=10, range=None, minmax=None) -> list[BinRule]:

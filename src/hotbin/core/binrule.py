@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BinRule", "MAX_SLACK", "exact_counts", "first_true", "int_at_least", "sort_keys"]
+__all__ = ["BinRule", "MAX_SLACK", "first_true", "int_at_least", "sort_keys"]
 
 # Comparison dtypes that kernels implement. Narrower types are widened exactly.
 _KERNEL_CMP = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64)}
@@ -46,13 +46,32 @@ def sort_keys(bits: np.ndarray) -> np.ndarray:
     return bits ^ ((bits >> (8 * bits.itemsize - 1)) & np.iinfo(bits.dtype).max)
 
 
+class _Checked:
+    """:attr:`BinRule.uniform`, a dataclass field checked on its first read, not when the rule
+    is made: the check passes over every edge, and a small call's rule (searched,
+    :mod:`hotbin.backend.cpu.small`) is made for one call and never asks."""
+
+    def __get__(self, rule, owner=None):
+        if rule is None:
+            raise AttributeError("uniform")  # the field has no default
+        d = rule.__dict__
+        if d["_uniform"] is None:  # given True, not yet checked
+            d["_uniform"] = rule._guessable()
+        return d["_uniform"]
+
+    def __set__(self, rule, value):
+        rule.__dict__["_uniform"] = None if value else False
+
+
 @dataclass(frozen=True)
 class BinRule:
     """A 1-D bin rule: the edges returned to the user and how values are compared."""
 
     edges: np.ndarray  #: edges exactly as NumPy returns them
     cmp: np.ndarray  #: the same edges in the comparison dtype (what kernels compare against)
-    uniform: bool  #: edges came from ``linspace`` and a multiply guess lands within MAX_SLACK bins
+    #: edges came from ``linspace``, do not decrease and a multiply guess lands within
+    #: MAX_SLACK bins: given as the first, checked for the rest on the first read (:class:`_Checked`)
+    uniform: bool = _Checked()
     #: ``(first, last)``, NumPy scalars of the data's dtype, or None: for int64/uint64
     #: data binned over a range with integer ends, NumPy keeps only the values
     #: ``first <= v <= last`` compared exactly (``first > last``: none), then bins
@@ -70,13 +89,17 @@ class BinRule:
     #: cannot express. Kernels count under :attr:`counted` and the bins are padded after it
     tail: int = 0
 
-    def __post_init__(self):
-        # No rule may cost O(bins) per value: a guess that overflows (scale 0) or
-        # lands far from its bin (float32 edges collapsing under many bins) would be
-        # corrected one bin at a time, so such rules are searched (O(log bins)).
-        if self.uniform and not (self.scale > 0 and self.slack <= MAX_SLACK):
-            object.__setattr__(self, "uniform", False)
-            self.__dict__.pop("slack", None)
+    def _guessable(self) -> bool:
+        """Whether a multiply guess serves these edges. No rule may cost O(bins) per value: a
+        guess that overflows (scale 0) or lands far from its bin (float32 edges collapsing
+        under many bins) would be corrected one bin at a time, so such rules are searched."""
+        c = self.cmp
+        if c.size > 2 and not np.all(c[1:] >= c[:-1]):  # a string rule's edges need not be linspace's
+            return False
+        slack = self._slack_from(self.lo) if self.scale > 0 else np.inf
+        if slack <= MAX_SLACK:
+            self.__dict__["slack"] = slack  # what :attr:`slack` caches
+        return slack <= MAX_SLACK
 
     @property
     def nbins(self) -> int:
@@ -125,9 +148,7 @@ class BinRule:
         loaded. Only values whose fraction is within ``slack`` of an integer are
         compared against the edges. ``inf`` for non-uniform rules.
         """
-        if not self.uniform:
-            return np.inf
-        return self._slack_from(self.lo)
+        return self.__dict__["slack"] if self.uniform else np.inf  # cached by the check
 
     def _slack_from(self, lo: float) -> float:
         """:attr:`slack` of the guess ``(float64(v) - lo) * scale``."""
@@ -349,24 +370,6 @@ class BinRule:
             out &= (v >= self.exact[0]) & (v <= self.exact[1])
         i[~out] = -1
         return i
-
-
-def exact_counts(rule: BinRule, out, run):
-    """``out`` (bins on the last axis) with the bins fixed that the kernels' float64
-    range test gets wrong under ``rule``: ``run(sub)`` counts under the integer rule of
-    :attr:`BinRule.exact_bins` (one more pass over the data, only for such rules).
-
-    Linear in the data, so partial counts of pieces (threads, Dask blocks) fixed this
-    way add up to the fixed count of the whole.
-    """
-    fix = rule.exact_bins
-    if fix is None:
-        return out
-    pairs, sub = fix
-    part = None if sub is None else run(sub)
-    for b, k in pairs:
-        out[..., b] = 0 if k is None else part[..., k]
-    return out
 
 
 def first_true(lo: int, hi: int, pred) -> int:
