@@ -1,5 +1,5 @@
-"""The front door's seams: reductions as data, one plan run by both executors, the
-registry's fallback, and imports that run one way (issue #14)."""
+"""The front door's seams: reductions as data, one Op run by both executors, the
+registry's fallback, and imports that run one way."""
 import ast
 import pathlib
 
@@ -9,7 +9,7 @@ import pytest
 import hotbin
 from hotbin import backend as registry
 from hotbin.core import reductions
-from hotbin.exec.plan import Plan
+from hotbin.exec.ops import Op
 from hotbin.core.binning import histogram_rule
 from hotbin.exec.local import Local, executor
 
@@ -26,22 +26,21 @@ MEAN = reductions.Reduction("mean", "f64", np.dtype(np.float64), lead=(2,), fini
                             out=np.dtype(np.float64))
 
 
-def _mean_plan(rule):
-    """The block computes the partial with accumulators every backend has (f64 and count)."""
-    def block(be, x, v):
-        s = be.histogram(x, rule, v, reductions.SUM_F64)
-        c = be.histogram(x, rule)
-        xp = np if isinstance(s, np.ndarray) else __import__("cupy")
-        return (xp.stack([xp.asarray(s), xp.asarray(c, dtype=np.float64)]),)
-    return Plan(block, ((MEAN, (rule.nbins,)),))
+def _sum_and_count(be, op, data, w, red):
+    """An Op kernel: the partial from accumulators every backend has (f64 and count)."""
+    s = be.histogram(data[0], op.rules[0], w, reductions.SUM_F64)
+    c = be.histogram(data[0], op.rules[0])
+    xp = np if isinstance(s, np.ndarray) else __import__("cupy")
+    return xp.stack([xp.asarray(s), xp.asarray(c, dtype=np.float64)]), None
 
 
 def _mean(ex, x, v, rule):
-    (m,) = ex.compute(*ex.run(_mean_plan(rule), x, v))
+    op = Op(_sum_and_count, (rule,), (rule.nbins,), MEAN, weighted=True)
+    (m,) = ex.compute(*ex.run(op, x, v))
     return np.asarray(m)
 
 
-def test_a_new_reduction_is_a_plan_of_existing_ones(rng):
+def test_a_new_reduction_is_an_op_of_existing_ones(rng):
     x = rng.normal(size=10_000)
     v = rng.uniform(0, 10, size=x.size)
     rule = histogram_rule(x, 20, (-3, 3))
@@ -164,10 +163,11 @@ def test_backends_import_no_front_door_and_no_other_backend():
 
 
 def test_core_modules_import_no_backend():
-    """core/ imports only core/; the plan and its Executor protocol import no backend."""
+    """core/ imports only core/; the ops and the Executor protocol import no backend."""
     graph = _imports()
     core = [m for m in graph if m.startswith("hotbin.core.")]
     assert "hotbin.core.binning" in core and "hotbin.core.reductions" in core
     for m in core:
         assert all(d.split(".")[:2] == ["hotbin", "core"] for d in graph[m]), (m, graph[m])
-    assert not any(d.startswith("hotbin.backend") for d in graph["hotbin.exec.plan"])
+    for m in ("hotbin.exec.ops", "hotbin.exec.executor"):
+        assert not any(d.startswith("hotbin.backend") for d in graph[m]), m

@@ -7,7 +7,7 @@ import pytest
 
 from hotbin import backend as registry
 from hotbin.core.binning import histogram_rule
-from hotbin.exec.plan import Executor
+from hotbin.exec.executor import Executor
 from hotbin.exec.local import Local
 
 #: Executor methods with a default in the protocol (an implementation may inherit them)
@@ -81,7 +81,11 @@ def test_the_loaded_backend_is_one_and_counts_as_numpy():
 
 
 def test_plain_counts_run_through_the_executor():
-    """plan.weighted's counts without weights are a Plan run by ``ex.run`` like every other sum."""
+    """weighted's counts without weights are an Op run by ``ex.run`` like every other sum, and
+    the Op is data: it pickles (a Dask graph carries no closure)."""
+    import pickle
+
+    from hotbin.exec import ops
     from hotbin.exec.local import weighted
 
     ran = []
@@ -93,7 +97,8 @@ def test_plain_counts_run_through_the_executor():
 
     x = np.random.default_rng(1).random(1000)
     rule = histogram_rule(x, 16, (0, 1))
-    (h,) = weighted(Recording(registry.load("cpu")), lambda be, d, ww, red: be.histogram(d[0], rule, ww, red),
-                    [x], None, (16,), False)
-    assert len(ran) == 1
+    (h,) = weighted(Recording(registry.load("cpu")), ops.Op(ops.histogram, (rule,), (16,)), [x], None, False)
+    assert len(ran) == 1 and isinstance(ran[0], ops.Op)
+    back = pickle.loads(pickle.dumps(ran[0]))
+    assert back.kernel is ops.histogram and back.shape == (16,) and back.rules[0].nbins == 16
     np.testing.assert_array_equal(h, np.histogram(x, 16, (0, 1))[0])

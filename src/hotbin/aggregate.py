@@ -47,7 +47,8 @@ import numpy as np
 
 from .core import fixedpoint
 from .core.arrays import as_float64, to_host, xp
-from .exec.plan import Plan
+from .exec import ops
+from .exec.ops import Op
 from .exec.local import weighted
 from .core.reductions import COUNT, MAX, MEAN, MIN, centered, fixed, words
 from .order_stats import ORDER_AGGS, aggregate_order, check_q, merge_order
@@ -83,40 +84,30 @@ class Cells:
     order: Any = None  #: median / quantile in memory: ``(Reduction, partial)`` (what merges them)
 
 
-def aggregate(ex, hist, arrays, w, by, shape, agg, deterministic, cells=None, q=None) -> Cells:
-    """Run ``agg`` over the cells ``shape``.
-
-    ``hist(be, blocks, weights, red)`` is one block's ``histogram2d`` (``(partial,
-    kept)``, the blocks being ``arrays``, then the category codes when ``by`` is
-    ``(codes, ncat)``); ``w``: the weights (or None); ``cells``: ``(cells(be, blocks), rules)``,
-    each point's cell and the rules, for the order statistics (with ``q``, :mod:`hotbin.order_stats`).
-    """
-    if agg in ORDER_AGGS:
-        fields, partial = aggregate_order(ex, *cells, arrays, w, by, shape, agg, q)
-        return Cells(*fields, order=partial)
+def aggregate(ex, rules, arrays, w, by, shape, agg, deterministic, q=None) -> Cells:
+    """Run ``agg`` over the cells ``shape`` (rows, columns) under ``rules`` (one per axis of
+    ``arrays``: the rows' coordinates, then the columns'); ``w``: the weights (or None); ``by``:
+    ``(codes, ncat)`` or None; ``q``: the quantiles (:mod:`hotbin.order_stats`)."""
     ncat = None if by is None else by[1]
     grid = tuple(shape) if by is None else (ncat + 1,) + tuple(shape)
     ins = list(arrays) + ([] if by is None else [by[0]])
-
-    def counted(be, blocks, ww, red):  # the partial and [kept, n]
-        part, kept = hist(be, blocks, ww, red)
-        return part, np.array([int(kept), int(blocks[0].shape[0])], np.int64)
+    # one block: the backend's 2-D histogram of the points by category, and the tally
+    op = Op(ops.histogram2d, tuple(rules), grid, by=ncat, tally=True)
+    if agg in ORDER_AGGS:
+        fields, partial = aggregate_order(ex, op, ins, w, shape, agg, q)
+        return Cells(*fields, order=partial)
 
     def run(red, with_weights, weights=None):  # one pass: (partial, [kept, n]), computed
-        outputs = ((red, grid), (COUNT, (2,)))
         if with_weights:
-            return ex.compute(*ex.run(Plan(lambda be, *d: counted(be, d[:-1], d[-1], red), outputs),
-                                      *ins, w if weights is None else weights))
-        return ex.compute(*ex.run(Plan(lambda be, *d: counted(be, d, None, red), outputs), *ins))
+            return ex.compute(*ex.run(op._replace(red=red, weighted=True), *ins, w if weights is None else weights))
+        return ex.compute(*ex.run(op._replace(red=red), *ins))
 
     if agg in ("count", "any"):
         if w is None or agg == "any":
             counts, tal = run(COUNT, False)
             sums = None
         else:  # the weighted count: sums under the one weighted runner, the points beside them
-            sums, counts, tal = ex.compute(*weighted(
-                ex, lambda be, d, ww, red: hist(be, d, ww, red)[0], ins, w, grid, deterministic,
-                extra=(((COUNT, grid), (COUNT, (2,))), lambda be, d: counted(be, d, None, COUNT))))
+            sums, counts, tal = ex.compute(*weighted(ex, op._replace(points=True), ins, w, deterministic))
             sums = sums.astype(np.float64)
         pts, per_cat = _categories(counts, by)
         if agg == "count" and sums is None and by is None:

@@ -25,7 +25,7 @@ from .exec.batch import check_axis, slices
 from .core.binning import check_data, histogram2d_rules, histogram_rule, histogramdd_rules
 from .exec.grid import columns, grid
 from .core.numpy_compat import no_edges, numpy_only, numpy_result
-from .exec.plan import Plan
+from .exec import ops
 from .exec.local import executor, portable, weighted
 from .core.reductions import COUNT, SUM_F64
 
@@ -103,8 +103,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     (rule,) = ex.rules(lambda s, mm: [histogram_rule(s[0], bins, range, minmax=mm,
                                                      weights=None if ex.lazy else w)], [x])
     if axis is None:
-        (hist,) = weighted(ex, lambda be, d, ww, red: be.histogram(d[0], rule, ww, red), [x], w,
-                           (rule.nbins,), deterministic)
+        (hist,) = weighted(ex, ops.Op(ops.histogram, (rule,), (rule.nbins,)), [x], w, deterministic)
     else:
         hist = slices(ex, x, rule, axis)
     hist = ex.restore(hist, a)
@@ -283,9 +282,8 @@ def bincount(x, weights=None, minlength=0, *, backend=None):
         length = max(length, int(hi) + 1)
     if xa.size == 0:
         w = None  # NumPy: int64 zeros, with or without weights
-    red = COUNT if w is None else SUM_F64
-    plan = Plan(lambda be, v, *ww: (be.bincount(v, length, *ww),), ((red, (length,)),))
-    (out,) = ex.run(plan, xa, *([] if w is None else [w]))
+    op = ops.Op(ops.bincount, (), (length,), COUNT if w is None else SUM_F64, weighted=w is not None)
+    (out,) = ex.run(op, xa, *([] if w is None else [w]))
     return ex.restore(out, x)
 
 

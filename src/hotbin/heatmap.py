@@ -379,17 +379,9 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     xr, yr, xc, yc, width, height, rx, ry = cells_over(
         ex, xa, ya, x_range, y_range, closed, clip, width, height, weighted=w is not None,
         layers=1 if labels is None else len(labels) + 1)
-    nby = None if labels is None else len(labels)
-
-    def hist(be, d, ww, red):  # one block: d = (x, y[, codes])
-        return be.histogram2d(d[1], d[0], ry, rx, ww, red,
-                              **({} if nby is None else {"by": (d[2], nby)}))
-
-    def cells_of(be, d):  # one block's cell of each point: row * width + column
-        return be.cells2d(d[1], d[0], ry, rx)
-
-    cells = aggregate(ex, hist, [xa, ya], w, None if nby is None else (codes, nby),
-                      (height, width), agg, deterministic, (cells_of, (ry, rx)), q)
+    by = None if labels is None else (codes, len(labels))
+    # rows are y, columns x: cell row * width + column
+    cells = aggregate(ex, (ry, rx), [ya, xa], w, by, (height, width), agg, deterministic, q)
     counts = ex.restore(cells.counts, x_in)
     values = None if cells.values is None else ex.restore(cells.values, x_in)
     points = counts if cells.points is cells.counts else ex.restore(cells.points, x_in)

@@ -32,7 +32,7 @@ import numpy as np
 from .core import fixedpoint, validate
 from .core.arrays import to_host
 from .core.binning import BinRule, histogram2d_rules, histogram_rule
-from .exec.plan import Plan
+from .exec import ops
 from .exec.local import executor
 from .core.reductions import for_weights, words
 
@@ -129,16 +129,9 @@ class Source:
         """Sums (words with a scale ``s``) of the weights ``ww`` under the per-axis rules
         ``rs`` (lazy on Dask)."""
         red = for_weights(ww, s) if s is None else words(s)
-        n = len(self.arrays)
-
-        def block(be, *b):
-            w = b[n] if ww is not None else None
-            if n == 1:
-                return (be.histogram(b[0], rs[0], w, red),)
-            return (be.histogram2d(b[0], b[1], rs[0], rs[1], w, red)[0],)
-
-        shape = tuple(r.nbins for r in rs)
-        return self.ex.run(Plan(block, ((red, shape),)), *self.arrays, *([] if ww is None else [ww]))[0]
+        kernel = ops.histogram if len(self.arrays) == 1 else ops.histogram2d
+        op = ops.Op(kernel, tuple(rs), tuple(r.nbins for r in rs), red, weighted=ww is not None)
+        return self.ex.run(op, *self.arrays, *([] if ww is None else [ww]))[0]
 
     def finish(self, *results):
         """NumPy arrays of the results (computed together on Dask)."""

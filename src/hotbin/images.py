@@ -26,10 +26,9 @@ import numpy as np
 
 from . import luma
 from .core.arrays import dask_array
-from .exec.plan import Plan
+from .exec.ops import Op
 from .luma import FLOAT_TOP
 from .exec.local import executor
-from .core.reductions import COUNT
 from .core.binning import positive_int
 from .io.pillow import is_pillow, pillow_pixels
 
@@ -92,23 +91,35 @@ def luminance_histogram(image, bins=256, *, backend=None):
     """
     nb = positive_int(bins, "bins")
     ex, img = luma.load(image, backend)
-    h = per_image(ex, img, lambda be, im: luma.fold(luma.level_counts(be, im), nb, im.levels), (nb,))
+    h = per_image(ex, img, _luma_bins, (nb,), nb)
     return ex.restore(h if img.batch else h[0], image)
 
 
-def per_image(ex, img: luma.Image, block, shape):
-    """``(N,) + shape`` int64: ``block(be, Image)``'s counts of each image, through the
-    executor. In memory one call; on Dask a plan per chunk of images (:class:`Plan`), the
-    counts of an image's blocks of pixels summed (exact), lazily."""
+def _luma_bins(be, im, nb):
+    """The luma histogram of each image of ``im`` in ``nb`` bins."""
+    return luma.fold(luma.level_counts(be, im), nb, im.levels)
+
+
+def per_image(ex, img: luma.Image, count, shape, *args):
+    """``(N,) + shape`` int64: ``count(be, Image, *args)``'s counts of each image (a module-level
+    function), through the executor. In memory one call; on Dask an :class:`Op` per chunk of
+    images, the counts of an image's blocks of pixels summed (exact), lazily."""
     if not ex.lazy:
-        return block(ex.be, img)
-    depth, rows, start = img.depth, [], 0
+        return count(ex.be, img, *args)
+    rows, start = [], 0
     for n in img.data.chunks[0]:
-        plan = Plan(lambda be, c: (block(be, luma.Image(c, True, depth)),), ((COUNT, (n,) + shape),))
-        rows.append(ex.run(plan, img.data[start:start + n])[0])
+        op = Op(image_counts, shape=(n,) + shape, params=(count, img.depth, args))
+        rows.append(ex.run(op, img.data[start:start + n])[0])
         start += n
     da = dask_array()
     return da.concatenate(rows) if rows else da.zeros((0,) + shape, np.int64)
+
+
+def image_counts(be, op, data, w, red):
+    """An :class:`Op` kernel: ``count(be, Image, *args)`` of a chunk of images (``op.params``:
+    ``(count, depth, args)``)."""
+    count, depth, args = op.params
+    return count(be, luma.Image(data[0], True, depth), *args), None
 
 
 def channel_histograms(image, bins=256, *, backend=None):
@@ -121,18 +132,20 @@ def channel_histograms(image, bins=256, *, backend=None):
     nb = positive_int(bins, "bins")
     ex, img = luma.load(image, backend)
 
-    def block(be, im):
-        x = im.data
-        counts = np.zeros((x.shape[0], im.channels, im.levels), np.int64, like=x)
-        for i in range(x.shape[0]):
-            for rows in luma.row_blocks(x[i]):
-                q = luma.quantize(x[i, rows])
-                for k in range(im.channels):
-                    counts[i, k] += luma.count_levels(be, q[..., k], im.levels)
-        return luma.fold(counts, nb, im.levels)
-
-    h = per_image(ex, img, block, (img.channels, nb))
+    h = per_image(ex, img, _channel_bins, (img.channels, nb), nb)
     return ex.restore(h if img.batch else h[0], image)
+
+
+def _channel_bins(be, im, nb):
+    """Each channel's histogram of each image of ``im`` in ``nb`` bins."""
+    x = im.data
+    counts = np.zeros((x.shape[0], im.channels, im.levels), np.int64, like=x)
+    for i in range(x.shape[0]):
+        for rows in luma.row_blocks(x[i]):
+            q = luma.quantize(x[i, rows])
+            for k in range(im.channels):
+                counts[i, k] += luma.count_levels(be, q[..., k], im.levels)
+    return luma.fold(counts, nb, im.levels)
 
 
 def percentiles(image, q, *, backend=None):

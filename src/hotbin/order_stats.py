@@ -27,10 +27,9 @@ import numpy as np
 
 from .core import order
 from .core.arrays import to_host, xp
-from .core.reductions import COUNT, FIRST, LAST, quantiles, same
-from .exec.plan import Plan
+from .core.reductions import FIRST, LAST, quantiles, same
 
-__all__ = ["ORDER_AGGS", "check_q", "aggregate_order", "merge_order"]
+__all__ = ["ORDER_AGGS", "check_q", "aggregate_order", "merge_order", "first_last", "sorted_values"]
 
 ORDER_AGGS = ("median", "quantile", "first", "last")
 
@@ -46,70 +45,31 @@ def check_q(agg, q):
     return order.check_q(q)
 
 
-def aggregate_order(ex, cells, rules, arrays, w, by, shape, agg, q=None):
+def aggregate_order(ex, op, ins, w, shape, agg, q=None):
     """``(Cells fields, partial)`` of an order statistic over the cells ``shape``:
     ``(points, values, points, kept, n, skipped, value_counts)`` and, in memory, the
     merged partial that :func:`merge_order` adds to another (None on Dask).
 
-    ``cells(be, blocks)`` is a block's cell per point (-1: none), the blocks being
-    ``arrays`` then the category codes when ``by`` is ``(codes, ncat)``; ``rules``: the
-    cell rules of ``arrays[1]`` and ``arrays[0]`` (rows, columns), for a backend's fused
-    ``sorted_pairs``.
+    ``op`` is the heatmap's :class:`hotbin.exec.ops.Op` (its rules, rows then columns, and
+    categories); ``ins`` the rows' and the columns' coordinates, then the category codes.
     """
-    ncat = None if by is None else int(by[1])
-    grid = tuple(shape) if by is None else (ncat,) + tuple(shape)
+    ncat = op.by
+    grid = tuple(shape) if ncat is None else (ncat,) + tuple(shape)
     ncell = int(np.prod(grid))
-    ins = list(arrays) + ([] if by is None else [by[0]])
-    k = len(ins)
-
-    def valid(be, d):  # (cell of each point with a value, -1 for none; points in a cell; weights)
-        c = cells(be, d[:len(arrays)])
-        x = xp(c)  # the weights join the cells (host data too big for a device stays staged)
-        inside = c >= 0
-        kept = int(inside.sum())
-        if by is not None:
-            code = x.asarray(d[len(arrays)]).astype(np.int64)
-            inside &= (code >= 0) & (code < ncat)
-            c = code * int(np.prod(shape)) + c
-        ww = x.asarray(d[k])
-        if ww.dtype.kind == "f":
-            inside &= ~x.isnan(ww)
-        return x.where(inside, c, -1), kept, ww
-
-    def tally(kept, d):
-        return np.array([kept, int(d[0].shape[0])], np.int64)
-
     if agg in ("first", "last"):
         red = FIRST if agg == "first" else LAST
-
-        def block(be, *d):
-            c, kept, ww = valid(be, d)
-            return _first_last(c, ww, int(np.asarray(to_host(d[k + 1]))[0]), ncell, agg == "first"), \
-                tally(kept, d)
-        plan = Plan(block, ((red, (ncell,)), (COUNT, (2,))))  # partials: red.lead + (ncell,)
-        part, tal = ex.compute(*ex.run(plan, *ins, w, ex.starts(ins[0])))
+        run = op._replace(kernel=first_last, shape=(ncell,), red=red, weighted=True, params=(agg == "first",))
+        part, tal = ex.compute(*ex.run(run, *ins, ex.starts(ins[0]), w))  # partials: red.lead + (ncell,)
         values, nv, partial = part[0], part[2], None
         values = values.reshape(grid)
     else:
         qa, weak = check_q(agg, q)
         red = quantiles(qa, weak, w.dtype, ncell)
-        # in memory the partial is kept, finished here: a Heatmap adds to another by it
-        run = red if ex.lazy else replace(red, finish=same)
-
-        def block(be, *d):
-            fused = getattr(be, "sorted_pairs", None)  # the backend's accumulator, where it has one
-            if fused is not None:
-                got = fused(d[1], d[0], *rules, d[k], None if by is None else (d[len(arrays)], ncat))
-                if got is not NotImplemented:
-                    return got[0], tally(got[1], d)
-            c, kept, ww = valid(be, d)
-            if order.packed(order.cell_bits(ncell), ww.dtype):
-                return order.sort_words(c, order.to_keys(ww)), tally(kept, d)
-            sel = c >= 0
-            return order.sort_pairs(c[sel], order.to_keys(ww[sel]), order.cell_bits(ncell)), tally(kept, d)
         nq = 1 if qa is None else qa.size
-        plan = Plan(block, ((run, (nq + 1, ncell)), (COUNT, (2,))))
-        out, tal = ex.compute(*ex.run(plan, *ins, w))
+        # in memory the partial is kept, finished here: a Heatmap adds to another by it
+        run = op._replace(kernel=sorted_values, shape=(nq + 1, ncell), red=red if ex.lazy else replace(red, finish=same),
+                          weighted=True)
+        out, tal = ex.compute(*ex.run(run, *ins, w))
         partial = None if ex.lazy else (red, out)
         if not ex.lazy:
             out = red.finalize(out)
@@ -117,9 +77,49 @@ def aggregate_order(ex, cells, rules, arrays, w, by, shape, agg, q=None):
         lead = () if qa is None or qa.ndim == 0 else (nq,)
         values = values.reshape(lead + grid)
     counts = nv.reshape(grid).astype(np.int64)
-    pts = counts if by is None else counts.sum(axis=0)
+    pts = counts if ncat is None else counts.sum(axis=0)
     kept, n = (int(v) for v in np.asarray(to_host(tal)))
     return (pts, values, pts, kept, n, kept - int(pts.sum()), counts), partial
+
+
+def _valid(be, op, d, ww):
+    """``(cell of each point with a value, -1 for none; points in a cell; weights)`` of a block
+    ``d`` (rows, columns, codes) under ``op``'s rules."""
+    c = be.cells2d(d[0], d[1], *op.rules)
+    x = xp(c)  # the weights join the cells (host data too big for a device stays staged)
+    inside = c >= 0
+    kept = int(inside.sum())
+    if op.by is not None:
+        code = x.asarray(d[2]).astype(np.int64)
+        inside &= (code >= 0) & (code < op.by)
+        c = code * int(np.prod(op.rules[0].nbins * op.rules[1].nbins)) + c
+    ww = x.asarray(ww)
+    if ww.dtype.kind == "f":
+        inside &= ~x.isnan(ww)
+    return x.where(inside, c, -1), kept, ww
+
+
+def first_last(be, op, d, w, red):
+    """An :class:`hotbin.exec.ops.Op` kernel: ``[value, global index, n]`` of each cell's first
+    (``op.params[0]``) or last point with a value; ``d[-1]`` holds the block's first index."""
+    c, kept, ww = _valid(be, op, d[:-1], w)
+    return _first_last(c, ww, int(np.asarray(to_host(d[-1]))[0]), op.shape[0], op.params[0]), kept
+
+
+def sorted_values(be, op, d, w, red):
+    """An :class:`hotbin.exec.ops.Op` kernel: the block's ``(cell, value)`` pairs sorted (the
+    quantiles' partial), by the backend's fused accumulator where it has one."""
+    fused = getattr(be, "sorted_pairs", None)
+    if fused is not None:
+        got = fused(d[0], d[1], *op.rules, w, None if op.by is None else (d[2], op.by))
+        if got is not NotImplemented:
+            return got
+    ncell = op.shape[1]
+    c, kept, ww = _valid(be, op, d, w)
+    if order.packed(order.cell_bits(ncell), ww.dtype):
+        return order.sort_words(c, order.to_keys(ww)), kept
+    sel = c >= 0
+    return order.sort_pairs(c[sel], order.to_keys(ww[sel]), order.cell_bits(ncell)), kept
 
 
 def _first_last(c, w, start, ncell, first):

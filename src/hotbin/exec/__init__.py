@@ -1,1 +1,2 @@
-"""How a plan runs: the plan and executor protocol, the local executor, Dask, batches and grids."""
+"""How an operation runs: operations as data (ops), the executor protocol, the local executor, Dask,
+batches and grids."""

@@ -1,19 +1,19 @@
 """Dask: the executor of :mod:`hotbin.exec.local` for data that does not fit one machine.
 
 It knows no operation: every public function builds the same
-:class:`hotbin.exec.local.Plan` it runs in memory, and :class:`Dask` runs it
+:class:`hotbin.exec.ops.Op` it runs in memory, and :class:`Dask` runs it
 
 1. **one bin rule, computed once**: rules come from :mod:`hotbin.core.binning`
    exactly as in memory; when they need the data's extent, one pass computes
    ``(min, max)`` per chunk with the backend's ``minmax`` (:meth:`Dask.rules`);
-2. **a partial per chunk**: ``plan.block(be, *chunks)`` on the workers, the
+2. **a partial per chunk**: ``op.block(be, *chunks)`` on the workers, the
    backend loaded there by name (workers may have devices the client lacks);
    partials stay on the device that computed them;
 3. **a tree merge** with each output's :meth:`hotbin.core.reductions.Reduction.combine`
    (``split_every`` partials per node: dask's ``split_every`` config, default 8),
    then :meth:`~hotbin.core.reductions.Reduction.finalize`.
 
-Results are lazy dask arrays (NumPy-backed). Passes that decide the plan itself
+Results are lazy dask arrays (NumPy-backed). Passes that decide the op itself
 (the extent for rules, ``max |w|`` and ``n`` for a fixed-point scale, exact
 percentiles for ``clip=``) run at call time. Integer counts are exact under any
 chunking; with ``deterministic=True`` float weights are quantized with the
@@ -26,7 +26,8 @@ import numpy as np
 
 from .. import backend as _backends
 from ..core.arrays import adapt, align_dask, as_dask, cupy, dask_array, on_gpu, to_host
-from .plan import Executor, Plan, block_extent
+from .executor import Executor
+from .ops import Op, extent, weight_stats
 from ..core.ranges import percentile_ranges
 from ..core.reductions import Reduction
 
@@ -124,7 +125,7 @@ class Dask(Executor):
 
     def starts(self, x):
         """The index of each chunk's first element in ``x``: one element per chunk, so that a
-        plan's block knows where its points lie in the whole (first / last per cell). Chunks
+        op's block knows where its points lie in the whole (first / last per cell). Chunks
         of unknown size are counted in the graph."""
         da = dask_array()
         sizes = x.chunks[0]
@@ -135,7 +136,7 @@ class Dask(Executor):
                               dtype=np.int64)
         return da.cumsum(counts) - counts
 
-    # --- passes that decide the plan --------------------------------------------------------
+    # --- passes that decide the op ----------------------------------------------------------
 
     def rules(self, build, arrays):
         """Rules from ``build(stand_ins, minmax)``: the binning module sees stand-ins.
@@ -178,8 +179,8 @@ class Dask(Executor):
         if not needed:
             return [da.from_array(e.copy(), chunks=e.shape) for e in shapes]
         which = [i for i, s in enumerate(stand) if any(s is v for v in needed)]
-        lazy = [self.run(Plan(lambda be, x: block_extent(be, x, False),
-                              ((_extent(arrays[i].dtype), (2,)),)), arrays[i])[0] for i in which]
+        lazy = [self.run(Op(extent, shape=(2,), red=_extent(arrays[i].dtype), params=(False,)), arrays[i])[0]
+                for i in which]
 
         def edges(*found):
             st = list(stand)
@@ -195,16 +196,13 @@ class Dask(Executor):
     def extents(self, arrays, finite=False):
         """``(lo, hi)`` of each array now (of the finite values as float64 with ``finite``);
         ``lo > hi`` for no values."""
-        lazy = [self.run(Plan(lambda be, x: block_extent(be, x, finite),
-                              ((_extent(np.float64 if finite else a.dtype), (2,)),)), a)[0]
-                for a in arrays]
+        lazy = [self.run(Op(extent, shape=(2,), red=_extent(np.float64 if finite else a.dtype), params=(finite,)),
+                         a)[0] for a in arrays]
         return [tuple(v) for v in self.compute(*lazy)]
 
     def stats(self, w) -> tuple[float, int]:
         """``(max |w|, number of weights)`` of the whole array, in one pass now."""
-        plan = Plan(lambda be, ww: (np.array([be.max_abs(ww) if ww.size else 0.0, ww.size], np.float64),),
-                    ((STATS, (2,)),))
-        m, n = self.run(plan, w)[0].compute()
+        m, n = self.run(Op(weight_stats, shape=(2,), red=STATS), w)[0].compute()
         return float(m), int(n)
 
     def percentiles(self, arrays, q):
@@ -226,17 +224,17 @@ class Dask(Executor):
             return parts[0].compute() if parts else merge([])
         return run
 
-    # --- the plan ----------------------------------------------------------------------------
+    # --- the op ------------------------------------------------------------------------------
 
-    def run(self, plan: Plan, *arrays):
-        """The plan's outputs as lazy dask arrays: a partial per chunk, tree-merged, finished."""
+    def run(self, op, *arrays):
+        """``op``'s outputs as lazy dask arrays: a partial per chunk, tree-merged, finished."""
         dask, da = self._dask, dask_array()
         blocks = list(zip(*(a.to_delayed().ravel() for a in arrays)))
-        name, outputs = self.name, plan.outputs
+        name, outputs = self.name, op.outputs
 
         def partial(*chunks):
             be = _backends.load(name)
-            parts = plan.block(be, *(adapt(be, c) for c in chunks))
+            parts = op.block(be, *(adapt(be, c) for c in chunks))
             return tuple(p if on_gpu(p) else np.asarray(p) for p in parts)
 
         def merge(parts):

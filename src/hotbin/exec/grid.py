@@ -14,9 +14,10 @@ import numpy as np
 
 from ..core.arrays import on_gpu, to_host, xp
 from ..core.binning import check_data, index_rule
+from . import ops
 from .local import weighted
 
-__all__ = ["columns", "grid", "CODE_CHUNK"]
+__all__ = ["columns", "grid", "coded", "CODE_CHUNK"]
 
 #: rows of a D >= 3 sample turned into cell numbers at a time on the host (D + 2 int64
 #: temporaries each)
@@ -51,22 +52,17 @@ def columns(ex, sample):
 def grid(ex, cols, rules, w, density, deterministic, like):
     """The histogram of the points ``cols`` under one rule per axis, as ``like``'s array type.
 
-    Counts (or sums) from the backend's 1-D or 2-D kernel, or :func:`_coded` for
+    Counts (or sums) from the backend's 1-D or 2-D kernel, or :func:`coded` for
     D >= 3; ``density`` divides by each axis's widths in turn, then by the total,
     in NumPy's order (so the same floats).
     """
     d = len(cols)
-    if d == 1:
-        count = lambda be, c, ww, red: be.histogram(c[0], rules[0], ww, red)  # noqa: E731
-    elif d == 2:
-        count = lambda be, c, ww, red: be.histogram2d(c[0], c[1], *rules, ww, red)[0]  # noqa: E731
-    else:
-        count = lambda be, c, ww, red: _coded(be, c, rules, ww, red)  # noqa: E731
     shape = tuple(r.nbins for r in rules)
     cells = math.prod(shape)
     if cells > np.iinfo(np.intp).max:
         raise ValueError(f"bins: {cells} cells are more than an array can hold")
-    (H,) = weighted(ex, count, cols, w, shape if d <= 2 else (cells,), deterministic)
+    kernel = {1: ops.histogram, 2: ops.histogram2d}.get(d, coded)
+    (H,) = weighted(ex, ops.Op(kernel, tuple(rules), shape if d <= 2 else (cells,)), cols, w, deterministic)
     H = ex.restore(H, like).reshape(shape)
     if density:
         total = H.sum()
@@ -78,8 +74,9 @@ def grid(ex, cols, rules, w, density, deterministic, like):
     return H
 
 
-def _coded(be, cols, rules, w, red):
-    """Counts (sums, fixed-point words) of D >= 3 axes over the flat C-order cells.
+def coded(be, op, cols, w, red):
+    """Counts (sums, fixed-point words) of D >= 3 axes (``op.rules``) over the flat C-order cells
+    (an :class:`hotbin.exec.ops.Op` kernel).
 
     Each axis's bin comes from the backend's ``bin_index`` (the cpu backend's) or
     :meth:`BinRule.index` on the host, ``CODE_CHUNK`` points at a time; a point outside
@@ -88,6 +85,7 @@ def _coded(be, cols, rules, w, red):
     chunks' partials added where they are (fixed-point words merged exactly, on the host:
     :func:`hotbin.core.fixedpoint.merge`, so a device chunk then joins the host total).
     """
+    rules = op.rules
     rule = index_rule(math.prod(r.nbins for r in rules))
     n = int(cols[0].shape[0])
     out = None
@@ -105,4 +103,4 @@ def _coded(be, cols, rules, w, red):
         if out is not None and on_gpu(out) != on_gpu(part):  # fixed point: the total is on the host
             out, part = to_host(out), to_host(part)
         out = part if out is None else red.combine(xp(part).stack([out, part]))
-    return out
+    return out, None

@@ -14,18 +14,19 @@ owned here or below:
    rule builders of :mod:`hotbin.core.binning` (in memory with the backend's
    ``minmax``; on Dask with stand-ins that hold the data's extent, found in one
    pass).
-4. **plan**: a :class:`Plan` says what one block of the inputs contributes
-   (``block(be, *arrays)``, run on the whole arrays in memory, on every chunk on
-   Dask) and, per output, the :class:`hotbin.core.reductions.Reduction` that merges and
-   finishes the partials. :func:`weighted` builds the plan of a weighted count
-   (fixed point, exact integer sums, complex weights).
-5. **run**: ``ex.run(plan, *arrays)`` returns the finished outputs (lazy on
-   Dask); ``ex.restore(x, like)`` gives them the caller's array type.
+4. **op**: an :class:`hotbin.exec.ops.Op` declares what one block of the inputs
+   contributes (a backend primitive, its rules, the accumulator of each output: a
+   :class:`hotbin.core.reductions.Reduction` that merges and finishes the partials);
+   :func:`weighted` picks the accumulator from the weights (fixed point, exact integer
+   sums, complex weights).
+5. **run**: ``ex.run(op, *arrays)`` returns the finished outputs (lazy on Dask: the
+   op runs on every chunk, the partials merge in a tree); ``ex.restore(x, like)`` gives
+   them the caller's array type.
 
 What is no sum over blocks runs through the executor as well: a scan on the arrays
 whole (``ex.whole``, :func:`hotbin.cumsum`) and per-block maps (``ex.blockwise``:
 luma planes, equalized pixels, per-slice histograms). The methods are the
-:class:`hotbin.exec.plan.Executor` protocol.
+:class:`hotbin.exec.executor.Executor` protocol.
 """
 from __future__ import annotations
 
@@ -33,12 +34,13 @@ import numpy as np
 
 from .. import backend as _backends
 from ..core import fixedpoint
-from ..core.arrays import adapt, is_dask, restore, to_host
-from .plan import Executor, Plan, block_extent
+from ..core.arrays import adapt, is_dask, restore
+from .executor import Executor
+from .ops import block_extent
 from ..core.ranges import percentile_range
-from ..core.reductions import COUNT, SUM_I64, checked, fits_int64, fixed, for_weights, seen_of
+from ..core.reductions import COUNT, checked, fixed, for_weights, seen_of
 
-__all__ = ["Plan", "Local", "executor", "portable", "weighted"]
+__all__ = ["Local", "executor", "portable", "weighted"]
 
 
 class Local(Executor):
@@ -76,8 +78,8 @@ class Local(Executor):
         m = None if sample is None else sample(w)
         return None if m is None else fixedpoint.scale_for(m, int(w.size))
 
-    def run(self, plan: Plan, *arrays):
-        parts, outputs = plan.block(self.be, *arrays), plan.outputs
+    def run(self, op, *arrays):
+        parts, outputs = op.block(self.be, *arrays), op.outputs
         if len(outputs) == 1:  # most plans: no loop (small calls)
             return (outputs[0][0].finalize(parts[0]),)
         return tuple([red.finalize(p) for (red, _), p in zip(outputs, parts)])
@@ -148,46 +150,33 @@ def portable(weights, deterministic, agg="count") -> bool:
 
 # --- weighted counts ------------------------------------------------------------------------
 
-def weighted(ex, count, arrays, w, shape, deterministic, extra=((), None)):
-    """The sums of ``count(be, blocks, weights, red)`` over ``shape`` bins, finished.
+def weighted(ex, op, arrays, w, deterministic):
+    """The finished outputs of ``op`` (:class:`hotbin.exec.ops.Op`) over ``arrays`` weighted by ``w``.
 
-    The one runner of weighted counts for every front door: ``w`` None counts;
-    integer weights sum exactly (int64, or an OverflowError naming the bin);
-    float weights in float64, or in fixed point when ``deterministic`` (the scale
-    from the whole data's ``max |w|`` and count: first, or for 1-D sums where the
-    backend samples, guessed and confirmed by the sums, :func:`_guessed`); complex weights are two real
-    runs. ``extra`` is ``(outputs, fn)``: more ``(Reduction, shape)`` outputs whose
-    partials ``fn(be, blocks)`` adds to each block (a heatmap's point counts).
-    Returns the tuple of finished outputs, sums first.
+    The one runner of weighted counts for every front door: it picks ``op``'s accumulator
+    from the weights. ``w`` None counts; integer weights sum exactly (int64, or an
+    OverflowError naming the bin); float weights in float64, or in fixed point when
+    ``deterministic`` (the scale from the whole data's ``max |w|`` and count: first, or for
+    1-D sums where the backend samples, guessed and confirmed by the sums,
+    :func:`_guessed`); complex weights are two real runs. Returns the tuple of finished
+    outputs, sums first (then ``op``'s points and tally).
     """
-    if w is None and not extra[0]:  # plain counts: the block is the count
-        return ex.run(Plan(lambda be, *data: (count(be, data, None, COUNT),), ((COUNT, tuple(shape)),)),
-                      *arrays)
-    if w is not None and w.dtype.kind == "c":
-        re = weighted(ex, count, arrays, w.real, shape, deterministic, extra)
-        im = weighted(ex, count, arrays, w.imag, shape, deterministic)
+    if w is None:
+        return ex.run(op._replace(red=COUNT, weighted=False), *arrays)
+    if w.dtype.kind == "c":
+        re = weighted(ex, op, arrays, w.real, deterministic)
+        im = weighted(ex, op._replace(points=False, tally=False), arrays, w.imag, deterministic)
         return (re[0] + 1j * im[0],) + re[1:]
-    n = len(arrays)
 
     def run(red):
-        def block(be, *blocks):
-            data, ww = blocks[:n], (blocks[n] if w is not None else None)
-            if ww is not None and tuple(ww.shape) != tuple(data[0].shape):  # dask partitions
-                raise ValueError("weights should have the same shape as a.")
-            if red is SUM_I64:
-                part = exact_int_sums(lambda p, r: count(be, data, p, r), be, ww)
-            else:
-                part = count(be, data, ww, red)
-            return (part,) + (tuple(extra[1](be, data)) if extra[0] else ())
-
-        plan = Plan(block, ((red, tuple(shape)),) + tuple(extra[0]))
-        return ex.run(plan, *arrays, *([] if w is None else [w]))
+        return ex.run(op._replace(red=red, weighted=True), *arrays, w)
 
     scale = None
-    if deterministic and w is not None and w.dtype.kind == "f":
-        guess = ex.scale_guess(w) if len(shape) == 1 and not extra[0] else None
+    if deterministic and w.dtype.kind == "f":
+        single = len(op.shape) == 1 and not (op.points or op.tally)
+        guess = ex.scale_guess(w) if single else None
         if guess is not None:
-            found, scale = _guessed(run(checked(guess)), guess, ex, w, shape[0])
+            found, scale = _guessed(run(checked(guess)), guess, ex, w, op.shape[0])
             if found is not None:
                 return found
         else:
@@ -212,39 +201,3 @@ def _guessed(out, guess, ex, w, nbins):
     m = ex.stats(w)[0] if seen is None else seen()
     scale = fixedpoint.scale_for(m, int(w.size))
     return ((result,), None) if scale == guess else (None, scale)
-
-
-_I64 = 1 << 63
-
-
-def exact_int_sums(compute, be, w):
-    """``compute(w, SUM_I64)``: int64 sums of integer weights that never wrap.
-
-    When ``max|w| * n`` could reach 2**63 (decided from the dtype alone when it can
-    be, else from the weights' minimum and maximum), each weight is cut into
-    ``k``-bit pieces (``w = sum_j p_j * 2**(k*j)``, the top piece signed), small
-    enough that ``n`` of them sum in int64; the pieces' sums are combined in
-    Python integers.
-
-    Raises
-    ------
-    OverflowError
-        Naming the bin whose exact sum does not fit in int64.
-    """
-    n = int(w.size)
-    info = np.iinfo(w.dtype)
-    if max(-int(info.min), int(info.max)) * n < _I64:
-        return compute(w, SUM_I64)
-    lo, hi = be.minmax(w)
-    if max(-int(lo), int(hi)) * n < _I64:
-        return compute(w, SUM_I64)
-    k = min(32, 62 - n.bit_length())  # n pieces below 2**k sum below 2**62
-    npieces = -(-64 // k)
-    total = 0
-    for j in range(npieces):
-        p = w >> (k * j) if j else w & ((1 << k) - 1)
-        if 0 < j < npieces - 1:
-            p &= (1 << k) - 1
-        p = p.view(np.int64) if p.dtype == np.uint64 else p.astype(np.int64, copy=False)
-        total = total + to_host(compute(p, SUM_I64)).astype(object) * (1 << (k * j))
-    return fits_int64(total)

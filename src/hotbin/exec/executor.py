@@ -1,51 +1,15 @@
-"""What one block of the inputs contributes: the unit both executors run.
+"""What every executor offers the front doors: the :class:`Executor` protocol.
 
-A :class:`Plan` is an operation as data: ``block(be, *arrays)`` computes one
-partial per output on a block (the whole arrays in memory, one chunk on Dask)
-with a backend's primitives, and each output's
-:class:`hotbin.core.reductions.Reduction` merges and finishes the partials. The
-executors (:class:`hotbin.exec.local.Local`, :class:`hotbin.exec.dask.Dask`) know
-nothing else about the operation; what they offer is the :class:`Executor` protocol.
+The executors (:class:`hotbin.exec.local.Local` in memory, :class:`hotbin.exec.dask.Dask`
+per chunk) run operations declared as data (:class:`hotbin.exec.ops.Op`: a block's
+partials, merged by each output's :class:`hotbin.core.reductions.Reduction`) and know
+nothing else about them.
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-import numpy as np
-
-from ..core.arrays import to_host
-
-__all__ = ["Plan", "Executor", "block_extent"]
-
-
-class Plan(NamedTuple):
-    """One operation: ``block(be, *arrays)`` -> one partial per output, and how outputs merge.
-
-    ``outputs`` is a tuple of ``(Reduction, shape)``: a partial of output ``i``
-    has shape ``reduction.lead + shape`` and dtype ``reduction.dtype``. A named tuple:
-    every call builds one, small calls included.
-    """
-
-    block: Callable
-    outputs: tuple
-
-
-def block_extent(be, x, finite=False):
-    """``((min, max),)`` of a block (of its finite values, as float64, with ``finite``); an
-    empty block gives ``(top, bottom)`` of the dtype."""
-    dt = np.dtype(np.float64) if finite else x.dtype
-    if x.size:
-        lo, hi = be.minmax(x)
-        if not finite or (np.isfinite(lo) and np.isfinite(hi)):
-            return (np.array([lo, hi], dt),)
-        v = np.asarray(to_host(x)).ravel()
-        v = v[np.isfinite(v)]
-        if v.size:
-            return (np.array([v.min(), v.max()], dt),)
-    if dt.kind == "f":
-        return (np.array([np.inf, -np.inf], dt),)
-    info = np.iinfo(dt)
-    return (np.array([info.max, info.min], dt),)
+__all__ = ["Executor"]
 
 
 @runtime_checkable
@@ -86,8 +50,9 @@ class Executor(Protocol):
     def percentiles(self, arrays, q):
         """Exact ``(lo, hi)`` percentiles of each array's finite values."""
 
-    def run(self, plan: Plan, *arrays):
-        """The plan's finished outputs: one block in memory; per chunk, merged, lazily on Dask."""
+    def run(self, op, *arrays):
+        """The finished outputs of ``op`` (:class:`hotbin.exec.ops.Op`): one block in memory; per
+        chunk, merged, lazily on Dask."""
 
     def each(self, fn, x):
         """``fn`` on every block of ``x`` (same shape and dtype)."""
