@@ -240,7 +240,7 @@ class Crossfilter:
         return args, bits
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _pass(cols, bcol, blo, bhi, bbit, codes, keep, cat_bit, box_bit, pcol, pown, pstart, estart,
           bins, pre, edges, pscale, state):
     """Each row's brush mask, its state bits, and its bin in every panel whose other brushes it
@@ -311,7 +311,7 @@ def _bin_of(v, edges, e0, nb, scale):
     return i
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _bin_rows(a, edges, scale, out):
     nb = edges.size - 1
     for r in prange(a.size):
@@ -319,7 +319,7 @@ def _bin_rows(a, edges, scale, out):
         out[r] = nb if i < 0 else i
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _chunk_starts(state, bit):
     """Where each chunk's rows with ``bit`` set start in the compacted arrays (the last entry:
     how many there are), and the row after each chunk's last such row."""
@@ -337,7 +337,7 @@ def _chunk_starts(state, bit):
     return np.cumsum(counts), ends
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _scatter(state, bit, starts, ends, src, dst):
     """Without branches: every row up to the chunk's last kept one is written where the next
     kept row goes (a row not kept is overwritten by it), so the writes stay in the chunk's
