@@ -396,9 +396,12 @@ def explore(args):
     say()
     say("Check: the speed and fare histograms of every tenth step equal numpy.histogram of the rows "
         "passing the other brushes: " + ("FAILED: " + "; ".join(failures) if failures else "ok") + ".")
-    if args.out:
-        with open(args.out, "a" if os.path.exists(args.out) else "w") as fh:
-            fh.write("\n" + "\n".join(lines) + "\n")
+    if args.out:  # after the views' results in the same file, replacing an earlier explore run
+        old = open(args.out).read() if os.path.exists(args.out) else ""
+        head = lines[0].split(",")[0]  # "# hotbin serve --hist: ..."
+        old = old[:old.index(head)] if head in old else old
+        with open(args.out, "w") as fh:
+            fh.write((old.rstrip("\n") + "\n\n" if old.strip() else "") + "\n".join(lines) + "\n")
     return 1 if failures else 0
 
 
