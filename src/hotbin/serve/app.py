@@ -82,6 +82,7 @@ def create_app(data: Dataset, shading: Shading = Shading(), *, max_pending: int 
     parse_shading({}, shading)  # the defaults must be valid too
     renderer = Renderer(data, shading)
     renderer.picture(View(*data.home, 64, 64), shading)  # compiles the kernels before any request
+    data.linked.warm()
     worker = Worker(max_pending)
     files = {name: (resources.files(__package__) / "static" / name).read_bytes() for name in ASSETS}
 

@@ -108,6 +108,16 @@ class Linked:
             raise BadRequest(f"lo, hi: expected lo <= hi, got {lo!r} and {hi!r}")
         return Panel(column, int(bins), float(lo), float(hi))
 
+    def warm(self) -> None:
+        """With histogram panels: the columns copied, binned, and every kernel of a brushed
+        view compiled (or loaded from numba's cache) now, not at the first brush."""
+        if not self.hist_columns:
+            return
+        p = self.panels()[0]
+        f = self.filters({p.column: (p.lo, p.hi if p.hi > p.lo else p.lo + 1)})
+        self.hist(f, p)
+        self.map_arrays(f, (self.data.x, self.data.y, None, None))
+
     def panels(self) -> list[Panel]:
         """The server's histogram panels, in order."""
         return [self.panel(c) for c in self.hist_columns]
