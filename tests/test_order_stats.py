@@ -257,3 +257,42 @@ def test_any_values_any_q_match_numpy(n, dtype, q, seed):
         want, counts = oracle(x, y, w, agg, q)
     same_bits(hm.values, want)
     assert np.array_equal(hm.value_counts, counts)
+
+
+@pytest.mark.parametrize("agg, q", [("median", None), ("quantile", 0.9)])
+def test_serve_views_hold_the_quantile_of_each_cell(agg, q):
+    """``hotbin serve --agg quantile:COL --q Q``: every view's cells are numpy.quantile of their values."""
+    from hotbin.serve.dataset import Dataset
+    from hotbin.serve.params import View
+
+    rng = np.random.default_rng(5)
+    x, y = rng.uniform(0, 4, 3000), rng.uniform(0, 4, 3000)
+    w = np.round(rng.gamma(2.0, 3.0, 3000), 1)
+    data = Dataset(x, y, w, agg=agg, q=q, backend="cpu", x_range=(0, 4), y_range=(0, 4))
+    hm = data.heatmap(View(0.0, 4.0, 0.0, 4.0, 4, 4))
+    ix, iy = np.floor(x).astype(int), np.floor(y).astype(int)
+    want = np.array([[np.quantile(w[(iy == r) & (ix == c)], 0.5 if q is None else q) for c in range(4)]
+                     for r in range(4)])
+    np.testing.assert_array_equal(np.asarray(hm.values), want)
+
+
+def test_serve_refuses_a_quantile_without_q(capsys, tmp_path):
+    from hotbin.cli import main
+
+    path = tmp_path / "t.csv"
+    path.write_text("x,y,fare\n0,0,1\n1,1,2\n")
+    assert main(["serve", str(path), "--x", "x", "--y", "y", "--agg", "quantile:fare", "--no-browser",
+                 "--port", "0"]) == 1
+    assert "--q" in capsys.readouterr().err
+
+
+def test_serve_closes_its_socket_when_the_data_fails(capsys, tmp_path):
+    """The port is bound before the data is read; a data error closes it (no ResourceWarning,
+    which this suite turns into an error)."""
+    from hotbin.cli import main
+
+    path = tmp_path / "t.csv"
+    path.write_text("x,y,fare\n0,0,a\n1,1,b\n")
+    assert main(["serve", str(path), "--x", "x", "--y", "y", "--agg", "median:fare", "--no-browser",
+                 "--port", "0"]) == 1
+    assert "fare" in capsys.readouterr().err

@@ -13,7 +13,7 @@ __all__ = ["add", "value_column"]
 
 
 def add(p: argparse.ArgumentParser) -> None:
-    """INPUT, --x, --y, --weight, --agg AGG[:COL] and --by on the parser ``p``."""
+    """INPUT, --x, --y, --weight, --agg AGG[:COL], --q and --by on the parser ``p``."""
     from ..aggregate import AGGS
 
     p.add_argument("input", nargs="?", metavar="INPUT",
@@ -26,6 +26,8 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agg", metavar="AGG[:COL]", type=_agg, default=("count", None),
                    help=f"what a cell holds: {', '.join(AGGS)}, of the values in COL, e.g. mean:fare "
                         "(default count)")
+    p.add_argument("--q", type=float, default=None, metavar="Q",
+                   help="the quantile of --agg quantile:COL, in [0, 1] (e.g. 0.9); median:COL is q=0.5")
     p.add_argument("--by", metavar="COL", help="a category column (text or integers): one grid per category")
 
 
@@ -50,3 +52,15 @@ def value_column(agg, weight):
     if name not in ("count", "any") and not col:
         raise UserError(f"--agg {name} needs a value column: --agg {name}:COL")
     return name, col
+
+
+def check_q(agg, q):
+    """--q with --agg quantile only (``agg`` its name), and needed there: a number in [0, 1]."""
+    from ..order_stats import check_q as check
+
+    if agg == "quantile" and q is None:
+        raise UserError("--agg quantile needs --q, the quantile in [0, 1], e.g. --q 0.9")
+    try:
+        check(agg, q)
+    except ValueError as exc:
+        raise UserError(f"--q: {exc}".replace("q: ", "", 1)) from None

@@ -44,8 +44,6 @@ def register(sub):
         description="Aggregate the points (x, y) of CSV or Parquet data on a grid of cells, streamed "
                     "in chunks, and write the picture or the data. Try: hotbin heatmap --demo -o heatmap.png")
     columns.add(p)
-    p.add_argument("--q", type=float, default=None, metavar="Q",
-                   help="the quantile of --agg quantile:COL, in [0, 1] (e.g. 0.9); median:COL is q=0.5")
     p.add_argument("--where", metavar="EXPR",
                    help="keep the rows where the SQL expression EXPR holds (DuckDB: comparisons, and/or/not, "
                         "IN, BETWEEN, LIKE, IS NULL, timestamps), e.g. \"fare > 0 and vendor <> 'CMT'\" or "
@@ -98,7 +96,7 @@ def run(args) -> int:
     fmt = check_output(args.output, raw=True)
     colormap(args.cmap)
     args.agg = columns.value_column(args.agg, args.weight)
-    _check_q(args)
+    columns.check_q(args.agg[0], args.q)
     if args.width is None and args.height is None:
         args.width, args.height = _grid(args)
     args.width = SIDE if args.width is None else args.width  # --height alone: 1024 across
@@ -164,19 +162,6 @@ def _from_input(args, where):
     if source in ("data", "dask"):
         _warn_concentrated(hm, [k for k, r in enumerate((args.x_range, args.y_range)) if r is None])
     return hm, n, what, source, junk
-
-
-def _check_q(args):
-    """--q with --agg quantile only, and needed there: a number in [0, 1]."""
-    from ..order_stats import check_q
-
-    q = getattr(args, "q", None)
-    if args.agg[0] == "quantile" and q is None:
-        raise UserError("--agg quantile needs --q, the quantile in [0, 1], e.g. --q 0.9")
-    try:
-        check_q(args.agg[0], q)
-    except ValueError as exc:
-        raise UserError(f"--q: {exc}".replace("q: ", "", 1)) from None
 
 
 def _grid(args):

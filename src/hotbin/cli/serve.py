@@ -70,6 +70,7 @@ def run(args) -> int:
     from ..serve.server import bind, is_loopback
 
     args.agg, args.value = columns.value_column(args.agg, args.weight)
+    columns.check_q(args.agg, args.q)
     default = parse_shading({"how": args.how, "cmap": args.cmap}, Shading())
     if args.demo and (args.input or args.by or args.value or args.project or args.hist):
         raise UserError("--demo serves generated points: give no INPUT, values, --by, --project or "
@@ -94,6 +95,28 @@ def run(args) -> int:
     except OSError as exc:
         raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
                         "(--port 0 picks a free port)") from None
+    try:  # the socket is closed when the data cannot be read or served
+        data, what, t0 = _dataset(args, Dataset)
+        app = create_app(data, default)
+    except BaseException:
+        sock.close()
+        raise
+    loopback = is_loopback(args.host)  # then the server answers only this machine's names
+    print(f"hotbin serve: {data.n:,} points of {what} ready in {time.perf_counter() - t0:.1f} s "
+          f"(aggregated on {data.backend or 'cpu'})", file=sys.stderr)
+    if not loopback:
+        print(f"hotbin serve: warning: listening on {args.host}: anyone who can reach this machine "
+              "can see the data", file=sys.stderr)
+    try:
+        serve(app, sock=sock, open_browser=not args.no_browser,
+              on_ready=lambda url: print(f"hotbin serve: {url} (Ctrl-C stops)", file=sys.stderr))
+    except KeyboardInterrupt:  # uvicorn stops gracefully, then re-raises the Ctrl-C
+        pass
+    return 0
+
+
+def _dataset(args, Dataset):
+    """``(Dataset, what it holds, when loading began)`` of the command line's data."""
     t0 = time.perf_counter()
     if args.demo:
         from .demo import demo_points
@@ -107,25 +130,12 @@ def run(args) -> int:
     else:
         cols, labels, what = load(args)
     data = Dataset(cols["x"], cols["y"], cols.get("weight"), cols.get("by"), labels=labels,
-                   agg=args.agg, project=args.project, backend=args.backend,
+                   agg=args.agg, q=args.q, project=args.project, backend=args.backend,
                    names=(args.x or "x", args.y or "y"), x_range=args.x_range, y_range=args.y_range,
                    clip=args.clip, hist=cols.get("hist"), table=cols.get("table"),
                    panels={c: spec for c, *spec in args.hist}, weight_name=args.value or "weight",
                    by_name=args.by or "category")
-    loopback = is_loopback(args.host)  # then the server answers only this machine's names
-    app = create_app(data, default)
-    print(f"hotbin serve: {data.n:,} points of {what} ready in {time.perf_counter() - t0:.1f} s "
-          f"(aggregated on {data.backend or 'cpu'})", file=sys.stderr)
-    if not loopback:
-        print(f"hotbin serve: warning: listening on {args.host}: anyone who can reach this machine "
-              "can see the data", file=sys.stderr)
-    try:
-        serve(app, sock=sock, open_browser=not args.no_browser,
-              on_ready=lambda url: print(f"hotbin serve: {url} (Ctrl-C stops)", file=sys.stderr))
-    except KeyboardInterrupt:  # uvicorn stops gracefully, then re-raises the Ctrl-C
-        pass
-    return 0
-
+    return data, what, t0
 
 def load(args):
     """``(columns, category labels, description)``: the needed columns of INPUT, in memory.

@@ -46,6 +46,8 @@ class Dataset:
         Names of the categories (default: the codes).
     agg : str
         One of :data:`hotbin.aggregate.AGGS`.
+    q : float or sequence, optional
+        The quantile of ``agg="quantile"`` (:func:`hotbin.heatmap`).
     project : {"mercator"}, optional
         Project the coordinates to Web Mercator metres once, here.
     backend : {"cpu", "cuda", "wgpu"}, optional
@@ -74,7 +76,7 @@ class Dataset:
     (:func:`hotbin.serve.params.parse_view`).
     """
 
-    def __init__(self, x, y, weights=None, by=None, *, labels=None, agg="count", project=None,
+    def __init__(self, x, y, weights=None, by=None, *, labels=None, agg="count", q=None, project=None,
                  backend=None, names=("x", "y"), x_range=None, y_range=None, clip=None, hist=None,
                  panels=None, table=None, weight_name="weight", by_name="category"):
         if agg not in AGGS:
@@ -107,12 +109,12 @@ class Dataset:
             if not labels:
                 raise ValueError("labels: no category to show")
         self.labels = labels if self.by is not None else None
-        self.agg, self.backend, self.names = agg, backend, tuple(names)
+        self.agg, self.q, self.backend, self.names = agg, q, backend, tuple(names)
         self.crs = CRS if project is not None else None
         self.n = int(self.x.shape[0])
         # checks the arrays; the finite extents (or percentiles) of the axes without a range
         whole = heatmap(self.x, self.y, self.weights, agg=agg, by=self.by, width=1, height=1,
-                        x_range=ranges[0], y_range=ranges[1], clip=clip, backend=backend)
+                        x_range=ranges[0], y_range=ranges[1], clip=clip, backend=backend, q=q)
         self.home = _home(ranges, (whole.x_range, whole.y_range), clip is not None)
         self.square = None not in ranges
         self.weight_name, self.by_name = weight_name, by_name
@@ -144,7 +146,7 @@ class Dataset:
         cut = None if filters is None else self.linked.map_arrays(filters, arrays)
         x, y, w, by = arrays if cut is None else cut
         return heatmap(x, y, w, agg=self.agg, by=by, width=width, height=height,
-                       x_range=x_range, y_range=y_range, backend=self.backend)
+                       x_range=x_range, y_range=y_range, backend=self.backend, q=self.q)
 
     def cell(self, view: View, i: int, j: int, hm: Heatmap | None = None, filters=None) -> dict:
         """Count and value of cell ``(i, j)`` (column from x0, row from y0) of ``view``; with
