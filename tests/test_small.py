@@ -105,3 +105,53 @@ def test_first_small_call_imports_no_numba():
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numba'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _on_edges(rule, n=4000):
+    """Values of the rule's dtype on its edges, a float either side of them, between them,
+    NaN and beyond the ends, shuffled."""
+    e = rule.edges
+    dt = e.dtype
+    near = np.concatenate([e, np.nextafter(e, dt.type(np.inf)), np.nextafter(e, dt.type(-np.inf))])
+    mid = RNG.uniform(float(e[0]), float(e[-1]), n).astype(dt)
+    out = np.array([np.nan, -np.inf, np.inf, float(e[0]) - 1, float(e[-1]) + 1], dt)
+    return RNG.permutation(np.concatenate([near, mid, out]).astype(dt))
+
+
+@pytest.mark.parametrize("dt, bins, rng", [
+    (np.float64, 10, None), (np.float64, 1000, None), (np.float64, 37, (-3.1, 259.7)),
+    (np.float32, 1000, None), (np.float32, 4096, None), (np.float32, 100, (-3.1, 259.7)),
+    (np.float64, 256, (0, 1)), (np.float32, 256, (0, 1)), (np.float64, 3, (-1.0, -0.0))])
+def test_small_multiply_guess_equals_kernel_and_numpy(dt, bins, rng):
+    """Small counts find bins by the multiply guess (then a compare each way, or with an
+    exact scale none): on every edge and a float either side, as the kernels and NumPy."""
+    base = RNG.normal(5, 3, 500).astype(dt)
+    rule = histogram_rule(base, bins, rng, minmax=reduce.minmax)
+    assert small._multiplies(rule)  # else this tests the search
+    a = _on_edges(rule)
+    a = a[:small.SMALL]
+    want = np.histogram(a, rule.edges)[0]
+    np.testing.assert_array_equal(small.histogram(a, rule, None, reductions.COUNT), want)
+    np.testing.assert_array_equal(partials.histogram(a, rule, None, reductions.COUNT), want)
+    idx = small.codes(a, rule)
+    idx[idx == rule.nbins] = -1
+    np.testing.assert_array_equal(idx, rule.index(a))
+
+
+def test_slack_of_few_edges_as_numpy():
+    """A small rule's slack is worked out in Python floats: the same value as NumPy's
+    ``max |(float64(e) - lo) * scale - i|`` over the edges, NaN included."""
+    from hotbin.core.binrule import BinRule
+
+    rng = np.random.default_rng(11)
+    for k in range(400):
+        n = int(rng.integers(1, 64))
+        lo = rng.normal() * 10.0 ** rng.integers(-30, 30)
+        hi = lo + abs(rng.normal()) * 10.0 ** rng.integers(-40, 300)
+        with np.errstate(all="ignore"):
+            e = np.linspace(lo, hi, n + 1).astype([np.float64, np.float32, np.float16][k % 3])
+        rule = BinRule(edges=e, cmp=e, uniform=False)
+        with np.errstate(all="ignore"):
+            want = np.max(np.abs((e.astype(np.float64) - rule.lo) * rule.scale - np.arange(n + 1)))
+        got = rule._slack_from(rule.lo)
+        assert got == want or (np.isnan(got) and np.isnan(want)), (n, lo, hi, e.dtype)

@@ -94,7 +94,7 @@ class BinRule:
         guess that overflows (scale 0) or lands far from its bin (float32 edges collapsing
         under many bins) would be corrected one bin at a time, so such rules are searched."""
         c = self.cmp
-        if c.size > 2 and not np.all(c[1:] >= c[:-1]):  # a string rule's edges need not be linspace's
+        if c.size > 2 and not (c[1:] >= c[:-1]).all():  # a string rule's edges need not be linspace's
             return False
         slack = self._slack_from(self.lo) if self.scale > 0 else np.inf
         if slack <= MAX_SLACK:
@@ -131,10 +131,9 @@ class BinRule:
         quotient overflows (the guess is then bin 0 and the edges correct it), so
         ``(v - lo) * scale`` is never NaN for a value inside the edges.
         """
-        width = self.hi - self.lo
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            s = self.nbins / width if width > 0 else 0.0
-        return s if np.isfinite(s) else 0.0
+        width = self.hi - self.lo  # Python floats: inf where they overflow, no warning
+        s = self.nbins / width if width > 0 else 0.0
+        return s if math.isfinite(s) else 0.0
 
     @functools.cached_property
     def slack(self) -> float:
@@ -152,9 +151,15 @@ class BinRule:
 
     def _slack_from(self, lo: float) -> float:
         """:attr:`slack` of the guess ``(float64(v) - lo) * scale``."""
+        if self.cmp.size <= 64:  # a few edges (a small call's rule): Python floats cost less than NumPy's calls
+            d = [abs((x - lo) * self.scale - i) for i, x in enumerate(self.kernel_cmp.tolist())]
+            return math.nan if any(v != v for v in d) else max(d)
+        t = self.kernel_cmp.astype(np.float64)  # a copy, worked in place
         with np.errstate(all="ignore"):
-            t = (self.kernel_cmp.astype(np.float64) - lo) * self.scale
-            return float(np.max(np.abs(t - np.arange(t.size))))
+            t -= lo
+            t *= self.scale
+            t -= np.arange(t.size)
+            return float(np.abs(t, out=t).max())
 
     @functools.cached_property
     def slack32(self) -> float:

@@ -45,6 +45,35 @@ def _widened(v, e) -> np.ndarray:
     return v.reshape(-1).astype(kernel_dtype(v.dtype), copy=False).astype(e.dtype, copy=False)
 
 
+def _multiplies(rule) -> bool:
+    """Whether :func:`_inside` finds bins by multiplying (float edges whose
+    :attr:`~hotbin.core.binrule.BinRule.exact_scale` is set, or uniform ones whose guess is
+    within a bin of every edge): a binary search of values in random order mispredicts its
+    branches at every step, several times the multiply's cost."""
+    e = rule.kernel_cmp
+    return e.dtype.kind == "f" and bool(rule.exact_scale or (rule.uniform and rule.slack < 1))
+
+
+def _inside(c, rule) -> np.ndarray:
+    """The bins of the widened values ``c``, all inside the edges, for a rule that
+    :func:`_multiplies`: ``floor(c * exact_scale)``, or the kernels' float64 guess
+    ``(c - lo) * scale`` moved a bin down where ``c`` lies below its bin's first edge and up
+    where it reaches the next; a slack under one bin leaves the guess at most one bin off."""
+    e = rule.kernel_cmp
+    nb = e.size - 1
+    s = rule.exact_scale
+    if s:
+        g = (c * s).astype(np.intp)  # exact: every edge but the closed last is i / s
+    else:
+        t = c.astype(np.float64, copy=False) - rule.lo
+        t *= rule.scale
+        g = t.astype(np.intp)
+        np.minimum(g, nb - 1, out=g)  # the guess is above -1: truncated, it is at least 0
+        g -= c < e.take(g)
+        g += c >= e[1:].take(g)
+    return np.minimum(g, nb - 1, out=g)  # the closed last edge's values: the last bin
+
+
 def codes(v, rule) -> np.ndarray:
     """int64 bin of each value of ``v`` under ``rule`` as the kernels compare, nbins for none."""
     e = rule.kernel_cmp
@@ -52,6 +81,11 @@ def codes(v, rule) -> np.ndarray:
     c = _widened(v, e)
     if nb == 0:
         return np.zeros(c.size, np.int64)
+    if _multiplies(rule):
+        keep = (c >= e[0]) & (c <= e[-1])
+        i = np.full(c.size, nb, np.int64)
+        i[keep] = _inside(c[keep], rule)
+        return i
     i = np.searchsorted(e, c, side="right") - 1  # -1 below the edges; nb above them, on the last, NaN
     i[c == e[-1]] = nb - 1
     i[i < 0] = nb
@@ -59,11 +93,13 @@ def codes(v, rule) -> np.ndarray:
 
 
 def _counts(v, rule) -> np.ndarray:
-    """The counts of :func:`codes`'s bins in fewer passes: ``searchsorted`` puts the values
-    below the edges at 0 and those on the last edge with those above it (and NaN) at
-    ``nbins + 1``; the last edge's values go back to the last bin."""
+    """The counts of :func:`codes`'s bins in fewer passes. Searched, ``searchsorted`` puts
+    the values below the edges at 0 and those on the last edge with those above it (and
+    NaN) at ``nbins + 1``; the last edge's values go back to the last bin."""
     e = rule.kernel_cmp
     c = _widened(v, e)
+    if _multiplies(rule):
+        return np.bincount(_inside(c[(c >= e[0]) & (c <= e[-1])], rule), minlength=e.size - 1)
     out = np.bincount(np.searchsorted(e, c, side="right"), minlength=e.size + 1)[1:e.size]
     if out.size:
         out[-1] += np.count_nonzero(c == e[-1])
