@@ -106,8 +106,11 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
         (hist,) = weighted(ex, ops.Op(ops.histogram, (rule,), (rule.nbins,)), [x], w, deterministic)
     else:
         hist = slices(ex, x, rule, axis)
-    hist = ex.restore(hist, a)
-    edges = ex.restore(shared_copy(rule.edges, a), a)
+    if type(a) is np.ndarray and type(hist) is np.ndarray:  # NumPy in and out: nothing to restore
+        edges = rule.edges.copy()
+    else:
+        hist = ex.restore(hist, a)
+        edges = ex.restore(shared_copy(rule.edges, a), a)
     if density:
         widths = ex.restore(np.diff(rule.edges).astype(float), a)
         hist = hist / widths / (hist.sum() if axis is None else hist.sum(axis=-1, keepdims=True))
