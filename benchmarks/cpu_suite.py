@@ -9,14 +9,18 @@ in L1 in a probe loop (:func:`floor_cpu.add_time`): what a count that adds once 
 costs, give or take the probe loop's own overhead.
 ``--start`` also times start-up (benchmarks/start_cpu.py): ``pip install`` of this tree into
 fresh venvs, with and without the precompiled kernels, and each first call there against
-the same call warm.
+the same call warm. ``--small`` times only small calls (:func:`small_calls`: 1000 float64
+values, hotbin against ``numpy.histogram`` call for call) and with ``--out`` replaces that
+section of the file, keeping the large cases' table from their own run.
 
     python benchmarks/cpu_suite.py [--quick] [--start] [--out benchmarks/results/cpu-MACHINE.md]
+    python benchmarks/cpu_suite.py --small [--out benchmarks/results/cpu-MACHINE.md]
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import statistics
 import time
 
@@ -105,12 +109,74 @@ def anchors_1d(a, bins, rng_):
     return out
 
 
+SMALL_HEAD = "## Small calls"
+
+
+def small_calls(rounds=31, calls=200, pool=1024, size=1000):
+    """The small-call table's lines: ``hotbin.histogram`` against ``numpy.histogram`` on
+    ``size`` float64 values, ``bins=10`` with the range found in the call and ``256, (0, 1)``.
+    Each round times ``calls`` calls of one then of the other (which goes first alternates),
+    on one array, then on ``calls`` arrays of a pool of ``pool`` (each its own range, as
+    fresh data has); the medians of the rounds, in microseconds a call. Every answer is
+    checked against NumPy's, bins and edges bit for bit."""
+    rng = np.random.default_rng(7)
+    arrays = [rng.random(size) for _ in range(pool)]
+    ways = {"bins=10, range from the data": ((10,), {}), "bins=256, range=(0, 1)": ((256, (0, 1)), {})}
+    lines = [SMALL_HEAD, "",
+             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {floor_cpu.cpu_model()}, "
+             f"numpy {np.__version__}; load average before {os.getloadavg()[0]:.2f}. "
+             f"{size} float64 values; medians of {rounds} interleaved rounds of {calls} calls, "
+             "microseconds a call; `ratio`: NumPy's time over hotbin's (>= 1: hotbin no slower).", "",
+             "| call | data | hotbin (µs) | numpy.histogram (µs) | ratio |", "|---|---|---|---|---|"]
+    for way, (args, kw) in ways.items():
+        for a in arrays[:8]:
+            got, want = hotbin.histogram(a, *args, **kw), np.histogram(a, *args, **kw)
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and np.array_equal(g, w), way
+        for data, pick in (("one array", lambda i: arrays[0]), (f"{pool} arrays in turn", lambda i: arrays[i % pool])):
+            fns = {"hotbin": lambda a: hotbin.histogram(a, *args, **kw), "numpy": lambda a: np.histogram(a, *args, **kw)}
+            ts = {k: [] for k in fns}
+            start = 0
+            for r in range(rounds + 1):  # the first round warms up
+                for name in (("hotbin", "numpy") if r % 2 else ("numpy", "hotbin")):
+                    f = fns[name]
+                    t = time.perf_counter()
+                    for i in range(start, start + calls):
+                        f(pick(i))
+                    if r:
+                        ts[name].append((time.perf_counter() - t) / calls)
+                start += calls
+            h, n = statistics.median(ts["hotbin"]), statistics.median(ts["numpy"])
+            lines.append(f"| {way} | {data} | {h * 1e6:.1f} | {n * 1e6:.1f} | {n / h:.2f}x |")
+    lines.append(f"\nLoad average after: {os.getloadavg()[0]:.2f}.")
+    return lines
+
+
+def _replace_section(path, lines):
+    """``path`` with its :data:`SMALL_HEAD` section (to the end) replaced by ``lines``."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    keep = text.split(SMALL_HEAD)[0].rstrip()
+    with open(path, "w") as f:
+        f.write((keep + "\n\n" if keep else "") + "\n".join(lines) + "\n")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="smaller inputs, fewer repeats (under a minute)")
     p.add_argument("--start", action="store_true", help="also time start-up in new interpreters")
+    p.add_argument("--small", action="store_true", help="only the small calls (1000 values), against NumPy")
     p.add_argument("--out", help="write the markdown table here")
     args = p.parse_args(argv)
+    if args.small:
+        lines = small_calls(rounds=9 if args.quick else 31)
+        print("\n".join(lines))
+        if args.out:
+            _replace_section(args.out, lines)
+        return
     n = 5_000_000 if args.quick else 50_000_000
     repeat = 3 if args.quick else 11
     rng = np.random.default_rng(1)
@@ -194,6 +260,7 @@ def main(argv=None):
 
         lines += ["", "| start-up (new interpreters, wall) | seconds |", "|---|---|"]
         lines += [f"| {what} | {t} |" for what, t in fresh_install_rows(3 if args.quick else 5)]
+    lines += [""] + small_calls(rounds=9 if args.quick else 31)
     text = "\n".join(lines)
     print(text)
     if args.out:
