@@ -46,8 +46,9 @@ __all__ = ["Kernel", "each", "share", "PIECE", "MIN_PER_THREAD", "MAX_PARTIAL_BY
 #: parallel.py)
 MIN_PER_THREAD = 1 << 18
 #: elements a piece of :func:`share`. A fixed half per thread waits on the slower half (a
-#: half's memory, or a core another process keeps busy); the 2-D counts measured no better in
-#: pieces and keep their halves (:func:`each`; results/probes-cpu.md, parallel.py).
+#: half's memory, or a core another process keeps busy). The 2-D counts take pieces too: no
+#: faster on an idle machine, a little faster with a core busy (results/heatmap-cpu-zen5.md);
+#: their float sums and values keep fixed halves (:func:`each`; results/probes-cpu.md, parallel.py).
 PIECE = 1 << 20
 #: a partial histogram this large or larger is not replicated per thread
 MAX_PARTIAL_BYTES = 1 << 28

@@ -16,7 +16,7 @@ from ...core import reductions
 from ...core.binning import BinRule
 from .chunks import chunks, kernel_dtype, readonly
 from .count1d import LUT_KINDS, counts_1d, lut_counts, sums_1d
-from .parallel import Kernel, each, nparts, threads
+from .parallel import Kernel, each, nparts, share, threads
 from .rule import codes, rule_args
 from .banded import BAND_BYTES, BAND_FROM, BAND_MIN_POINTS, BAND_POINTS, Aside, part_banded, sorted_slots
 from .scatter import (BLOCK, COUNT, FIXED, MAX, MEAN, MIN, SUM, VALUES, Points, Scratch, merge_values,
@@ -75,9 +75,11 @@ def _hist(pts, w, how, factor, center, rows, cdt, dirty=()):
     the kernel of the accumulator ``how`` only. Cells are computed into ``cdt``
     (:func:`_cell_dtype`); ``dirty``: slot ranges each row zeroes first (:func:`.kept.partials`)."""
     out, parts, n = rows.out, rows.out.shape[0], pts.x.size
-    step = (n + parts - 1) // parts
     if rows.wraps is not None:
         rows.wraps[:] = [None] * parts
+    if how == COUNT and parts > 1:
+        return _count_shared(pts, w, rows, cdt, dirty)
+    step = (n + parts - 1) // parts
 
     def piece(p):
         lo, hi = p * step, min(n, (p + 1) * step)
@@ -96,6 +98,31 @@ def _hist(pts, w, how, factor, center, rows, cdt, dirty=()):
         rows.drops[p] += d
 
     each(n, parts, piece)
+
+
+def _count_shared(pts, w, rows, cdt, dirty):
+    """_hist's counts in :func:`.parallel.share`'s pieces: each thread takes the next piece
+    when done with one, into its own row, so a core that another process keeps busy counts
+    fewer points (a fixed half a row waits on it; integer counts add up alike whichever row
+    a piece lands in). A row's wraps have room for every point."""
+    out, parts, n = rows.out, rows.out.shape[0], pts.x.size
+    kernel = part_count_by if pts.ncat else part_count
+    scratches = [None] * parts
+
+    def row(t):
+        if scratches[t] is None:  # the thread's first piece
+            zero(out[t], dirty)
+            wraps = rows.wraps[t] = np.empty(wrap_slots(n), np.int64)
+            wraps[0] = 0
+            scratches[t] = Scratch(np.empty(BLOCK, cdt), np.empty(BLOCK, cdt), *read_only_twin(BLOCK, w.dtype))
+        return scratches[t]
+
+    def piece(lo, hi, t):
+        rows.drops[t] += kernel(pts, lo, hi, out[t], rows.spans[t], row(t), rows.wraps[t])
+
+    share(n, parts, piece)
+    for t in range(parts):
+        row(t)  # a row no thread took: zeroed, no wraps
 
 
 def _hist_banded(pts, w, how, center, rows, shift, rounds, cdt, dirty=()):
