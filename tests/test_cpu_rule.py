@@ -12,6 +12,7 @@ from hotbin.backend.cpu import rule as cpu_rule
 from hotbin.backend.cpu import reduce, small
 from hotbin.backend.cpu.chunks import kernel_dtype
 from hotbin.backend.cpu.reduce import minmax
+from hotbin.backend.cpu.strategy import cpu_rule as strategy
 from hotbin.core.binning import cell_rule, histogram_rule
 
 RNG = np.random.default_rng(18)
@@ -139,12 +140,12 @@ def test_float32_values_under_float64_rules(rng, bins, narrowed):
 
 @pytest.mark.parametrize("rng, bins, narrowed", F64_RULES)
 def test_float32_rule_bins_like_its_float64_rule(rng, bins, narrowed):
-    """BinRule.float32 (edges rounded up, the closed end down) puts every float32 value where
+    """CpuRule.float32 (edges rounded up, the closed end down) puts every float32 value where
     the float64 rule does, also where float32 edges are no formula's."""
     for closed in (True, False):
         rule = cell_rule(bins, *rng, "width", closed=closed)
         a = _f32_around(rule.cmp, 20000)
-        np.testing.assert_array_equal(rule.float32.index(a), rule.index(a))
+        np.testing.assert_array_equal(strategy(rule).float32.index(a), rule.index(a))
 
 
 CELL_AXES = [  # (dtype of the points, cell rule (bins, lo, hi, closed)): the mode rule_args gives
@@ -235,7 +236,7 @@ def test_minmax_zeros_of_both_signs():
     assert hi == 0 and not np.signbit(hi)
 
 
-SEARCH_EDGES = [  # SEARCH from the bucket of each value's key (BinRule.key_buckets)
+SEARCH_EDGES = [  # SEARCH from the bucket of each value's key (CpuRule.key_buckets)
     np.array([-np.inf, -1.0, -0.0, 0.0, 5e-324, 1e-300, 3.0, 1e300, np.inf]),  # zeros, subnormal, infinities
     np.array([0.0, 1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]),  # from 0.0: -0.0 is in the first bin
     np.concatenate([1.0 + np.arange(200) * 2.0**-52, [1e300]]),  # crowded in a few keys, one far
@@ -245,7 +246,7 @@ SEARCH_EDGES = [  # SEARCH from the bucket of each value's key (BinRule.key_buck
 ]
 
 
-SPLIT_EDGES = [  # every bucket of keys holds at most one edge: one compare (BinRule.key_splits)
+SPLIT_EDGES = [  # every bucket of keys holds at most one edge: one compare (CpuRule.key_splits)
     np.array([-np.inf, -1e3, -1.0, 0.0, 1.0, 1e3, np.inf]),  # +inf in the last bin, NaN in none
     np.logspace(-3, 3, 65).astype(np.float32),  # float32 edges
     np.concatenate([[0.0], np.logspace(-3, 3, 65), [np.inf]]).astype(np.float32),
@@ -267,6 +268,18 @@ def test_search_by_key_buckets_matches_numpy(edges, dt):
     assert a.size > 3 * small.SMALL  # the kernels answer, not NumPy
     rule = histogram_rule(a, edges, None)
     assert cpu_rule.rule_args(rule, kernel_dtype(a.dtype))[-1] == cpu_rule.SEARCH
-    assert rule.key_buckets.size > 0
-    assert rule.key_splits.size > 0 or not any(edges is s for s in SPLIT_EDGES)
+    assert strategy(rule).key_buckets.size > 0
+    assert strategy(rule).key_splits.size > 0 or not any(edges is s for s in SPLIT_EDGES)
     np.testing.assert_array_equal(hotbin.histogram(a, edges, backend="cpu")[0], np.histogram(a, edges)[0])
+
+
+def test_the_rule_holds_semantics_and_the_cpu_compiles_its_strategies():
+    """BinRule says which bin a value lands in; the cpu kernels' strategies (recomputed edges,
+    exact multiplies, float32 edges, search tables) are the cpu backend's, built once per rule."""
+    from hotbin.core.binrule import BinRule
+
+    for name in ("linear", "slack32", "exact_scale", "float32", "key_buckets", "key_splits"):
+        assert not hasattr(BinRule, name), name
+    rule = histogram_rule(np.linspace(0, 1, 10), 256, (0, 1))
+    assert strategy(rule) is strategy(rule)  # compiled once, kept with the rule
+    assert strategy(rule).exact_scale == 256.0 and strategy(rule).linear is not None

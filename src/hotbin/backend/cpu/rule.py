@@ -2,10 +2,10 @@
 
 A rule travels into kernels as the tuple ``(e, e0, en, lo, scale, step, tab, split, mode)`` of
 :func:`rule_args`: the kernel's edges, its ends, the multiply guess, SEARCH's tables
-(:attr:`BinRule.key_buckets`, :attr:`BinRule.key_splits`; empty for the other modes) and how
+(:attr:`CpuRule.key_buckets`, :attr:`CpuRule.key_splits`; empty for the other modes) and how
 bins are found (``mode``):
 
-* LINEAR: every edge is ``i * step + lo`` (:attr:`BinRule.linear`; rounded to float32
+* LINEAR: every edge is ``i * step + lo`` (:attr:`CpuRule.linear`; rounded to float32
   for float32 rules, ``lo`` then maybe the float64 start NumPy's linspace ran from, so such
   data need not fall back to NEAR); LINEAR32: float32 edges computed in float32 arithmetic,
   and the whole loop in float32 (faster than LINEAR for float32 data); the
@@ -14,13 +14,13 @@ bins are found (``mode``):
 * SPAN32: float32 values under LINEAR's float32 edges from a float64 span (:attr:`BinRule.span`):
   the guess and the compare in float32 (8 lanes), only the edge nearest the guess computed in
   float64 and rounded to float32 (:func:`_span32`), where the float32 guess is within half a
-  bin of every edge (:attr:`BinRule.slack32`; benchmarks/probes/cpu_codes.py);
+  bin of every edge (:attr:`CpuRule.slack32`; benchmarks/probes/cpu_codes.py);
 * NEAR: the guess is within one bin of the answer (:attr:`BinRule.slack` < 1); it is
   corrected by one compare each way against the loaded edges ``e[g]``, ``e[g + 1]``;
 * SEARCH: binary search of the edges (edges not from linspace, or a guess that can be
   more than one bin off): :func:`.search.search`;
 * SCALED (SCALED32 in float32): the guess alone, no correction, for LINEAR (LINEAR32) rules
-  whose guess is exact (:attr:`BinRule.exact_scale`): ``lo`` is 0, ``scale`` a power of 2 and
+  whose guess is exact (:attr:`CpuRule.exact_scale`): ``lo`` is 0, ``scale`` a power of 2 and
   every edge ``i / scale`` (ranges such as (0, 1) or (0, 256) in a power-of-2 number of
   bins, (0, 100) in 100 unit bins). ``floor(v * scale)``, the closed last edge clamped to
   the last bin, is then bit for bit what LINEAR finds, and faster (results/probes-cpu.md,
@@ -35,7 +35,7 @@ at every edge, so a value of bin ``b`` (``e[b] <= v < e[b + 1]``) has
 is ``b`` or ``b + 1``, so ``r = rint(t(v))`` and one compare, ``v < e[r]``, tell them
 apart (``r`` is at most nb, and a value with ``r`` nb is in the last bin either way).
 SPAN32's float32 guess is monotone too (each rounding is), so its slack, taken at the edges
-as the kernel computes it (:attr:`BinRule.slack32`), bounds it the same way.
+as the kernel computes it (:attr:`CpuRule.slack32`), bounds it the same way.
 """
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ import numpy as np
 from ...core._jit import njit
 from ...core.binning import BinRule
 from .search import search
+from .strategy import cpu_rule
 
 __all__ = ["LINEAR", "LINEAR32", "NEAR", "SEARCH", "SCALED", "SCALED32", "SPAN32", "codes", "cells2", "in_bin",
            "rule_args"]
@@ -164,7 +165,7 @@ _FUSED64 = (LINEAR, SCALED)
 def _scaled_cells(x, y, e0, en, f0, fn, sx, sy, tx, ty, nyf, out, none):
     """cells2 where both axes' guesses are exact (SCALED, SCALED32: a heatmap over (0, 1), or
     of whole-number pixels), in the arithmetic of the constants ``sx`` .. ``nyf``: no edge
-    compared. A heatmap's cells open at ``hi`` were LINEAR32 before (:attr:`BinRule.exact_scale`;
+    compared. A heatmap's cells open at ``hi`` were LINEAR32 before (:attr:`CpuRule.exact_scale`;
     results/probes-cpu.md, rule.py)."""
     z = sx - sx
     d = 0
@@ -246,7 +247,7 @@ def in_bin(v, b, m, r, g):
 
 def _mode(rule: BinRule):
     """(lo, step, mode) of :func:`codes` for the rule: ``lo`` the guess's origin."""
-    lin = rule.linear
+    lin = cpu_rule(rule).linear
     small = rule.nbins < 2**31 - 1  # bins as int32
     # LINEAR32 guesses in float32: off by at most 3 * (nbins + 1) * 2**-24 bins more than
     # the float64 guess whose error ``slack`` bounds (a subtraction, a product and the
@@ -261,18 +262,20 @@ def _mode(rule: BinRule):
 
 def rule_args(rule: BinRule, dtype=None):
     """The rule as the tuple kernels take, for values of ``dtype`` (the kernel's). float32
-    values under a float64 rule are binned in float32 (:attr:`BinRule.float32`) when its
+    values under a float64 rule are binned in float32 (:attr:`CpuRule.float32`) when its
     float32 edges are LINEAR32's (faster; results/probes-cpu.md, rule.py)."""
-    if dtype == np.float32 and rule.float32 is not None and _mode(rule.float32)[2] == LINEAR32:
-        rule = rule.float32
+    f32 = cpu_rule(rule).float32 if dtype == np.float32 else None
+    if f32 is not None and _mode(f32)[2] == LINEAR32:
+        rule = f32
+    cr = cpu_rule(rule)
     lo, step, mode = _mode(rule)
     e = rule.kernel_cmp
     scale = rule.scale
-    if mode in (LINEAR, LINEAR32) and rule.exact_scale:
-        mode, scale = (SCALED32 if mode == LINEAR32 else SCALED), rule.exact_scale
-    elif mode == LINEAR and dtype == np.float32 and rule.slack32 < 0.5:
+    if mode in (LINEAR, LINEAR32) and cr.exact_scale:
+        mode, scale = (SCALED32 if mode == LINEAR32 else SCALED), cr.exact_scale
+    elif mode == LINEAR and dtype == np.float32 and cr.slack32 < 0.5:
         mode = SPAN32
-    tab, split = (rule.key_buckets, rule.key_splits) if mode == SEARCH else (_NO_TABLE, e[:0])
+    tab, split = (cr.key_buckets, cr.key_splits) if mode == SEARCH else (_NO_TABLE, e[:0])
     return (e, e[0], e[-1], lo, scale, step, tab, split, mode)
 
 

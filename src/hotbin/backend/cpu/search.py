@@ -3,8 +3,8 @@ given as an array, or a guess that can be more than one bin off): :func:`search`
 values, by one of three ways, from the fastest that the rule allows:
 
 * :func:`_split_keys`: float edges where no bucket of the values' sortable keys holds two
-  edges (:attr:`BinRule.key_splits`): the bucket's first bin and one compare;
-* :func:`_search_keys`: float edges, a halving from the bucket (:attr:`BinRule.key_buckets`);
+  edges (:attr:`CpuRule.key_splits`): the bucket's first bin and one compare;
+* :func:`_search_keys`: float edges, a halving from the bucket (:attr:`CpuRule.key_buckets`);
 * :func:`_search`: a halving of all the edges, every value of a block in step.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ __all__ = ["search", "SEARCH_LANES"]
 @njit(inline="always")
 def search(v, e, tab, split, out):
     """out[k] = the bin of v[k] under the edges ``e`` (nb where it lands in none); ``tab``
-    and ``split``: the rule's :attr:`BinRule.key_buckets` and :attr:`BinRule.key_splits`
+    and ``split``: the rule's :attr:`CpuRule.key_buckets` and :attr:`CpuRule.key_splits`
     (either may be empty)."""
     if split.size:
         _split_keys(v, e, tab, split, out)
@@ -71,7 +71,7 @@ def _search(v, e, out, at):
 @njit(inline="always")
 def _search_keys(v, e, tab, out, at):
     """SEARCH of float edges from the bucket of each value's sortable key
-    (:attr:`BinRule.key_buckets`: ``tab``): its bin lies in ``[lo[b], lo[b] + length)``, so
+    (:attr:`CpuRule.key_buckets`: ``tab``): its bin lies in ``[lo[b], lo[b] + length)``, so
     the halving starts there with ``length`` (at most 2 for log-spaced edges, where a search
     of all the edges halves 8 times at 256 bins). The keys and the starts a loop, then the
     halvings as :func:`_search`'s, a probe past the last bin never taken
@@ -100,7 +100,7 @@ def _search_keys(v, e, tab, out, at):
 @njit(inline="always")
 def _split_keys(v, e, tab, split, out):
     """SEARCH from the bucket of each value's key where a bucket holds at most one edge
-    (:attr:`BinRule.key_splits`): the bucket's first bin plus one compare against its edge,
+    (:attr:`CpuRule.key_splits`): the bucket's first bin plus one compare against its edge,
     one loop, both loads from the bucket's index and neither waiting on the other
     (benchmarks/probes/cpu_codes.py: its results head probes-cpu.md)."""
     nb = e.size - 1
@@ -116,7 +116,7 @@ def _split_keys(v, e, tab, split, out):
 
 @njit(inline="always")
 def _bucket(x, ok, e0, k0, shift):
-    """The :attr:`BinRule.key_buckets` bucket of ``x`` (of ``e0`` where not ``ok``): its
+    """The :attr:`CpuRule.key_buckets` bucket of ``x`` (of ``e0`` where not ``ok``): its
     sortable key, ``float64(x) + 0.0`` (-0.0 made 0.0) read as an int64 with all but the sign
     bit flipped when negative, less ``k0``, shifted."""
     bits = _bits(np.float64(x) + 0.0 if ok else np.float64(e0) + 0.0)

@@ -22,6 +22,7 @@ from ...core.scan_order import scan_numpy
 from .chunks import kernel_dtype
 from .copies import SUM_SUBS, add_rows, copies
 from .parallel import MIN_PER_THREAD
+from .strategy import cpu_rule
 
 __all__ = ["SMALL", "takes", "codes", "histogram", "histogram2d", "bincount", "cumsum"]
 
@@ -47,11 +48,11 @@ def _widened(v, e) -> np.ndarray:
 
 def _multiplies(rule) -> bool:
     """Whether :func:`_inside` finds bins by multiplying (float edges whose
-    :attr:`~hotbin.core.binrule.BinRule.exact_scale` is set, or uniform ones whose guess is
+    :attr:`CpuRule.exact_scale` is set, or uniform ones whose guess is
     within a bin of every edge): a binary search of values in random order mispredicts its
     branches at every step, several times the multiply's cost."""
     e = rule.kernel_cmp
-    return e.dtype.kind == "f" and bool(rule.exact_scale or (rule.uniform and rule.slack < 1))
+    return e.dtype.kind == "f" and bool(cpu_rule(rule).exact_scale or (rule.uniform and rule.slack < 1))
 
 
 def _inside(c, rule) -> np.ndarray:
@@ -61,7 +62,7 @@ def _inside(c, rule) -> np.ndarray:
     where it reaches the next; a slack under one bin leaves the guess at most one bin off."""
     e = rule.kernel_cmp
     nb = e.size - 1
-    s = rule.exact_scale
+    s = cpu_rule(rule).exact_scale
     if s:
         g = (c * s).astype(np.intp)  # exact: every edge but the closed last is i / s
     else:
