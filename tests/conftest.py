@@ -44,3 +44,25 @@ def to_numpy(a):
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261130)
+
+
+def chromium(width=1200, height=800, console=False):
+    """A headless Chromium driven by Selenium (Debian's chromium and chromium-driver), or a skip
+    naming what to install; ``console``: keep the page's console log."""
+    import shutil
+
+    webdriver = pytest.importorskip("selenium.webdriver")
+    chrome = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    driver = shutil.which("chromedriver")
+    if not (chrome and driver):
+        pytest.skip("no headless Chromium here (apt-get install chromium chromium-driver)")
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+              f"--window-size={width},{height}", "--force-device-scale-factor=1"):
+        opts.add_argument(a)
+    opts.binary_location = chrome
+    if console:
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(driver), options=opts)

@@ -9,7 +9,6 @@ import json
 import os
 import pathlib
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import numpy as np
 import pytest
 
 import hotbin
+from conftest import chromium
 from hotbin.render.project import mercator, tile_bounds
 
 pytest.importorskip("starlette")
@@ -361,20 +361,7 @@ def test_cli_errors_are_one_line():
 # --- the page in a real browser ------------------------------------------------------------
 
 def _browser():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chrome = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-    driver = shutil.which("chromedriver")
-    if not (chrome and driver):
-        pytest.skip("no headless Chromium here (apt-get install chromium chromium-driver)")
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-              "--window-size=1200,800", "--force-device-scale-factor=1"):
-        opts.add_argument(a)
-    opts.binary_location = chrome
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(driver), options=opts)
+    return chromium(1200, 800, console=True)
 
 
 def _artifacts():

@@ -4,7 +4,6 @@ page's, a brush dragged on the page is the kernel's ``w.filters``, over HTTP and
 import json
 import os
 import pathlib
-import shutil
 import socket
 import subprocess
 import sys
@@ -14,6 +13,8 @@ import urllib.request
 
 import numpy as np
 import pytest
+
+from conftest import chromium
 
 pytest.importorskip("anywidget")
 pytest.importorskip("starlette")
@@ -128,19 +129,7 @@ def jupyterlab(tmp_path):
 
 
 def _browser():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chrome = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-    driver = shutil.which("chromedriver")
-    if not (chrome and driver):
-        pytest.skip("no headless Chromium here (apt-get install chromium chromium-driver)")
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-              "--window-size=1400,1000", "--force-device-scale-factor=1"):
-        opts.add_argument(a)
-    opts.binary_location = chrome
-    return webdriver.Chrome(service=Service(driver), options=opts)
+    return chromium(1400, 1000)
 
 
 def _pictures():
