@@ -296,3 +296,22 @@ def test_serve_closes_its_socket_when_the_data_fails(capsys, tmp_path):
     assert main(["serve", str(path), "--x", "x", "--y", "y", "--agg", "median:fare", "--no-browser",
                  "--port", "0"]) == 1
     assert "fare" in capsys.readouterr().err
+
+
+def test_float64_partials_merge_as_one_sort():
+    """Chunks' (cell, key) rows merge by insertion into the largest (the CLI's stream of float64
+    values): bit for bit the rows a sort of every pair gives, ties and many cells included."""
+    from hotbin.core import order
+
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        ncell = int(rng.integers(1, 5000))
+        parts = []
+        for _ in range(int(rng.integers(2, 6))):
+            n = int(rng.integers(0, 2000))
+            cells = rng.integers(0, ncell, n)
+            keys = order.to_keys(np.round(rng.normal(size=n), 1))  # many equal values
+            parts.append(order.sort_pairs(cells, keys, order.cell_bits(ncell)))
+        both = np.concatenate(parts, axis=1)
+        want = order.sort_pairs(both[0], both[1], order.cell_bits(ncell))
+        np.testing.assert_array_equal(order.merge_pairs(parts, order.cell_bits(ncell), np.uint64), want)

@@ -127,15 +127,35 @@ def sort_words(cells, keys):
 
 
 def merge_pairs(parts, cbits: int, kdtype):
-    """Partials of :func:`sort_pairs` (a list) as one: their concatenation sorted again."""
+    """Partials of :func:`sort_pairs` (a list) as one: packed words re-sorted (NumPy's stable sort,
+    timsort, merges the sorted runs it finds); rows of cells and keys on the host merged into the
+    largest part (:func:`_insert_sorted`), on a GPU sorted again."""
     if len(parts) == 1:
         return parts[0]
     x = xp(parts[0])
+    if x is np and parts[0].ndim == 2:  # a stream of chunks: O(n) a merge, not a sort of all
+        parts = sorted(parts, key=lambda p: -p.shape[1])
+        out = parts[0]
+        for p in parts[1:]:
+            out = _insert_sorted(out, np.asarray(p))
+        return out
     both = x.concatenate([x.asarray(p) for p in parts], axis=-1)
-    if both.ndim == 1:  # NumPy's stable sort (timsort) merges the sorted runs it finds
+    if both.ndim == 1:
         both.sort(**({"kind": "stable"} if x is np else {}))
         return both
     return sort_pairs(both[0], both[1].astype(kdtype), cbits)
+
+
+def _insert_sorted(a, b):
+    """Two ``(2, n)`` partials sorted by (cell, key) as one: ``b``'s pairs inserted where ``a``'s
+    order puts them, found by a binary search of the pairs as 16-byte big-endian strings (which
+    order as the pairs do): ``O(n + m log n)``, where sorting both again costs ``O((n + m) log n)``."""
+    def pairs(p):
+        be = np.empty((p.shape[1], 2), ">u8")
+        be[:, 0], be[:, 1] = p[0], p[1]
+        return be.view("S16").reshape(-1)
+    at = np.searchsorted(pairs(a), pairs(b), side="right")
+    return np.insert(a, at, b, axis=1)
 
 
 def check_q(q):
