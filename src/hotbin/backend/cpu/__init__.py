@@ -33,6 +33,7 @@ from ...core import fixedpoint
 from ...core.reductions import COUNT
 from . import reduce, small
 from .parallel import MIN_PER_THREAD, threads
+from .strategy import in_kernels
 
 __all__ = ["NAME", "INSTALL", "DEVICE", "CAPABILITIES", "claims", "available", "require", "devices",
            "minmax", "max_abs", "histogram", "histogram2d", "histogram_rows", "bin_index", "cells2d", "sorted_pairs", "bincount",
@@ -91,7 +92,7 @@ def bin_index(a, rule):
     """The bin of each value of ``a`` (-1: none), as :meth:`hotbin.core.binning.BinRule.index`
     (which answers for small inputs, and for rules whose kernels' range test counts need
     :func:`~hotbin.core.binning.exact_counts`)."""
-    if a.size <= small.SMALL or rule.nbins >= 2**31 - 1 or rule.exact is not None:
+    if a.size <= small.SMALL or not in_kernels(rule):
         return rule.index(a)
     from .partials import bin_index as kernel
     return kernel(a, rule)
@@ -101,7 +102,7 @@ def cells2d(x, y, rx, ry):
     """The cell ``ix * ny + iy`` of each point (int64), -1 for none: the fused 2-D rule a
     piece per thread (:mod:`.order`), or each axis's :func:`bin_index` combined (small
     inputs, rules the kernels leave to :meth:`~hotbin.core.binning.BinRule.index`)."""
-    if x.size > small.SMALL and all(r.exact is None and r.nbins < 2**31 - 1 for r in (rx, ry)):
+    if x.size > small.SMALL and in_kernels(rx) and in_kernels(ry):
         from .order import cells2d as kernel  # numba: imported by larger calls only
         return kernel(x, y, rx, ry)
     ix, iy = bin_index(x, rx), bin_index(y, ry)

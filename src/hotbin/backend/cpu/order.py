@@ -21,30 +21,26 @@ from ...core.binning import BinRule
 from .chunks import chunks, kernel_dtype, readonly
 from .parallel import each, nparts
 from .rule import cells2, rule_args
+from .strategy import in_kernels
 
 __all__ = ["cells2d", "sorted_pairs"]
 
 
-def _direct(rx: BinRule, ry: BinRule) -> bool:
-    """Whether the kernels' rule covers both axes (else :meth:`BinRule.index`, as bin_index)."""
-    return all(r.exact is None and r.nbins < 2**31 - 1 for r in (rx, ry))
-
-
 def _pieces(arrays, kds, out, fn):
-    """``fn(piece arrays, out piece)`` over ``arrays`` walked in chunks, a piece per thread;
-    returns the list of ``fn``'s results."""
+    """``fn(piece arrays, out piece)`` over ``arrays`` walked in chunks, a piece per thread
+    (``out`` cut along its last axis); returns the list of ``fn``'s results."""
     res = []
     at = 0
     for c in chunks(arrays, kds):
         m = c[0].size
-        o = out[at:at + m]
+        o = out[..., at:at + m]
         parts = nparts(m, 0)
         step = -(-m // parts)
         got = [None] * parts
 
         def piece(p, c=c, o=o, got=got):
             s = slice(p * step, min(m, (p + 1) * step))
-            got[p] = fn([a[s] for a in c], o[s])
+            got[p] = fn([a[s] for a in c], o[..., s])
         each(m, parts, piece)
         res += got
         at += m
@@ -63,64 +59,50 @@ def cells2d(x, y, rx: BinRule, ry: BinRule) -> np.ndarray:
     return out
 
 
+@njit(inline="always")
+def _valued(c, k, codes, ncat, ngrid, w):
+    """The cell of point ``k`` in cell ``c`` (>= 0) with its category, or -1 when it has no value
+    (a code outside ``[0, ncat)``, a NaN weight)."""
+    if ncat > 0:
+        code = np.int64(codes[k])
+        if code < 0 or code >= ncat:
+            return np.int64(-1)
+        c += code * ngrid
+    v = w[k]
+    return np.int64(-1) if v != v else c
+
+
 @njit(nogil=True, cache=True)
-def _pack32(x, y, r1, r2, codes, ncat, ngrid, w, out):
-    """out[k] = ``cell << 32 | key(w[k])`` (int64 bits; -1 for no value); returns (points in a
-    cell, values)."""
-    cells2(x, y, r1, r2, out, np.empty(x.size, np.int64), np.int64(-1))
-    wb = w.view(np.uint32)
+def _cells_keys(x, y, r1, r2, codes, ncat, ngrid, w, cells, keys):
+    """cells[k], keys[k]: the cell (-1 for no value) and the key (:func:`hotbin.core.order.to_keys`)
+    of each weight; returns (points in a cell, values)."""
+    cells2(x, y, r1, r2, cells, np.empty(x.size, np.int64), np.int64(-1))
+    wb = w.view(keys.dtype)
+    top = keys.dtype.type(1) << keys.dtype.type(8 * keys.itemsize - 1)
     kept = 0
     m = 0
-    top = np.uint32(0x80000000)
     for k in range(x.size):
-        c = out[k]
-        if c < 0:
+        if cells[k] < 0:
             continue
         kept += 1
-        if ncat > 0:
-            code = np.int64(codes[k])
-            if code < 0 or code >= ncat:
-                out[k] = -1
-                continue
-            c += code * ngrid
-        v = w[k]
-        if v != v:
-            out[k] = -1
-            continue
-        b = wb[k]
-        key = ~b if (b & top) != 0 else b | top
-        out[k] = (c << np.int64(32)) | np.int64(key)
-        m += 1
+        c = _valued(cells[k], k, codes, ncat, ngrid, w)
+        cells[k] = c
+        if c >= 0:
+            b = wb[k]
+            keys[k] = ~b if (b & top) != 0 else b | top
+            m += 1
     return kept, m
 
 
 @njit(nogil=True, cache=True)
-def _cells_keys64(x, y, r1, r2, codes, ncat, ngrid, w, cells, keys):
-    """cells[k], keys[k]: the cell (-1 for no value) and key of each float64 weight; returns
-    (points in a cell, values)."""
-    cells2(x, y, r1, r2, cells, np.empty(x.size, np.int64), np.int64(-1))
-    wb = w.view(np.uint64)
-    kept = 0
-    m = 0
-    top = np.uint64(0x8000000000000000)
+def _pack32(x, y, r1, r2, codes, ncat, ngrid, w, out, keys):
+    """out[k] = ``cell << 32 | key(w[k])`` (int64 bits; -1 for no value) of float32 weights, the
+    keys in ``keys`` first (:func:`_cells_keys`); returns (points in a cell, values)."""
+    kept, m = _cells_keys(x, y, r1, r2, codes, ncat, ngrid, w, out, keys)
     for k in range(x.size):
-        c = cells[k]
-        if c < 0:
-            continue
-        kept += 1
-        if ncat > 0:
-            code = np.int64(codes[k])
-            if code < 0 or code >= ncat:
-                cells[k] = -1
-                continue
-            cells[k] = c + code * ngrid
-        v = w[k]
-        if v != v:
-            cells[k] = -1
-            continue
-        b = wb[k]
-        keys[k] = ~b if (b & top) != 0 else b | top
-        m += 1
+        c = out[k]
+        if c >= 0:
+            out[k] = (c << np.int64(32)) | np.int64(keys[k])
     return kept, m
 
 
@@ -168,27 +150,13 @@ def _pairs64(ins, kds, r1, r2, ncat, ngrid, ncell, by):
     """``((2, m) sorted partial, kept)`` of float64 weights: cells and keys in one pass, a
     counting sort by cell, then each cell's run sorted (large runs by NumPy's sort)."""
     n = ins[0].size
-    cells, keys = np.empty(n, np.int64), np.empty(n, np.uint64)
     dummy = readonly(np.empty(0, np.int8))
     both = np.empty((2, n), np.int64)
 
     def fn(c, o):
-        return _cells_keys64(c[0], c[1], r1, r2, c[3] if by is not None else dummy, ncat, ngrid, c[2],
-                             o[0], o[1].view(np.uint64))
-    got = []
-    at = 0
-    for c in chunks(ins, kds):  # pieces of both rows at once
-        mm = c[0].size
-        parts = nparts(mm, 0)
-        step = -(-mm // parts)
-        res = [None] * parts
-
-        def piece(p, c=c, at=at, res=res):
-            s = slice(p * step, min(mm, (p + 1) * step))
-            res[p] = fn([a[s] for a in c], both[:, at + s.start:at + s.stop])
-        each(mm, parts, piece)
-        got += res
-        at += mm
+        return _cells_keys(c[0], c[1], r1, r2, c[3] if by is not None else dummy, ncat, ngrid, c[2],
+                           o[0], o[1].view(np.uint64))
+    got = _pieces(ins, kds, both, fn)
     cells, keys = both[0], both[1].view(np.uint64)
     counts = np.bincount(cells[cells >= 0], minlength=ncell) if n else np.zeros(ncell, np.int64)
     start = np.cumsum(counts) - counts
@@ -204,12 +172,13 @@ def _pairs64(ins, kds, r1, r2, ncat, ngrid, ncell, by):
 
 
 def sorted_pairs(x, y, rx: BinRule, ry: BinRule, weights, by=None):
-    """``(packed sorted partial, points in a cell)`` of float32 ``weights`` (:mod:`hotbin.core.order`),
-    or NotImplemented for other weights, rules outside the kernels, and cells beyond 32 bits."""
+    """``(sorted partial, points in a cell)`` of float32 (packed words) or float64 ``weights``
+    (:mod:`hotbin.core.order`), or NotImplemented for other weights, rules outside the kernels,
+    and cells beyond 32 bits."""
     ngrid = rx.nbins * ry.nbins
     ncat = 0 if by is None else int(by[1])
     ncell = ngrid * max(ncat, 1)
-    if (weights.dtype not in (np.float32, np.float64) or not _direct(rx, ry) or x.size <= 1 << 14
+    if (weights.dtype not in (np.float32, np.float64) or not (in_kernels(rx) and in_kernels(ry)) or x.size <= 1 << 14
             or not order.packed(order.cell_bits(ncell), np.float32)):
         return NotImplemented
     ins = [x, y, weights] + ([] if by is None else [by[0]])
@@ -221,7 +190,8 @@ def sorted_pairs(x, y, rx: BinRule, ry: BinRule, weights, by=None):
     out = np.empty(x.size, np.int64)
 
     def fn(c, o):
-        return _pack32(c[0], c[1], r1, r2, c[3] if by is not None else dummy, ncat, ngrid, c[2], o)
+        return _pack32(c[0], c[1], r1, r2, c[3] if by is not None else dummy, ncat, ngrid, c[2], o,
+                       np.empty(o.size, np.uint32))
     got = _pieces(ins, kds, out, fn)
     words = out.view(np.uint64)
     words.sort()  # no value: all ones, last

@@ -19,7 +19,13 @@ import numpy as np
 
 from ...core.binrule import BinRule, sort_keys
 
-__all__ = ["CpuRule", "cpu_rule"]
+__all__ = ["CpuRule", "cpu_rule", "in_kernels"]
+
+
+def in_kernels(rule: BinRule) -> bool:
+    """Whether the kernels bin by ``rule`` themselves: int32 bin numbers, and no integer ends that
+    need :func:`hotbin.core.binning.exact_counts` (those go by :meth:`BinRule.index`)."""
+    return rule.exact is None and rule.nbins < 2**31 - 1
 
 
 def cpu_rule(rule: BinRule) -> CpuRule:
