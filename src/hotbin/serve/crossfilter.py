@@ -6,7 +6,8 @@ fails brush ``b``; a row counts in panel ``p`` iff ``mask & ~own_p == 0``, so a 
 filtered by every other brush and a brush never empties its own panel. One numba loop
 computes the masks and every histogram panel at once (:func:`_pass`), and marks the rows the
 map shows (those failing no brush but the box) and the rows that pass them all. Bins are
-``numpy.histogram``'s: its edges, ``edges[i] <= v < edges[i + 1]``, the last bin closed.
+``numpy.histogram``'s: each panel's rows are binned once by the cpu backend's exact rule
+(:func:`hotbin.core.binning.histogram_rule`, ``bin_index``), the pass then reads two bytes a row.
 """
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.typed import List
 
+from ..backend import load
 from ..core._jit import njit
+from ..core.binning import histogram_rule
 
 __all__ = ["Crossfilter", "Filters", "Panel", "MAX_BINS"]
 
@@ -27,8 +31,6 @@ MAX_BINS = 10_000
 KEEP = 4
 #: bit 0 of a row's state: it passes every brush but the box (the map shows it); bit 1: every one
 MAP, ALL = 1, 2
-#: panels of this many bins or more are not prebinned (a prebinned row in no bin holds ``bins``)
-NOBIN = 65535
 #: rows a chunk's loop handles at a time: their masks first, then each panel's bins
 BLOCK = 2048
 #: slots after a panel's bins where rows in none of them count, in turn (one slot would make
@@ -36,6 +38,8 @@ BLOCK = 2048
 TRASH = 8
 #: rows are split in this many chunks for the parallel loops
 CHUNKS = 64
+#: the numba type of a panel's binned rows (the pass takes a typed list of them)
+_U16_ROW = types.Array(types.uint16, 1, "C")
 
 
 @dataclass(frozen=True)
@@ -99,21 +103,39 @@ class Crossfilter:
         self._ranges = {}  # column -> (lo, hi) of its finite values, computed once
         self._kept: OrderedDict = OrderedDict()  # Filters.key -> (state, {Panel: counts})
         self._lock = threading.Lock()
-        self._pre, self._bins = {}, np.zeros((0, 0), np.uint16)  # Panel -> row of _bins
+        self._pre = {}  # Panel -> its rows' bins (uint16; ``bins`` for none): the page's panels
+        self._asked: OrderedDict = OrderedDict()  # the same for panels asked for besides (KEEP)
         self._defaults = []  # the panels every pass counts (the page asks for them next)
         self._subset = (None, None)  # (map key, compacted arrays): the map's rows, the latest
 
     def prebin(self, panels) -> None:
         """Bin every row of each panel once (a byte pair per row): a pass then reads that
-        instead of the column's float64 and its arithmetic. Panels of more bins are binned
-        in the pass."""
-        panels = [p for p in dict.fromkeys(panels) if p.bins < NOBIN]
-        out = np.empty((len(panels), self.n), np.uint16)
-        for k, p in enumerate(panels):
-            e = p.edges
-            _bin_rows(self.cols[self.names.index(p.column)], e, p.bins / (e[-1] - e[0]), out[k])
-        self._pre, self._bins = {p: k for k, p in enumerate(panels)}, out
+        instead of the column's float64 and its arithmetic."""
+        panels = list(dict.fromkeys(panels))
+        self._pre = {p: self._binned(p) for p in panels}
         self._defaults = panels
+
+    def _binned(self, p: Panel) -> np.ndarray:
+        """Each row's bin in panel ``p`` (``p.bins`` for none) by the exact rule of
+        ``numpy.histogram(column, p.bins, (p.lo, p.hi))``."""
+        col = self.cols[self.names.index(p.column)]
+        i = load("cpu").bin_index(col, histogram_rule(col, p.bins, (p.lo, p.hi))).astype(np.uint16)
+        i[i == np.uint16(0xFFFF)] = p.bins  # -1: in no bin
+        return i
+
+    def _bins_of(self, p: Panel) -> np.ndarray:
+        """The rows' bins of panel ``p``: prebinned, or binned now and kept (the latest KEEP)."""
+        got = self._pre.get(p)
+        if got is None:
+            with self._lock:
+                got = self._asked.pop(p, None)
+            if got is None:
+                got = self._binned(p)
+            with self._lock:
+                self._asked[p] = got
+                while len(self._asked) > KEEP:
+                    self._asked.popitem(last=False)
+        return got
 
     def map_count(self, filters: Filters) -> int:
         """How many rows the map shows under ``filters``."""
@@ -192,16 +214,12 @@ class Crossfilter:
         panels = list(dict.fromkeys(panels + self._defaults + ([] if hit is None else list(hit[1]))))
         args, bits = self._brushes(filters)
         own = [bits.get(p.column, 0) for p in panels]
-        edges = [p.edges for p in panels]
         start = np.cumsum([0] + [p.bins + TRASH for p in panels])  # each panel's bins, then slots for none
-        estart = np.cumsum([0] + [p.bins + 1 for p in panels])
         state = np.empty(self.n, np.uint8)
-        pre = np.array([self._pre.get(p, -1) for p in panels], np.int64)
-        flat = _pass(self.cols, *args, np.array([self.names.index(p.column) for p in panels], np.int64),
-                     np.array(own, np.int64), start.astype(np.int64), estart.astype(np.int64),
-                     self._bins, pre,
-                     np.concatenate(edges + [np.zeros(0)]),
-                     np.array([p.bins / (p.edges[-1] - p.edges[0]) for p in panels], np.float64), state)
+        binned = List.empty_list(_U16_ROW)
+        for p in panels:
+            binned.append(self._bins_of(p))
+        flat = _pass(self.cols, *args, np.array(own, np.int64), start.astype(np.int64), binned, state)
         counts = {p: flat[start[k]:start[k] + p.bins] for k, p in enumerate(panels)}
         entry = (state, counts)
         with self._lock:
@@ -241,10 +259,10 @@ class Crossfilter:
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _pass(cols, bcol, blo, bhi, bbit, codes, keep, cat_bit, box_bit, pcol, pown, pstart, estart,
-          bins, pre, edges, pscale, state):
-    """Each row's brush mask, its state bits, and its bin in every panel whose other brushes it
-    passes; per-chunk partial counts, summed. NaN fails every brush and lands in no bin.
+def _pass(cols, bcol, blo, bhi, bbit, codes, keep, cat_bit, box_bit, pown, pstart, bins, state):
+    """Each row's brush mask, its state bits, and its count in every panel whose other brushes
+    it passes (``bins[p]``: the rows' bins of panel ``p``, its bin count for none); per-chunk
+    partial counts, summed. NaN fails every brush and lands in no bin.
 
     One pass over the rows: a chunk takes them a block at a time (the masks of the block, then
     each panel's bins of it), so the inner loops are simple enough to vectorize and the block's
@@ -275,48 +293,17 @@ def _pass(cols, bcol, blo, bhi, bbit, codes, keep, cat_bit, box_bit, pcol, pown,
             for t in range(w):
                 mt = m[t]
                 out[t] = ((mt & ~box_bit) == 0) + 2 * (mt == 0)
-            for p in range(pcol.size):
+            for p in range(pown.size):
                 other, base, nb = ~pown[p], pstart[p], pstart[p + 1] - pstart[p] - TRASH
-                if pre[p] >= 0:  # without branches: a row failing another brush counts in no bin
-                    bq = bins[pre[p], r0:r0 + w]
-                    for t in range(w):
-                        i = np.int64(bq[t])
-                        h[base + i + (nb + (t & 7) - i) * np.int64((m[t] & other) != 0)] += 1
-                else:
-                    for t in range(w):
-                        i = _bin_of(cols[pcol[p], r0 + t], edges, estart[p], nb, pscale[p])
-                        i = nb if i < 0 else i
-                        h[base + i + (nb + (t & 7) - i) * np.int64((m[t] & other) != 0)] += 1
+                bq = bins[p][r0:r0 + w]
+                for t in range(w):  # without branches: a row failing another brush counts in no bin
+                    i = np.int64(bq[t])
+                    h[base + i + (nb + (t & 7) - i) * np.int64((m[t] & other) != 0)] += 1
     out = np.zeros(total, np.int64)
     for c in range(chunks):
         for t in range(total):
             out[t] += part[c, t]
     return out
-
-
-@njit(inline="always")
-def _bin_of(v, edges, e0, nb, scale):
-    """numpy.histogram's bin of ``v`` over ``edges[e0:e0 + nb + 1]`` (the last bin closed), or
-    -1: a guess by multiplying, then corrected against the edges."""
-    lo = edges[e0]
-    if not (v >= lo and v <= edges[e0 + nb]):
-        return -1
-    i = int((v - lo) * scale)
-    if i > nb - 1:
-        i = nb - 1
-    while i > 0 and v < edges[e0 + i]:
-        i -= 1
-    while i < nb - 1 and v >= edges[e0 + i + 1]:
-        i += 1
-    return i
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _bin_rows(a, edges, scale, out):
-    nb = edges.size - 1
-    for r in prange(a.size):
-        i = _bin_of(a[r], edges, 0, nb, scale)
-        out[r] = nb if i < 0 else i
 
 
 @njit(parallel=True, cache=True, nogil=True)
