@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arrays import xp
+
 __all__ = ["BinRule", "MAX_SLACK", "first_true", "int_at_least", "sort_keys"]
 
 # Comparison dtypes that kernels implement. Narrower types are widened exactly.
@@ -228,20 +230,21 @@ class BinRule:
         return pairs, BinRule(edges=edges, cmp=edges, uniform=False)
 
     def index(self, v) -> np.ndarray:
-        """Reference implementation: the bin of each value, -1 for none (NumPy only)."""
-        v = np.asarray(v)
+        """Reference implementation: the bin of each value, -1 for none (NumPy; a CuPy array's
+        on its device, by the same steps)."""
+        x = xp(v)
+        v = x.asarray(v)
         if v.dtype == np.bool_:
             v = v.astype(np.uint8)
         c = v.astype(self.cmp.dtype)
-        e = self.cmp
-        i = np.searchsorted(e, c, side="right") - 1
-        i[c == e[-1]] = self.nbins - 1
-        i = np.minimum(i, self.nbins - self.tail - 1)
-        out = (c >= e[0]) & (c <= e[-1])
+        e = x.asarray(self.cmp)
+        i = x.searchsorted(e, c, side="right").astype(np.int64) - 1
+        i = x.where(c == e[-1], self.nbins - 1, i)
+        i = x.minimum(i, self.nbins - self.tail - 1)
+        ok = (c >= e[0]) & (c <= e[-1])
         if self.exact is not None:
-            out &= (v >= self.exact[0]) & (v <= self.exact[1])
-        i[~out] = -1
-        return i
+            ok &= (v >= self.exact[0]) & (v <= self.exact[1])
+        return x.where(ok, i, -1)
 
 
 def first_true(lo: int, hi: int, pred) -> int:
