@@ -119,7 +119,7 @@ def _heatmap(args, job, client, shares):
         kind = next((s["kind"] for s in scans if s["kind"] is not None), None)
         labels = _Labels({v for s in scans for v in s["labels"]}, kind)
     grid = dict(agg=args.agg[0], width=args.width, height=args.height, x_range=ranges[0], y_range=ranges[1],
-                closed=closed, backend=args.backend, q=getattr(args, "q", None))
+                closed=closed, backend=args.backend, q=args.q)
     parts = client.gather(client.map(_count, shares, job=job, labels=labels, grid=grid, pure=False))
     hm = functools.reduce(operator.add, [p["heatmap"] for p in parts])
     n = sum(p["n"] for p in parts)

@@ -84,7 +84,7 @@ def from_data(args, data, progress, said=None):
         part = heatmap(cols[0], cols[1], cols[2] if weighted else None, agg=agg,
                        by=None if labels is None else labels.codes(cols[-1]),
                        width=args.width, height=args.height, x_range=x_range, y_range=y_range,
-                       closed=closed, backend=args.backend, q=getattr(args, "q", None))
+                       closed=closed, backend=args.backend, q=args.q)
         total = part if total is None else total + part
         n += cols[0].size
     if total is None:  # no rows: the empty heatmap of these cells
@@ -92,7 +92,7 @@ def from_data(args, data, progress, said=None):
         total = heatmap(empty, empty, empty if weighted else None, agg=agg,
                         by=None if labels is None else labels.codes(None), width=args.width,
                         height=args.height, x_range=x_range, y_range=y_range, closed=closed,
-                        backend=args.backend, q=getattr(args, "q", None))
+                        backend=args.backend, q=args.q)
     total = replace(total, x_name=args.x, y_name=args.y, crs=CRS if args.project else total.crs)
     return total, n, source
 
