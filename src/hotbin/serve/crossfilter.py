@@ -94,11 +94,8 @@ class Crossfilter:
 
     def __init__(self, columns: dict, box, codes=None, labels=None, by=None):
         self.names = list(columns)
-        n = len(box[0])
-        self.cols = np.empty((len(columns) + 2, n), np.float64)  # rows: the columns, then the box axes
-        for k, a in enumerate([*columns.values(), *box]):
-            self.cols[k] = np.asarray(a, np.float64)
-        self.codes = None if codes is None else np.asarray(codes, np.int32)
+        self.cols = self._hold([*columns.values(), *box])  # the columns, then the box axes
+        self.codes = None if codes is None else self._hold_codes(codes)
         self.labels, self.by = labels, by
         self._ranges = {}  # column -> (lo, hi) of its finite values, computed once
         self._kept: OrderedDict = OrderedDict()  # Filters.key -> (state, {Panel: counts})
@@ -107,6 +104,16 @@ class Crossfilter:
         self._asked: OrderedDict = OrderedDict()  # the same for panels asked for besides (KEEP)
         self._defaults = []  # the panels every pass counts (the page asks for them next)
         self._subset = (None, None)  # (map key, compacted arrays): the map's rows, the latest
+
+    def _hold(self, arrays):
+        """The columns as the pass reads them: one float64 row each."""
+        cols = np.empty((len(arrays), len(arrays[-1])), np.float64)
+        for k, a in enumerate(arrays):
+            cols[k] = np.asarray(a, np.float64)
+        return cols
+
+    def _hold_codes(self, codes):
+        return np.asarray(codes, np.int32)
 
     def prebin(self, panels) -> None:
         """Bin every row of each panel once (a byte pair per row): a pass then reads that
@@ -213,20 +220,23 @@ class Crossfilter:
                 return hit
         panels = list(dict.fromkeys(panels + self._defaults + ([] if hit is None else list(hit[1]))))
         args, bits = self._brushes(filters)
-        own = [bits.get(p.column, 0) for p in panels]
+        entry = self._count(args, [bits.get(p.column, 0) for p in panels], panels)
+        with self._lock:
+            self._kept[filters.key] = entry
+            while len(self._kept) > KEEP:
+                self._kept.popitem(last=False)
+        return entry
+
+    def _count(self, args, own: list, panels: list):
+        """``(state, {panel: counts})`` of one pass: :meth:`_brushes`' arguments, each panel's
+        own brush bits."""
         start = np.cumsum([0] + [p.bins + TRASH for p in panels])  # each panel's bins, then slots for none
         state = np.empty(self.n, np.uint8)
         binned = List.empty_list(_U16_ROW)
         for p in panels:
             binned.append(self._bins_of(p))
         flat = _pass(self.cols, *args, np.array(own, np.int64), start.astype(np.int64), binned, state)
-        counts = {p: flat[start[k]:start[k] + p.bins] for k, p in enumerate(panels)}
-        entry = (state, counts)
-        with self._lock:
-            self._kept[filters.key] = entry
-            while len(self._kept) > KEEP:
-                self._kept.popitem(last=False)
-        return entry
+        return state, {p: flat[start[k]:start[k] + p.bins] for k, p in enumerate(panels)}
 
     def _brushes(self, filters: Filters):
         """The kernel's brush arguments, and each brushed column's bit."""

@@ -1,8 +1,10 @@
 """A served data set's linked views: brushes, histogram panels and the rows behind a selection.
 
-:class:`Linked` holds, on the host, every column a brush or a histogram may name (the map's
-coordinates as given, the weights, the ``--hist`` columns; the categories) in a
-:class:`~hotbin.serve.crossfilter.Crossfilter`, built on first use, and the input table for
+:class:`Linked` holds every column a brush or a histogram may name (the map's coordinates as
+given, the weights, the ``--hist`` columns; the categories) in a
+:class:`~hotbin.serve.crossfilter.Crossfilter` built on first use: on the host, or on the GPU
+(:class:`~hotbin.serve.crossfilter_gpu.DeviceCrossfilter`) when the map's points are there;
+and the input table for
 the drill-down: every column of the input, row for row, kept in memory as a pyarrow table so
 that the first rows of a selection are a ``take`` away (re-reading them from the file by
 number would keep memory low but cost a scan of the file per request).
@@ -14,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..core.arrays import to_host, xp
+from ..core.arrays import on_gpu, to_host, xp
 from .crossfilter import Crossfilter, Filters, Panel
 from .params import BadRequest
 
@@ -69,9 +71,14 @@ class Linked:
             if self.lazy:
                 raise BadRequest("brushes need the data in memory (a server without --scheduler)")
             d = self.data
-            src = {k: to_host(v) for k, v in self._source.items()}
-            self._cf = Crossfilter(src, (to_host(d.x), to_host(d.y)),
-                                   None if d.by is None else to_host(d.by), d.labels, d.by_name)
+            if on_gpu(d.x):  # the columns stay on the map's device, in their own dtype
+                from .crossfilter_gpu import DeviceCrossfilter
+
+                self._cf = DeviceCrossfilter(self._source, (d.x, d.y), d.by, d.labels, d.by_name)
+            else:
+                src = {k: to_host(v) for k, v in self._source.items()}
+                self._cf = Crossfilter(src, (to_host(d.x), to_host(d.y)),
+                                       None if d.by is None else to_host(d.by), d.labels, d.by_name)
             self._cf.prebin(self.panels())
         return self._cf
 
@@ -171,13 +178,16 @@ class Linked:
         return self.cf.map_count(filters)
 
     def map_arrays(self, filters: Filters, arrays):
-        """``arrays`` cut to the rows the map shows (None: all of them): host arrays compacted
-        in parallel, device arrays by a mask."""
+        """``arrays`` cut to the rows the map shows (None: all of them): compacted by the
+        crossfilter where it holds them (host arrays on every core, device arrays on their
+        device), else by a mask."""
         if filters is None or not filters.ranges and filters.cats is None:
             return None
-        if all(a is None or isinstance(a, np.ndarray) for a in arrays):
+        host = all(a is None or isinstance(a, np.ndarray) for a in arrays)
+        if host != on_gpu(self.data.x):  # the arrays are where the crossfilter's rows are
             return self.cf.subset(filters, arrays)
-        keep = xp(arrays[0]).asarray(self.map_rows(filters))
+        keep = self.map_rows(filters)
+        keep = to_host(keep) if host else xp(arrays[0]).asarray(keep)
         return [None if a is None else a[keep] for a in arrays]
 
     def hist(self, filters: Filters, panel: Panel) -> dict:
@@ -189,6 +199,11 @@ class Linked:
                 "n": int(counts.sum())}
 
     def passing(self, filters: Filters) -> np.ndarray:
+        """Row numbers (int64, NumPy, in order) passing every brush and the box."""
+        return to_host(self._passing(filters))
+
+    def _passing(self, filters: Filters):
+        """:meth:`passing` where the crossfilter holds it (on the device with the data there)."""
         if filters.empty:
             return np.arange(self.data.n, dtype=np.int64)
         return self.cf.passing(filters)
@@ -198,8 +213,8 @@ class Linked:
     def rows(self, filters: Filters, limit: int, offset: int = 0) -> dict:
         """``{"count", "columns", "rows"}``: how many rows pass, and ``limit`` of them from
         ``offset`` in input order, every column, as JSON values (NaN as null, times as text)."""
-        idx = self.passing(filters)
-        part = self.table.take(idx[offset:offset + limit])
+        idx = self._passing(filters)
+        part = self.table.take(to_host(idx[offset:offset + limit]))
         cols = [[_json(v) for v in c.to_pylist()] for c in part.columns]
         return {"count": int(idx.size), "offset": offset, "columns": part.column_names,
                 "rows": [list(r) for r in zip(*cols)] if cols else []}
