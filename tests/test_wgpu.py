@@ -24,7 +24,7 @@ from hotbin.core.binning import check_data, histogram2d_rules, histogram_rule
 
 pytest.importorskip("wgpu", reason="wgpu-py not installed")
 from hotbin.backend import wgpu as W  # noqa: E402
-from hotbin.backend.wgpu import device as D, counts as H, luma as L  # noqa: E402
+from hotbin.backend.wgpu import device as D, counts as H, luma as L, memory as M  # noqa: E402
 
 if not W.available():
     pytest.skip("no WebGPU adapter (install mesa-vulkan-drivers for lavapipe)", allow_module_level=True)
@@ -395,8 +395,8 @@ def test_staged_uploads(rng, monkeypatch, chunk):
     """Inputs copied through the ring of mapped staging buffers (every upload here, in pieces
     of 4 KiB, one chunk or many; twice, so the ring comes round): the cpu backend's answers."""
     g = D.gpu()
-    monkeypatch.setattr(D, "UPLOAD_STAGE_FROM", 16)
-    monkeypatch.setattr(D, "UPLOAD_PIECE", 4096)
+    monkeypatch.setattr(M, "UPLOAD_STAGE_FROM", 16)
+    monkeypatch.setattr(M, "UPLOAD_PIECE", 4096)
     monkeypatch.setattr(g, "chunk_bytes", chunk)
     n = 30_001
     x, y = rng.random(n, np.float32), rng.random(n, np.float32)

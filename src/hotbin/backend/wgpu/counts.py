@@ -106,17 +106,20 @@ def count_u8(x: np.ndarray) -> np.ndarray:
     if not n16:
         return np.bincount(tail, minlength=U8_VALUES).astype(np.int64)
     step = g.binding
-    buf = g.storage(min(n16 * LOAD_BYTES, step))
+    buf = g.take(min(n16 * LOAD_BYTES, step))
     enc = g.device.create_command_encoder()
     out = g.zeros(U8_VALUES * 8, enc)
-    for s in range(0, n16 * LOAD_BYTES, step):
-        if s:  # the chunk before was counted from buf: submit it before buf is overwritten
-            g.device.queue.submit([enc.finish()])
-            enc = g.device.create_command_encoder()
-        chunk = x[s:min(s + step, n16 * LOAD_BYTES)]
-        g.upload(buf, chunk)
-        launch_u8(g, buf, chunk.size // LOAD_BYTES, out, encoder=enc)
-    got = read_counts(g, out, U8_VALUES, enc)
+    try:
+        for s in range(0, n16 * LOAD_BYTES, step):
+            if s:  # the chunk before was counted from buf: submit it before buf is overwritten
+                g.device.queue.submit([enc.finish()])
+                enc = g.device.create_command_encoder()
+            chunk = x[s:min(s + step, n16 * LOAD_BYTES)]
+            g.upload(buf, chunk)
+            launch_u8(g, buf, chunk.size // LOAD_BYTES, out, encoder=enc)
+        got = read_counts(g, out, U8_VALUES, enc)
+    finally:
+        g.give(buf)
     return got + np.bincount(tail, minlength=U8_VALUES) if tail.size else got
 
 
@@ -174,13 +177,17 @@ def cells(dims, data, kinds, axes, ncell, ny, cats=None) -> np.ndarray:
         entry, slots = "hist_global", min(2 * CACHE_SLOTS, pow2_floor(g.wg_words))
     enc = g.device.create_command_encoder()
     out = g.zeros(8 * ncell, enc)
-    enc = stream("hist", entry, {"SLOTS": slots}, dims, data, kinds, axes, ncell, ny, cats, {4: out},
-                 encoder=enc)
-    return read_counts(g, out, ncell, enc)
+    held = []
+    try:
+        enc = stream("hist", entry, {"SLOTS": slots}, dims, data, kinds, axes, ncell, ny, cats,
+                     {4: out}, encoder=enc, held=held)
+        return read_counts(g, out, ncell, enc)
+    finally:
+        g.give(*held)
 
 
 def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, outputs,
-           weights=None, encoder=None, scale=0):
+           weights=None, encoder=None, scale=0, held=None):
     """Dispatch ``entry`` of kernels/<name>.wgsl (cell.wgsl prepended) over the points,
     chunk by chunk (each input at most one binding): coordinates ``data`` (bindings 2, 3),
     category codes ``cats`` (5), ``weights`` (6) into the ``outputs`` ({binding: buffer});
@@ -189,12 +196,15 @@ def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, out
     The first chunk is recorded into ``encoder`` (commands already in it run first), every
     chunk but the last is submitted (its inputs are overwritten by the next upload); the
     last chunk's commands come back unsubmitted, in the returned encoder, so that the
-    read-back of the outputs joins their submission (:meth:`.device.Gpu.read`)."""
+    read-back of the outputs joins their submission (:meth:`.memory.Memory.read_many`). The
+    input buffers come from the pool and are appended to ``held``: the caller gives them back
+    once that submission is made."""
     g = gpu()
     enc = encoder or g.device.create_command_encoder()
     ths = [a[0] for a in axes]
     offs = np.cumsum([0] + [t.size for t in ths])
-    th = g.with_data(np.concatenate(ths).astype(np.uint32))
+    held = [] if held is None else held
+    th = g.taken_with(np.concatenate(ths).astype(np.uint32), held)
     ncat = 0 if cats is None else cats[3]
     head = np.array([0, ny, ncell, ncat, ncell // (ncat + 1), np.int32(scale).view(np.uint32), 0, 0],
                     np.uint32)
@@ -211,9 +221,9 @@ def stream(name, entry, constants, dims, data, kinds, axes, ncell, ny, cats, out
         ins[6] = weights
     n = data[0].size
     step = g.binding // max(a.itemsize for a in ins.values())
-    bufs = {b: g.storage(min(n, step) * a.itemsize) for b, a in ins.items()}
-    unused = g.storage(LOAD_BYTES)
-    bound = {b: unused for b in BINDINGS[name][1:]} | {1: th} | bufs | outputs
+    bufs = {b: g.take(min(n, step) * a.itemsize) for b, a in ins.items()}
+    held.extend(bufs.values())
+    bound = {b: g.unused for b in BINDINGS[name][1:]} | {1: th} | bufs | outputs
     for s in range(0, n, step):
         if s:
             g.device.queue.submit([enc.finish()])

@@ -12,19 +12,16 @@ from __future__ import annotations
 import importlib.resources
 import os
 import threading
-import time
 import weakref
 
 import numpy as np
 
-from .tuning import (ATOMIC64, BIND_CACHE, CHUNK_BYTES, SPIN_S, STAGING_POOL_BYTES, UPLOAD_PIECE,
-                     UPLOAD_RING, UPLOAD_STAGE_FROM, WG, WORKGROUPS)
+from .memory import LOAD_BYTES, Memory
+from .tuning import ATOMIC64, BIND_CACHE, CHUNK_BYTES, SPIN_S, WG, WORKGROUPS
 
 ENV_ADAPTER = "HOTBIN_WGPU_ADAPTER"
 INSTALL = 'pip install "hotbin[wgpu]"'
 
-#: bytes of one vec4<u32>, hist_u8.wgsl's load: chunks are whole loads, buffers at least one
-LOAD_BYTES = 16
 #: bindings of each kernel file: 0 uniform params, 4 and 7 outputs, the others read-only
 #: storage (1 thresholds, 2 and 3 data, 5 category codes, 6 weights)
 BINDINGS = {"hist": (0, 1, 2, 3, 4, 5), "extreme": (0, 1, 2, 3, 4, 5, 6, 7),
@@ -79,8 +76,9 @@ def pick_adapter(wgpu):
     raise RuntimeError(f"${ENV_ADAPTER}={choice!r} matches no WebGPU adapter (found: {names})")
 
 
-class Gpu:
-    """One adapter's device, its limits and its compiled pipelines."""
+class Gpu(Memory):
+    """One adapter's device, its limits and its compiled pipelines; its buffers and transfers
+    are :class:`.memory.Memory`'s."""
 
     def __init__(self):
         wgpu = import_wgpu()
@@ -109,19 +107,15 @@ class Gpu:
         self._modules = {}
         self._pipelines = {}
         self._layouts = {}
-        #: reusable buffers: staging buffers by ("staging", size), counters by size
-        self._free = {}
         #: bind groups by (kernel file, params, buffers) and their keys by buffer: _bind_group
         self._binds = {}
         self._bound = {}
         #: keep bind groups for repeated dispatches (benchmarks switch it off to compare)
         self.cache_binds = True
-        #: seconds a read-back polls the device in the calling thread (see _map_read)
+        #: seconds a read-back polls the device in the calling thread (see memory.map_read)
         self.spin_s = SPIN_S[self.kind]
         self._lock = threading.RLock()  # re-entered when a collected buffer drops its bind groups
-        #: upload's staging buffers (UPLOAD_RING, made as needed) and the last one used
-        self._ring, self._ring_at = [], -1
-        self._upload_lock = threading.Lock()
+        self._init_memory()
 
     @property
     def max_binding(self) -> int:
@@ -179,102 +173,6 @@ class Gpu:
                     compute={"module": self._module(name), "entry_point": entry,
                              "constants": {k: float(v) for k, v in constants.items()}})
         return self._pipelines[key]
-
-    # buffers ----------------------------------------------------------------------
-    def storage(self, nbytes):
-        """A zeroed storage buffer of at least ``nbytes`` (16 at least, a multiple of 4)."""
-        usage = self.usage.STORAGE | self.usage.COPY_SRC | self.usage.COPY_DST
-        return self.device.create_buffer(size=max(LOAD_BYTES, round4(nbytes)), usage=usage)
-
-    def upload(self, buf, arr):
-        """Write a contiguous array at the start of ``buf`` (padded to 4 bytes), before whatever
-        is submitted next. From UPLOAD_STAGE_FROM bytes, a piece at a time through the ring of
-        mapped staging buffers, each piece's copy submitted at once (mapping a buffer again
-        waits for its last copy); smaller arrays by ``queue.write_buffer``."""
-        raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-        if raw.size % 4:
-            raw = np.concatenate([raw, np.zeros(4 - raw.size % 4, np.uint8)])
-        if raw.size < max(UPLOAD_STAGE_FROM, 1):
-            if raw.size:
-                self.device.queue.write_buffer(buf, 0, raw)
-            return
-        with self._upload_lock:
-            for s in range(0, raw.size, UPLOAD_PIECE):
-                piece = raw[s:s + UPLOAD_PIECE]
-                self._ring_at = (self._ring_at + 1) % UPLOAD_RING
-                if len(self._ring) < UPLOAD_RING:
-                    self._ring.append(None)
-                at = self._ring_at % len(self._ring)
-                stage = self._ring[at]
-                if stage is None or stage.size < piece.size:
-                    stage = self._ring[at] = self.device.create_buffer(
-                        size=max(UPLOAD_PIECE, piece.size), usage=self.usage.MAP_WRITE | self.usage.COPY_SRC)
-                stage.map_sync("write", 0, piece.size)
-                try:
-                    stage.write_mapped(piece, 0)
-                finally:
-                    stage.unmap()
-                enc = self.device.create_command_encoder()
-                enc.copy_buffer_to_buffer(stage, 0, buf, s, piece.size)
-                self.device.queue.submit([enc.finish()])
-
-    def with_data(self, arr):
-        raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-        buf = self.storage(raw.size)
-        self.upload(buf, raw)
-        return buf
-
-    def zeros(self, nbytes, encoder):
-        """A storage buffer of at least ``nbytes`` (as :meth:`storage`), zeroed by ``encoder``
-        (its first command): taken from the pool that :meth:`read` returns results to, so a
-        call's counters cost no allocation."""
-        size = max(LOAD_BYTES, round4(nbytes))
-        if size <= STAGING_POOL_BYTES:
-            size = 1 << (size - 1).bit_length()  # size classes: the pool stays small
-            with self._lock:
-                free = self._free.get(size)
-                buf = free.pop() if free else None
-            if buf is not None:
-                encoder.clear_buffer(buf, 0, size)
-                return buf
-        return self.storage(size)  # new buffers are zeroed
-
-    def read(self, buf, nbytes=None, encoder=None, recycle=False):
-        """The first ``nbytes`` of ``buf`` (all of it by default), as uint8.
-
-        ``encoder`` (the dispatches that compute ``buf``, not yet submitted) and the copy
-        into a staging buffer go in one submission, then the staging buffer is mapped:
-        one submission and one wait per result (``queue.read_buffer`` submits again and
-        makes a staging buffer each time). Staging buffers up to
-        :data:`~.tuning.STAGING_POOL_BYTES` are kept for the next read; ``recycle``
-        returns ``buf`` (from :meth:`zeros`) to the pool once read.
-        """
-        n = int(buf.size if nbytes is None else nbytes)
-        size = max(LOAD_BYTES, round4(n))  # copies move whole 4-byte words
-        enc = encoder or self.device.create_command_encoder()
-        pooled = size <= STAGING_POOL_BYTES
-        key = ("staging", 1 << (size - 1).bit_length()) if pooled else None
-        with self._lock:
-            free = self._free.get(key) if pooled else None
-            stage = free.pop() if free else None
-        if stage is None:
-            stage = self.device.create_buffer(size=key[1] if pooled else size,
-                                              usage=self.usage.MAP_READ | self.usage.COPY_DST)
-        enc.copy_buffer_to_buffer(buf, 0, stage, 0, size)
-        self.device.queue.submit([enc.finish()])
-        _map_read(stage, self.device, self.spin_s)
-        try:
-            out = np.frombuffer(stage.read_mapped(0, size), np.uint8)[:n]
-        finally:
-            stage.unmap()
-        with self._lock:
-            if pooled:
-                self._free.setdefault(key, []).append(stage)
-            if recycle and buf.size <= STAGING_POOL_BYTES:
-                self._free.setdefault(buf.size, []).append(buf)
-        if not pooled:
-            stage.destroy()
-        return out
 
     def run(self, name, pipeline, params, buffers, groups, encoder=None):
         """Dispatch ``pipeline`` with uniform ``params`` (bytes) and storage ``buffers``
@@ -353,27 +251,6 @@ def gpu() -> Gpu:
         return _GPU
 
 
-def _map_read(buf, device, spin_s: float):
-    """Map ``buf`` for reading and wait. The copy into it was just submitted, so wgpu-py's
-    "READ_NOSYNC" mode (what its own ``queue.read_buffer`` uses) skips the empty submission
-    that a plain "READ" map adds; versions without that mode get the plain map.
-
-    For up to ``spin_s`` seconds this thread polls ``device`` without blocking (the map's
-    callback then runs here as soon as the copy is done); then, or when wgpu-py has no such
-    poll, it waits for wgpu-py's poll thread to wake it, which costs a wake-up or two after
-    the work is done."""
-    try:
-        promise = buf.map_async("READ_NOSYNC")
-    except (ValueError, KeyError, TypeError, AttributeError):
-        promise = buf.map_async("READ")
-    poll = getattr(device, "_poll", None)
-    if spin_s > 0 and poll is not None:
-        end = time.perf_counter() + spin_s
-        while getattr(promise, "_state", None) == "pending" and time.perf_counter() < end:
-            poll(False)
-    promise.sync_wait()
-
-
 def native(a) -> np.ndarray:
     """``a`` as uploads take it: contiguous, native byte order, bool as uint8."""
     a = np.asarray(a)
@@ -389,7 +266,3 @@ def words64(raw: np.ndarray) -> np.ndarray:
 
 def pow2_floor(n):
     return 1 << (max(1, int(n)).bit_length() - 1)
-
-
-def round4(n):
-    return (int(n) + 3) // 4 * 4

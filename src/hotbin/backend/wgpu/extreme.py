@@ -61,18 +61,25 @@ def extremes2d(x, y, rx, ry, weights, red, by=None):
         return red.zeros(pts.shape), 0
     g = gpu()
     is_max = red.acc == "max"
-    keys = g.with_data(np.full(ncell, 0 if is_max else 0xFFFFFFFF, np.uint32))
-    counts = g.storage(8 * (ncell + 1))  # the last counter: points in a cell
+    enc = g.device.create_command_encoder()
+    held = []
+    keys = g.taken_with(np.full(ncell, 0 if is_max else 0xFFFFFFFF, np.uint32), held)
+    counts = g.zeros(8 * (ncell + 1), enc)  # the last counter: points in a cell
     slots = max(MIN_SLOTS, 1 << (ncell - 1).bit_length())
     if 2 * slots + 1 <= g.wg_words:  # keys and counts of every cell, and the kept counter
         entry, words = "extreme_private", 2 * slots
     else:  # a cache of SLOTS cells: keys, counts, tags
         slots = min(CACHE_SLOTS, pow2_floor((g.wg_words - 1) // 3))
         entry, words = "extreme_global", 3 * slots
-    enc = stream("extreme", entry, {"SLOTS": slots, "WORDS": words, "MAX": is_max}, 2, pts.data,
-                 pts.kinds, pts.axes, ncell, ry.nbins, pts.cats, {4: counts, 7: keys}, weights=w)
-    n = words64(g.read(counts, 8 * (ncell + 1), enc))
-    ext = key_values(g.read(keys, 4 * ncell).view(np.uint32))
+    try:
+        enc = stream("extreme", entry, {"SLOTS": slots, "WORDS": words, "MAX": is_max}, 2, pts.data,
+                     pts.kinds, pts.axes, ncell, ry.nbins, pts.cats, {4: counts, 7: keys}, weights=w,
+                     encoder=enc, held=held)
+        n, k = g.read_many([(counts, 8 * (ncell + 1), None), (keys, 4 * ncell, None)], enc)
+    finally:
+        g.give(counts, *held)
+    n = words64(n)
+    ext = key_values(k.view(np.uint32))
     ext[n[:ncell] == 0] = red.identity[0]
     part = np.stack([ext, n[:ncell].astype(np.float64)])
     return part.reshape(red.lead + pts.shape), int(n[ncell])

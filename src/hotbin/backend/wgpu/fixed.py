@@ -99,17 +99,23 @@ def _words(dims, data, kinds, axes, ncell, ny, cats, w, s):
     g = gpu()
     enc = g.device.create_command_encoder()
     counts = g.zeros(8 * (ncell + 1), enc)  # the last counter: points in a cell
-    sums = g.storage(16 * ncell)
+    sums = g.zeros(16 * ncell, enc)
     slots = max(MIN_SLOTS, 1 << (ncell - 1).bit_length())
     if _PRIVATE_WORDS * slots + 1 <= g.wg_words:  # every cell's sums and count, and the kept counter
         entry, nwords = "fixed_private", _PRIVATE_WORDS * slots
     else:  # a cache of slots cells: sums, counts, tags
         slots = min(CACHE_SLOTS, pow2_floor((g.wg_words - 1) // _CACHE_WORDS))
         entry, nwords = "fixed_global", _CACHE_WORDS * slots
-    enc = stream("fixed", entry, {"SLOTS": slots, "WORDS": nwords}, dims, data, kinds, axes, ncell, ny,
-                 cats, {4: counts, 7: sums}, weights=w, encoder=enc, scale=s)
-    n = words64(g.read(counts, 8 * (ncell + 1), enc, recycle=True))
-    raw = g.read(sums, 16 * ncell).view(np.uint64).reshape(ncell, 2)
+    held = []
+    try:
+        enc = stream("fixed", entry, {"SLOTS": slots, "WORDS": nwords}, dims, data, kinds, axes, ncell,
+                     ny, cats, {4: counts, 7: sums}, weights=w, encoder=enc, scale=s, held=held)
+        n, raw = g.read_many([(counts, 8 * (ncell + 1), None), (sums, 16 * ncell, None)], enc,
+                             recycle=True)
+    finally:
+        g.give(*held)
+    n = words64(n)
+    raw = raw.view(np.uint64).reshape(ncell, 2)
     hi, lo = raw[:, 0].view(np.int64), raw[:, 1]  # lo: the sum of words up to 2**32 each
     words = np.stack([hi + (lo >> np.uint64(fixedpoint.SPLIT)).astype(np.int64),
                       (lo & np.uint64((1 << fixedpoint.SPLIT) - 1)).astype(np.int64)])

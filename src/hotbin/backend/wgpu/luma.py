@@ -56,7 +56,18 @@ def _luma(batch: np.ndarray) -> np.ndarray:
     max_imgs = max(1, min(g.max_groups, g.binding // OUT_BYTES))  # one workgroup row per image
     copies = min(LUMA_COPIES, pow2_floor(g.wg_words // LEVELS))
     pipe = g.pipeline("luma", "luma_hist", WG=WG, COPIES=copies, C=c)
-    buf = g.storage(min(total, step_px) * c)
+    buf = g.take(min(total, step_px) * c)
+    try:
+        _chunks(g, pipe, buf, flat, out, ppi, c, step_px, max_imgs)
+    finally:
+        g.give(buf)
+    return out
+
+
+def _chunks(g, pipe, buf, flat, out, ppi, c, step_px, max_imgs):
+    """Count the chunks of whole pixels of ``flat`` into ``out``, one submission and one
+    read-back of pooled counters each."""
+    total = out.shape[0] * ppi
     p0 = 0
     while p0 < total:
         img0 = p0 // ppi
@@ -66,10 +77,11 @@ def _luma(batch: np.ndarray) -> np.ndarray:
         off0 = p0 - img0 * ppi
         nimg = -(-(off0 + p1 - p0) // ppi)
         g.upload(buf, flat[p0 * c:p1 * c])
-        obuf = g.storage(nimg * OUT_BYTES)
+        enc = g.device.create_command_encoder()
+        obuf = g.zeros(nimg * OUT_BYTES, enc)
         per = max(1, min(g.workgroups // nimg, -(-ppi // WG), g.max_groups))
         params = np.array([off0, ppi, p1 - p0, 0], np.uint32).tobytes()
-        g.run("luma", pipe, params, {2: buf, 4: obuf}, (per, nimg))
-        out[img0:img0 + nimg] += words64(g.read(obuf)).reshape(nimg, LEVELS)
+        g.run("luma", pipe, params, {2: buf, 4: obuf}, (per, nimg), enc)
+        out[img0:img0 + nimg] += words64(g.read(obuf, nimg * OUT_BYTES, enc, recycle=True)).reshape(
+            nimg, LEVELS)
         p0 = p1
-    return out

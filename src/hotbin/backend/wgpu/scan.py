@@ -59,7 +59,9 @@ def float_cumsum(a, axis, exclusive):
 
 
 def _scan(x: np.ndarray, elem: int, od: np.dtype, exclusive: bool) -> np.ndarray:
-    """Prefix sums of flat integers ``x`` (words of kind ``elem``) in the 64-bit ``od``."""
+    """Prefix sums of flat integers ``x`` (words of kind ``elem``) in the 64-bit ``od``: per
+    chunk of one binding, the upload, one submission of every pass and one read-back straight
+    into the result; the buffers come from the pool."""
     g = gpu()
     n = x.size
     res = np.empty(n, od)
@@ -67,16 +69,21 @@ def _scan(x: np.ndarray, elem: int, od: np.dtype, exclusive: bool) -> np.ndarray
         return res
     block = WG * SCAN_ITEMS
     step = max(block, g.binding // max(x.itemsize, od.itemsize) // block * block)
-    src = g.storage(min(n, step) * x.itemsize)
-    dst = g.storage(min(n, step) * od.itemsize)
+    src = g.take(min(n, step) * x.itemsize)
+    dst = g.take(min(n, step) * od.itemsize)
+    held = [src, dst]
     carry = np.zeros(1, od)
-    for s in range(0, n, step):
-        chunk = x[s:s + step]
-        g.upload(src, chunk)
-        _scan_device(g, src, chunk.size, elem, exclusive, carry.view(np.uint32), dst)
-        part = g.read(dst, chunk.size * od.itemsize).view(od)
-        res[s:s + chunk.size] = part
-        carry = part[-1:] + chunk[-1:].astype(od) if exclusive else part[-1:].copy()
+    try:
+        for s in range(0, n, step):
+            chunk = x[s:s + step]
+            g.upload(src, chunk)
+            enc = g.device.create_command_encoder()
+            _scan_device(g, enc, held, src, chunk.size, elem, exclusive, carry.view(np.uint32), dst)
+            part = res[s:s + chunk.size]
+            g.read(dst, chunk.size * od.itemsize, enc, out=part)
+            carry = part[-1:] + chunk[-1:].astype(od) if exclusive else part[-1:].copy()
+    finally:
+        g.give(*held)
     return res
 
 
@@ -85,20 +92,23 @@ def _params(n, nblk, exclusive=False, carry=(0, 0)) -> bytes:
     return np.array([n, nblk, int(exclusive), 0, carry[0], carry[1], 0, 0], np.uint32).tobytes()
 
 
-def _scan_device(g, src, n, elem, exclusive, carry, dst):
-    """Scan ``n`` values of ``src`` into ``dst`` on the device (reduce, scan totals, scan)."""
+def _scan_device(g, enc, held, src, n, elem, exclusive, carry, dst):
+    """Record into ``enc`` the scan of ``n`` values of ``src`` into ``dst`` (reduce, scan the
+    block totals, scan); the buffers it takes from the pool are appended to ``held``."""
     block = WG * SCAN_ITEMS
     nblk = -(-n // block)
     consts = dict(WG=WG, ITEMS=SCAN_ITEMS)
     groups = (max(1, min(nblk, g.workgroups, g.max_groups)),)
-    offs = g.storage(nblk * 8)
+    offs = g.zeros(nblk * 8, enc)
+    held.append(offs)
     if nblk > 1:
-        sums = g.storage(nblk * 8)
+        sums = g.take(nblk * 8)
+        held.append(sums)
         g.run("scan", g.pipeline("scan", "reduce_blocks", ELEM=elem, **consts), _params(n, nblk),
-              {2: src, 3: offs, 4: sums}, groups)
-        _scan_device(g, sums, nblk, ELEM_64, True, np.zeros(2, np.uint32), offs)
+              {2: src, 3: offs, 4: sums}, groups, enc)
+        _scan_device(g, enc, held, sums, nblk, ELEM_64, True, np.zeros(2, np.uint32), offs)
     g.run("scan", g.pipeline("scan", "scan_blocks", ELEM=elem, **consts),
-          _params(n, nblk, exclusive, carry), {2: src, 3: offs, 4: dst}, groups)
+          _params(n, nblk, exclusive, carry), {2: src, 3: offs, 4: dst}, groups, enc)
 
 
 def _lanes(g, src, dst, carry=None, total=False):
@@ -112,15 +122,27 @@ def _lanes(g, src, dst, carry=None, total=False):
     consts = dict(WG=wg, BLOCK=block)
     head = np.array([m, inner, nblk, units], np.uint32).tobytes()
     groups = (max(1, min(-(-units // wg), g.max_groups)),)
-    buf, out = g.with_data(src), g.storage(src.size * 4)
-    sums = np.full((outer, nblk, inner), -0.0, np.float32)
-    if nblk > 1 or total:
-        sbuf, unused = g.storage(units * 4), g.storage(0)  # lane_sums reads no offsets
-        g.run("scan_lanes", g.pipeline("scan_lanes", "lane_sums", **consts), head,
-              {2: buf, 3: unused, 4: sbuf}, groups)
-        sums = g.read(sbuf, units * 4).view(np.float32).reshape(sums.shape)
-    offsets, after = scan_order.block_offsets(sums, carry)
-    g.run("scan_lanes", g.pipeline("scan_lanes", "lane_scan", **consts), head,
-          {2: buf, 3: g.with_data(np.ascontiguousarray(offsets)), 4: out}, groups)
-    dst[...] = g.read(out, src.size * 4).view(np.float32).reshape(src.shape)
+    held = []
+    try:
+        buf, out = g.taken_with(src, held), g.take(src.size * 4)
+        held.append(out)
+        sums = np.full((outer, nblk, inner), -0.0, np.float32)
+        if nblk > 1 or total:
+            sbuf = g.take(units * 4)
+            held.append(sbuf)
+            enc = g.device.create_command_encoder()
+            g.run("scan_lanes", g.pipeline("scan_lanes", "lane_sums", **consts), head,
+                  {2: buf, 3: g.unused, 4: sbuf}, groups, enc)  # lane_sums reads no offsets
+            g.read(sbuf, units * 4, enc, out=sums)
+        offsets, after = scan_order.block_offsets(sums, carry)
+        enc = g.device.create_command_encoder()
+        g.run("scan_lanes", g.pipeline("scan_lanes", "lane_scan", **consts), head,
+              {2: buf, 3: g.taken_with(np.ascontiguousarray(offsets), held), 4: out},
+              groups, enc)
+        if dst.flags.c_contiguous:
+            g.read(out, src.size * 4, enc, out=dst)
+        else:
+            dst[...] = g.read(out, src.size * 4, enc).view(np.float32).reshape(src.shape)
+    finally:
+        g.give(*held)
     return after

@@ -44,12 +44,19 @@ ATOMIC64 = True
 #: upper bound on the bytes of one chunk (one storage binding); the adapter's binding
 #: limit lowers it
 CHUNK_BYTES = 1 << 30
-#: largest read-back (and counter) buffer kept for reuse, by power-of-two size class: a
-#: call's counters are zeroed, counted and copied out in one submission and come back through
-#: a staging buffer mapped once, not new counters and ``queue.read_buffer`` (a second
-#: submission and a new staging buffer; wgpu_suite.py, numbers: results/wgpu-h200.md). 16 MiB
-#: holds a 1024 x 1024 grid of 64-bit counters; larger results get a buffer of their own.
-STAGING_POOL_BYTES = 16 << 20
+#: bytes of idle buffers the device keeps for later calls (inputs, counters, staging buffers,
+#: by size class; :mod:`.memory`), the oldest destroyed past it: a call reuses the last call's
+#: buffers instead of new device memory that wgpu zeroes before first use
+POOL_BYTES = 2 << 30
+#: read-backs go through mapped staging buffers of at most READ_PIECE bytes, READ_RING of them
+#: in turn when larger (one copied out while the next crosses the link): no staging buffer the
+#: size of a large result made and dropped each call
+READ_PIECE = 64 << 20
+READ_RING = 2
+#: host copies into and out of mapped memory of COPY_PIECE bytes or more are split over
+#: COPY_THREADS threads (NumPy copies release the GIL): one thread's copy bound the uploads
+COPY_THREADS = 4
+COPY_PIECE = 4 << 20
 #: uploads from UPLOAD_STAGE_FROM bytes go through a ring of UPLOAD_RING mapped staging buffers of
 #: UPLOAD_PIECE bytes, kept between calls (a piece written while the one before is copied),
 #: instead of ``queue.write_buffer``, slower on lavapipe and the bound of every heatmap from
