@@ -3,7 +3,7 @@
 Routes (all GET; HEAD too)::
 
     /                          the viewer page
-    /static/{name}             its assets, from a fixed list shipped in the package
+    /static/{name}             its assets: the files the package ships in static/
     /info.json[?how&cmap]      the data's extent and size, the choices, a colorbar, a legend
     /render.png?x0&x1&y0&y1&width&height[&how&cmap]   the view shaded, north up
     /stats.json?x0&x1&y0&y1&width&height              {"n", "in_view", "max", "lo", "hi", "ms"}
@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import time
 from importlib import resources
+from pathlib import PurePath
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -48,9 +49,14 @@ from .worker import Busy, Gone, Worker
 
 __all__ = ["create_app", "ASSETS"]
 
-#: the files of the page, by name, with their media types
-ASSETS = {"index.html": "text/html; charset=utf-8", "viewer.js": "text/javascript; charset=utf-8",
-          "panels.js": "text/javascript; charset=utf-8", "viewer.css": "text/css; charset=utf-8"}
+#: media types of the page's files, by suffix
+_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+          ".css": "text/css; charset=utf-8"}
+#: the files of the page, by name, with their media types: every page file that static/ holds
+#: (index.html loads the scripts, in order)
+ASSETS = {f.name: _TYPES[PurePath(f.name).suffix]
+          for f in sorted((resources.files(__package__) / "static").iterdir(), key=lambda f: f.name)
+          if PurePath(f.name).suffix in _TYPES}
 #: the page may load only its own assets and the images it makes
 CSP = ("default-src 'self'; img-src 'self' blob: data:; script-src 'self'; style-src 'self'; "
        "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors {}")

@@ -1,45 +1,24 @@
-// hotbin serve: the linked panels beside the map. One histogram per --hist column (hist.json:
+// hotbin serve: the linked histograms beside the map. One panel a --hist column (hist.json:
 // every brush but the panel's own, and the map's box), brushed by dragging: a drag on empty
 // ground draws a range, inside the range moves it, at its edges resizes it; a click clears it.
-// The drill-down shows how many rows pass a selection and the first of them (rows.json), with a
-// link to all of them as CSV (rows.csv, the same query). The viewer (viewer.js) owns the state.
+// The page (linked.js) owns the brushes: a panel reads them from its host and sets them there.
 "use strict";
-window.HotbinPanels = (() => {
+window.Hotbin = window.Hotbin || {};
+Hotbin.Panel = (() => {
+  const H = Hotbin.common;
   const PAD = {l: 46, r: 10, t: 8, b: 20};  // plot margins inside a panel's canvas (css px)
   const EDGE = 6;                          // px from a brush's edge that grab the edge
 
-  // ---- numbers --------------------------------------------------------------------------
-  function niceStep(span, n) {            // 1, 2 or 5 times a power of ten, about span / n
-    const raw = span / Math.max(n, 1), p = Math.pow(10, Math.floor(Math.log10(raw)));
-    const f = raw / p;
-    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
-  }
-
-  function ticks(lo, hi, n) {             // round values in [lo, hi], and their step
-    if (!(hi > lo) || !Number.isFinite(hi - lo)) return {values: [lo], step: 1};
-    const step = niceStep(hi - lo, n), out = [];
-    for (let k = Math.ceil(lo / step); k * step <= hi + step * 1e-9 && out.length < 100; k++)
-      out.push(k === 0 ? 0 : k * step);
-    return {values: out, step};
-  }
-
-  function fmtStep(v, step) {             // v with the digits that tell values step apart
-    if (!Number.isFinite(v)) return String(v);
-    const a = Math.abs(v);
-    if (a !== 0 && (a >= 1e9 || a < 1e-4)) return v.toExponential(Math.max(0, Math.min(8,
-      Math.ceil(Math.log10(a) - Math.log10(Math.abs(step) || a)) + 1)));
-    const d = Math.max(0, Math.min(12, -Math.floor(Math.log10(Math.abs(step) || 1) + 1e-9)));
-    return v.toLocaleString("en-US", {minimumFractionDigits: d, maximumFractionDigits: d});
-  }
-
-  function fmtCount(v) {
-    if (v >= 1e6) return `${+(v / 1e6).toPrecision(3)}M`;
-    if (v >= 1e3) return `${+(v / 1e3).toPrecision(3)}k`;
-    return v.toLocaleString("en-US");
-  }
-
-  // ---- a histogram panel ----------------------------------------------------------------
+  // host: {root, brushes(), setBrush(column, range or null), error(message), settle()}
   function Panel(spec, index, host) {
+    const P = {spec, host, ...elements(spec, index), data: null, ctrl: null, drag: null, seq: 0};
+    host.root.append(P.el);
+    brushing(P);
+    P.clear.addEventListener("click", () => { host.setBrush(spec.column, null); host.settle(); });
+    return {spec, el: P.el, draw: () => draw(P), load: (query) => load(P, query)};
+  }
+
+  function elements(spec, index) {  // the panel: a head (name, brushed range, clear), a canvas
     const el = document.createElement("div"), head = document.createElement("div");
     const name = document.createElement("span"), range = document.createElement("span");
     const clear = document.createElement("button"), canvas = document.createElement("canvas");
@@ -56,211 +35,157 @@ window.HotbinPanels = (() => {
     clear.hidden = true;
     head.append(name, range, clear);
     el.append(head, canvas);
-    host.root.append(el);
-    const P = {spec, el, canvas, data: null, ctrl: null, drag: null, seq: 0};
-    const brush = () => host.brushes()[spec.column] || null;
+    return {el, range, clear, canvas};
+  }
 
-    function geometry() {
-      const w = canvas.clientWidth || 300, h = canvas.clientHeight || 150;
-      const e = P.data ? P.data.edges : [spec.lo, spec.hi];
-      const lo = e[0], hi = e[e.length - 1];
-      const sx = (w - PAD.l - PAD.r) / ((hi - lo) || 1);
-      return {w, h, lo, hi, toX: (v) => PAD.l + (v - lo) * sx, toV: (x) => lo + (x - PAD.l) / sx};
+  const brushOf = (P) => P.host.brushes()[P.spec.column] || null;
+
+  function geometry(P) {            // the canvas's size and the column's value <-> css x
+    const w = P.canvas.clientWidth || 300, h = P.canvas.clientHeight || 150;
+    const e = P.data ? P.data.edges : [P.spec.lo, P.spec.hi];
+    const lo = e[0], hi = e[e.length - 1];
+    const sx = (w - PAD.l - PAD.r) / ((hi - lo) || 1);
+    return {w, h, lo, hi, toX: (v) => PAD.l + (v - lo) * sx, toV: (x) => lo + (x - PAD.l) / sx};
+  }
+
+  // ---- drawing --------------------------------------------------------------------------
+  function draw(P) {
+    const g = geometry(P), ctx = H.fitCanvas(P.canvas, g.w, g.h);
+    const b = brushOf(P), y0 = g.h - PAD.b, ph = y0 - PAD.t;
+    P.range.textContent = b ? `[${H.fmtStep(b[0], (g.hi - g.lo) / 1000)}, ${H.fmtStep(b[1], (g.hi - g.lo) / 1000)})` : "";
+    P.clear.hidden = !b;
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.fillStyle = "#9a9aa6";
+    ctx.strokeStyle = "#3a3a45";
+    ctx.lineWidth = 1;
+    if (P.data) drawCounts(ctx, g, P.data, b, y0, ph);
+    drawValues(ctx, g, y0);
+    if (b) drawBrush(ctx, g, b, ph);
+  }
+
+  function drawCounts(ctx, g, data, b, y0, ph) {  // round counts, grid lines, the bars
+    const max = Math.max(1, ...data.counts);
+    const t = H.ticks(0, max, Math.max(2, Math.floor(ph / 30)));
+    const sy = ph / Math.max(max, t.values[t.values.length - 1]);
+    ctx.textAlign = "right";
+    ctx.textBaseline = "middle";
+    for (const v of t.values) {
+      const y = Math.round(y0 - v * sy) + 0.5;
+      ctx.strokeStyle = "#24242c";
+      ctx.beginPath(); ctx.moveTo(PAD.l, y); ctx.lineTo(g.w - PAD.r, y); ctx.stroke();
+      ctx.fillText(H.fmtCount(v), PAD.l - 4, y);
     }
-
-    function draw() {
-      const r = Math.min(window.devicePixelRatio || 1, 2), g = geometry(), ctx = canvas.getContext("2d");
-      if (canvas.width !== Math.round(g.w * r) || canvas.height !== Math.round(g.h * r)) {
-        canvas.width = Math.round(g.w * r);
-        canvas.height = Math.round(g.h * r);
-      }
-      ctx.setTransform(r, 0, 0, r, 0, 0);
-      ctx.clearRect(0, 0, g.w, g.h);
-      const b = brush(), y0 = g.h - PAD.b, ph = y0 - PAD.t;
-      range.textContent = b ? `[${fmtStep(b[0], (g.hi - g.lo) / 1000)}, ${fmtStep(b[1], (g.hi - g.lo) / 1000)})` : "";
-      clear.hidden = !b;
-      ctx.font = "11px system-ui, sans-serif";
-      ctx.fillStyle = "#9a9aa6";
-      ctx.strokeStyle = "#3a3a45";
-      ctx.lineWidth = 1;
-      if (P.data) {                         // counts axis: round counts, grid lines
-        const max = Math.max(1, ...P.data.counts);
-        const t = ticks(0, max, Math.max(2, Math.floor(ph / 30)));
-        const top = Math.max(max, t.values[t.values.length - 1]);
-        const sy = ph / top;
-        ctx.textAlign = "right";
-        ctx.textBaseline = "middle";
-        for (const v of t.values) {
-          const y = Math.round(y0 - v * sy) + 0.5;
-          ctx.strokeStyle = "#24242c";
-          ctx.beginPath(); ctx.moveTo(PAD.l, y); ctx.lineTo(g.w - PAD.r, y); ctx.stroke();
-          ctx.fillText(fmtCount(v), PAD.l - 4, y);
-        }
-        const e = P.data.edges;
-        for (let k = 0; k < P.data.counts.length; k++) {
-          const xa = g.toX(e[k]), xb = g.toX(e[k + 1]), c = P.data.counts[k];
-          const inside = !b || (e[k + 1] > b[0] && e[k] < b[1]);
-          ctx.fillStyle = inside ? "#f3a64a" : "#5a4a38";
-          const hgt = c * sy;
-          ctx.fillRect(xa + 0.5, y0 - hgt, Math.max(0.5, xb - xa - 1), hgt);
-        }
-      }
-      ctx.strokeStyle = "#5a5a66";          // the x axis: round values of the column
-      ctx.beginPath(); ctx.moveTo(PAD.l, y0 + 0.5); ctx.lineTo(g.w - PAD.r, y0 + 0.5); ctx.stroke();
-      const t = ticks(g.lo, g.hi, Math.max(2, Math.floor((g.w - PAD.l - PAD.r) / 70)));
-      ctx.fillStyle = "#9a9aa6";
-      ctx.textAlign = "center";
-      ctx.textBaseline = "top";
-      for (const v of t.values) {
-        const x = Math.round(g.toX(v)) + 0.5;
-        ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y0 + 4); ctx.stroke();
-        ctx.fillText(fmtStep(v, t.step), x, y0 + 5);
-      }
-      if (b) {                              // the brush
-        const xa = Math.max(PAD.l, g.toX(b[0])), xb = Math.min(g.w - PAD.r, g.toX(b[1]));
-        ctx.fillStyle = "rgba(243, 166, 74, .14)";
-        ctx.fillRect(xa, PAD.t, Math.max(1, xb - xa), ph);
-        ctx.strokeStyle = "#f3a64a";
-        ctx.strokeRect(Math.round(xa) + 0.5, PAD.t + 0.5, Math.max(1, Math.round(xb - xa)), ph);
-      }
+    const e = data.edges;
+    for (let k = 0; k < data.counts.length; k++) {
+      const xa = g.toX(e[k]), xb = g.toX(e[k + 1]), hgt = data.counts[k] * sy;
+      const inside = !b || (e[k + 1] > b[0] && e[k] < b[1]);
+      ctx.fillStyle = inside ? "#f3a64a" : "#5a4a38";
+      ctx.fillRect(xa + 0.5, y0 - hgt, Math.max(0.5, xb - xa - 1), hgt);
     }
+  }
 
-    async function load(query) {
-      if (P.ctrl) P.ctrl.abort();
-      const ctrl = new AbortController(), seq = ++P.seq;
-      P.ctrl = ctrl;
-      const url = `hist.json?column=${encodeURIComponent(spec.column)}&bins=${spec.bins}` +
-        `&lo=${spec.lo}&hi=${spec.hi}${query}`;
-      el.dataset.busy = "1";
-      try {
-        const r = await fetch(url, {signal: ctrl.signal});
-        if (!r.ok) throw new Error((await r.json()).error || r.statusText);
-        const data = await r.json();
-        if (seq !== P.seq) return;
-        P.data = data;
-        el.dataset.n = String(data.n);
-        el.dataset.counts = data.counts.join(",");
-        el.dataset.query = query;
-        draw();
-      } catch (e) {
-        if (e.name !== "AbortError") host.error(`${spec.column}: ${e.message}`);
-      } finally {
-        if (P.ctrl === ctrl) { P.ctrl = null; delete el.dataset.busy; }
-      }
+  function drawValues(ctx, g, y0) {  // the x axis: round values of the column
+    ctx.strokeStyle = "#5a5a66";
+    ctx.beginPath(); ctx.moveTo(PAD.l, y0 + 0.5); ctx.lineTo(g.w - PAD.r, y0 + 0.5); ctx.stroke();
+    const t = H.ticks(g.lo, g.hi, Math.max(2, Math.floor((g.w - PAD.l - PAD.r) / 70)));
+    ctx.fillStyle = "#9a9aa6";
+    ctx.textAlign = "center";
+    ctx.textBaseline = "top";
+    for (const v of t.values) {
+      const x = Math.round(g.toX(v)) + 0.5;
+      ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y0 + 4); ctx.stroke();
+      ctx.fillText(H.fmtStep(v, t.step), x, y0 + 5);
     }
+  }
 
-    // dragging: a new range, the range moved, or one edge moved; a click clears
+  function drawBrush(ctx, g, b, ph) {
+    const xa = Math.max(PAD.l, g.toX(b[0])), xb = Math.min(g.w - PAD.r, g.toX(b[1]));
+    ctx.fillStyle = "rgba(243, 166, 74, .14)";
+    ctx.fillRect(xa, PAD.t, Math.max(1, xb - xa), ph);
+    ctx.strokeStyle = "#f3a64a";
+    ctx.strokeRect(Math.round(xa) + 0.5, PAD.t + 0.5, Math.max(1, Math.round(xb - xa)), ph);
+  }
+
+  // ---- counts ---------------------------------------------------------------------------
+  async function load(P, query) {   // the panel's counts under query (every other brush, the box)
+    if (P.ctrl) P.ctrl.abort();
+    const ctrl = new AbortController(), seq = ++P.seq, spec = P.spec, el = P.el;
+    P.ctrl = ctrl;
+    const url = `hist.json?column=${encodeURIComponent(spec.column)}&bins=${spec.bins}` +
+      `&lo=${spec.lo}&hi=${spec.hi}${query}`;
+    el.dataset.busy = "1";
+    try {
+      const data = await Hotbin.transport.getJSON(url, ctrl.signal);
+      if (seq !== P.seq) return;
+      P.data = data;
+      el.dataset.n = String(data.n);
+      el.dataset.counts = data.counts.join(",");
+      el.dataset.query = query;
+      draw(P);
+    } catch (e) {
+      if (e.name !== "AbortError") P.host.error(`${spec.column}: ${e.message}`);
+    } finally {
+      if (P.ctrl === ctrl) { P.ctrl = null; delete el.dataset.busy; }
+    }
+  }
+
+  // ---- brushing: a new range, the range moved, or one edge moved; a click clears ----------
+  function brushing(P) {
+    const canvas = P.canvas, column = P.spec.column;
     const localX = (e) => e.clientX - canvas.getBoundingClientRect().left;
-    const round = (v, g) => Number(v.toPrecision(Math.max(3, Math.ceil(
-      Math.log10(Math.max(Math.abs(v), Math.abs(g.hi), Math.abs(g.lo)) / ((g.hi - g.lo) / 2000)))))) ;
     canvas.addEventListener("pointerdown", (e) => {
       if (e.button !== 0) return;
       canvas.setPointerCapture(e.pointerId);
-      const g = geometry(), x = localX(e), b = brush();
-      let mode = "new";
-      if (b) {
-        const xa = g.toX(b[0]), xb = g.toX(b[1]);
-        if (Math.abs(x - xa) <= EDGE) mode = "lo";
-        else if (Math.abs(x - xb) <= EDGE) mode = "hi";
-        else if (x > xa && x < xb) mode = "move";
-      }
-      P.drag = {mode, x0: x, start: b ? b.slice() : null, moved: false};
+      const x = localX(e), b = brushOf(P);
+      P.drag = {mode: grabbed(geometry(P), b, x), x0: x, start: b ? b.slice() : null, moved: false};
     });
     canvas.addEventListener("pointermove", (e) => {
-      const g = geometry(), x = localX(e);
-      if (!P.drag) {
-        const b = brush();
-        const near = b && (Math.abs(x - g.toX(b[0])) <= EDGE || Math.abs(x - g.toX(b[1])) <= EDGE);
-        const inside = b && x > g.toX(b[0]) && x < g.toX(b[1]);
-        canvas.style.cursor = near ? "ew-resize" : inside ? "move" : "crosshair";
-        return;
-      }
-      const d = P.drag;
+      const g = geometry(P), x = localX(e), d = P.drag;
+      if (!d) { canvas.style.cursor = cursor(g, brushOf(P), x); return; }
       if (!d.moved && Math.abs(x - d.x0) < 3) return;
       d.moved = true;
-      const clamp = (v) => Math.min(g.hi, Math.max(g.lo, v));
-      let lo, hi;
-      if (d.mode === "new") [lo, hi] = [g.toV(Math.min(d.x0, x)), g.toV(Math.max(d.x0, x))];
-      else if (d.mode === "move") {
-        const dv = g.toV(x) - g.toV(d.x0), w = d.start[1] - d.start[0];
-        lo = Math.min(Math.max(d.start[0] + dv, g.lo), g.hi - w);
-        hi = lo + w;
-      } else {
-        const v = g.toV(x), other = d.mode === "lo" ? d.start[1] : d.start[0];
-        [lo, hi] = [Math.min(v, other), Math.max(v, other)];
-      }
-      lo = round(clamp(lo), g);
-      hi = round(clamp(hi), g);
-      if (hi > lo) host.setBrush(spec.column, [lo, hi]);
+      const [lo, hi] = dragged(g, d, x).map((v) => round(Math.min(g.hi, Math.max(g.lo, v)), g));
+      if (hi > lo) P.host.setBrush(column, [lo, hi]);
     });
-    const up = (e) => {
+    const up = () => {
       const d = P.drag;
       P.drag = null;
-      if (d && !d.moved) host.setBrush(spec.column, null);  // a click clears the brush
-      host.settle();
+      if (d && !d.moved) P.host.setBrush(column, null);  // a click clears the brush
+      P.host.settle();
     };
     canvas.addEventListener("pointerup", up);
     canvas.addEventListener("pointercancel", up);
-    clear.addEventListener("click", () => { host.setBrush(spec.column, null); host.settle(); });
-    return {spec, el, draw, load};
   }
 
-  // ---- the drill-down -------------------------------------------------------------------
-  function Drill(onClose) {
-    const $ = (id) => document.getElementById(id);
-    let ctrl = null;
-    async function show(query, title) {
-      if (ctrl) ctrl.abort();
-      ctrl = new AbortController();
-      const mine = ctrl;
-      document.body.classList.add("drilling");
-      $("drill").hidden = false;
-      $("drill-title").textContent = `${title}: counting…`;
-      $("drill-csv").href = `rows.csv?${query}`;
-      window.dispatchEvent(new Event("resize"));
-      try {
-        const r = await fetch(`rows.json?${query}&limit=100`, {signal: mine.signal});
-        const d = await r.json();
-        if (!r.ok) throw new Error(d.error || r.statusText);
-        $("drill-title").textContent = `${title}: ${d.count.toLocaleString("en-US")} rows` +
-          (d.count > d.rows.length ? ` (the first ${d.rows.length} shown)` : "");
-        $("drill").dataset.count = String(d.count);
-        const table = $("drill-table"), head = document.createElement("tr");
-        for (const c of ["#", ...d.columns]) {
-          const th = document.createElement("th");
-          th.textContent = c;
-          head.append(th);
-        }
-        const rows = d.rows.map((row, k) => {
-          const tr = document.createElement("tr");
-          [k + 1, ...row].forEach((v) => {
-            const td = document.createElement("td");
-            td.textContent = v === null ? "" : typeof v === "number" ? String(v) : v;
-            if (typeof v === "string") td.className = "text";
-            td.title = td.textContent;
-            tr.append(td);
-          });
-          return tr;
-        });
-        const thead = document.createElement("thead"), tbody = document.createElement("tbody");
-        thead.append(head);
-        tbody.append(...rows);
-        table.replaceChildren(thead, tbody);
-      } catch (e) {
-        if (e.name !== "AbortError") $("drill-title").textContent = `${title}: ${e.message}`;
-      }
-    }
-    function hide() {
-      if (ctrl) ctrl.abort();
-      $("drill").hidden = true;
-      delete $("drill").dataset.count;
-      document.body.classList.remove("drilling");
-      window.dispatchEvent(new Event("resize"));
-      onClose();
-    }
-    $("drill-close").addEventListener("click", hide);
-    return {show, hide, get open() { return !$("drill").hidden; }};
+  function grabbed(g, b, x) {       // what a press at x takes: "lo", "hi", "move" or "new"
+    if (!b) return "new";
+    const xa = g.toX(b[0]), xb = g.toX(b[1]);
+    if (Math.abs(x - xa) <= EDGE) return "lo";
+    if (Math.abs(x - xb) <= EDGE) return "hi";
+    return x > xa && x < xb ? "move" : "new";
   }
 
-  return {Panel, Drill, ticks, fmtStep, fmtCount, niceStep};
+  function cursor(g, b, x) {        // what a press there would do, shown before it
+    const near = b && (Math.abs(x - g.toX(b[0])) <= EDGE || Math.abs(x - g.toX(b[1])) <= EDGE);
+    const inside = b && x > g.toX(b[0]) && x < g.toX(b[1]);
+    return near ? "ew-resize" : inside ? "move" : "crosshair";
+  }
+
+  function dragged(g, d, x) {       // the range [lo, hi] a drag from d.x0 to x makes
+    if (d.mode === "new") return [g.toV(Math.min(d.x0, x)), g.toV(Math.max(d.x0, x))];
+    if (d.mode === "move") {
+      const dv = g.toV(x) - g.toV(d.x0), w = d.start[1] - d.start[0];
+      const lo = Math.min(Math.max(d.start[0] + dv, g.lo), g.hi - w);
+      return [lo, lo + w];
+    }
+    const v = g.toV(x), other = d.mode === "lo" ? d.start[1] : d.start[0];
+    return [Math.min(v, other), Math.max(v, other)];
+  }
+
+  function round(v, g) {            // v with the digits that a 1/2000 of the panel's span needs
+    return Number(v.toPrecision(Math.max(3, Math.ceil(
+      Math.log10(Math.max(Math.abs(v), Math.abs(g.hi), Math.abs(g.lo)) / ((g.hi - g.lo) / 2000))))));
+  }
+
+  return Panel;
 })();
