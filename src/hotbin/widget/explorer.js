@@ -72,16 +72,15 @@ function render({ model, el }) {
     transport = "comm";
     origin = window.location.origin;  // a blob: document has its maker's origin
     const doc = new DOMParser().parseFromString(await text("index.html"), "text/html");
-    for (const link of [...doc.querySelectorAll("link[rel=stylesheet][href]")]) {
-      const style = doc.createElement("style");
-      style.textContent = await text(link.getAttribute("href"));
-      link.replaceWith(style);
-    }
-    for (const script of [...doc.querySelectorAll("script[src]")]) {
-      const inline = doc.createElement("script");
-      inline.textContent = await text(script.getAttribute("src"));
-      script.replaceWith(inline);
-    }
+    // every stylesheet and script asked for at once (the kernel answers several at a time),
+    // each inlined where it stood: the page's scripts still run in their order
+    const assets = [...doc.querySelectorAll("link[rel=stylesheet][href], script[src]")];
+    const texts = await Promise.all(assets.map((a) => text(a.getAttribute(a.tagName === "LINK" ? "href" : "src"))));
+    assets.forEach((a, k) => {
+      const inline = doc.createElement(a.tagName === "LINK" ? "style" : "script");
+      inline.textContent = texts[k];
+      a.replaceWith(inline);
+    });
     const relay = doc.createElement("script");
     relay.textContent = model.get("_relay");
     doc.head.prepend(relay);
