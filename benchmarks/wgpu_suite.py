@@ -28,6 +28,14 @@ reports the best, to justify the table in ``hotbin/backend/wgpu/tuning.py``.
 mean of float32 weights. Each is first checked against the cpu backend (bit for bit; the mean's
 fixed-point sums to rounding); M points/s are of the
 call on NumPy input (upload and read-back of the cells included), median of reps.
+
+``--calls`` times the public calls on NumPy input that the per-call target names, wgpu against
+cuda (when CuPy and the cuda backend run here) or else the cpu backend, each answer checked
+against the other: ``hotbin.histogram`` of 2**28 uint8 (256 bins), ``hotbin.heatmap``
+``agg="mean"`` of 2**24 float32 points into 512 x 512, ``hotbin.cumsum`` of 2**26 int32 (on a
+CPU adapter 2**24, 2**22, 2**22; ``--log2`` sets all three). For the wgpu call it also
+prints where the time goes: milliseconds in uploads and in read-backs (the wait for the
+kernels included), and per call the submissions, buffers created (MB) and staging maps.
 """
 from __future__ import annotations
 
@@ -195,6 +203,139 @@ def heatmap_main(args, g, date):
     print(text)
 
 
+#: --calls: the three calls on NumPy input, log2 of their sizes on a GPU and on a CPU adapter
+CALLS = {"histogram u8": (28, 24), "heatmap mean": (24, 22), "cumsum i32": (26, 22)}
+
+
+def call_cases(log2):
+    """(name, size, fn(backend) -> result, check(got, want)) of the --calls cases."""
+    import hotbin
+
+    rng = np.random.default_rng(7)
+    n = {k: 1 << v for k, v in log2.items()}
+    a = rng.integers(0, 256, n["histogram u8"], dtype=np.uint8)
+    m = n["heatmap mean"]
+    x, y = rng.random(m, np.float32), rng.random(m, np.float32)
+    w = rng.normal(size=m).astype(np.float32)
+    c = rng.integers(-(1 << 20), 1 << 20, n["cumsum i32"], dtype=np.int32)
+
+    def heat(be):
+        h = hotbin.heatmap(x, y, w, agg="mean", width=512, height=512, x_range=(0, 1),
+                           y_range=(0, 1), backend=be)
+        return np.asarray(h.values), np.asarray(h.counts)
+
+    def same_heat(got, want):  # fixed-point sums against another backend's: to rounding
+        ok = np.allclose(got[0], want[0], rtol=1e-9, atol=1e-9 * float(np.abs(w).max()), equal_nan=True)
+        return ok and np.array_equal(got[1], want[1])
+
+    exact = np.array_equal
+    return [("histogram u8", a.nbytes,
+             lambda be: hotbin.histogram(a, bins=256, range=(0, 256), backend=be)[0], exact),
+            ("heatmap mean", x.nbytes * 3, heat, same_heat),
+            ("cumsum i32", c.nbytes, lambda be: hotbin.cumsum(c, backend=be), exact)]
+
+
+class Parts:
+    """Counts the wgpu device's submissions, buffers created and staging maps, and the time in
+    uploads and read-backs, by wrapping the device's methods (any version of the module)."""
+
+    def __init__(self, g):
+        self.n = dict(submits=0, buffers=0, made_MB=0.0, maps=0, upload_ms=0.0, read_ms=0.0)
+        self.maps = True
+        dev, q = g.device, g.device.queue
+        create, submit, create_data = dev.create_buffer, q.submit, dev.create_buffer_with_data
+
+        def made(**kw):
+            self.n["buffers"] += 1
+            self.n["made_MB"] += kw.get("size", 0) / 2 ** 20
+            return create(**kw)
+
+        def made_data(**kw):
+            self.n["buffers"] += 1
+            return create_data(**kw)
+
+        def sub(cbs):
+            self.n["submits"] += 1
+            return submit(cbs)
+        dev.create_buffer, dev.create_buffer_with_data, q.submit = made, made_data, sub
+        for name, key in (("upload", "upload_ms"), ("read_many" if hasattr(g, "read_many") else "read",
+                                                    "read_ms")):
+            setattr(g, name, self._timed(getattr(g, name), key))
+        try:  # the staging maps of this tree (older trees: not counted)
+            from hotbin.backend.wgpu import memory as M
+            for name in ("map_read", "write_mapped"):
+                setattr(M, name, self._counted(getattr(M, name)))
+        except ImportError:
+            self.maps = False
+
+    def _timed(self, fn, key):
+        def run(*a, **kw):
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                self.n[key] += (time.perf_counter() - t0) * 1e3
+        return run
+
+    def _counted(self, fn):
+        def run(*a, **kw):
+            self.n["maps"] += 1
+            return fn(*a, **kw)
+        return run
+
+    def per_call(self, fn, reps):
+        """``fn``'s counts and times, mean per call over ``reps`` calls."""
+        self.n = dict.fromkeys(self.n, 0)
+        for _ in range(reps):
+            fn()
+        got = {k: v / reps for k, v in self.n.items()}
+        if not self.maps:
+            got["maps"] = float("nan")
+        return got
+
+
+def calls_main(args, g, date):
+    """The --calls table: each call on NumPy input, wgpu against cuda (or the cpu backend)."""
+    log2 = {k: args.log2 or v[g.kind == "cpu"] for k, v in CALLS.items()}
+    other = "cuda" if cuda_runner() is not None else "cpu"
+    rows = []
+    for name, nbytes, fn, same in call_cases(log2):
+        got, want = fn("wgpu"), fn(other)
+        assert same(got, want), f"{name}: wgpu's answer is not {other}'s"
+        ms = {}
+        for be in ("wgpu", other):
+            ts = []
+            for _ in range(args.reps):
+                t0 = time.perf_counter()
+                fn(be)
+                ts.append((time.perf_counter() - t0) * 1e3)
+            ms[be] = statistics.median(ts)
+        row = {"call": name, "log2": log2[name], "MB": nbytes / 2 ** 20, "wgpu_ms": ms["wgpu"],
+               f"{other}_ms": ms[other], "ratio": ms[other] / ms["wgpu"]}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    parts = Parts(g)  # after the timing: the wrappers cost nothing there
+    for row, (name, _, fn, _) in zip(rows, call_cases(log2)):
+        row.update(parts.per_call(lambda: fn("wgpu"), max(1, args.reps // 3)))
+    lines = [f"# wgpu_suite --calls: {g.name}", "",
+             f"{date}; the public call on NumPy input, median of {args.reps}, ms; ratio = {other} "
+             "call / wgpu call (target >= 0.7 against cuda)", "",
+             f"| call | size | input MB | wgpu | {other} | ratio | upload | read-back (with the wait) "
+             "| submits | buffers made (MB) | staging maps |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['call']} | 2^{r['log2']} | {r['MB']:.0f} | {r['wgpu_ms']:.1f} | "
+                     f"{r[other + '_ms']:.1f} | {r['ratio']:.2f} | {r['upload_ms']:.1f} | "
+                     f"{r['read_ms']:.1f} | {r['submits']:.1f} | {r['buffers']:.1f} ({r['made_MB']:.0f}) | "
+                     f"{r['maps']:.1f} |")
+    text = "\n".join(lines)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "wgpu_calls.md"), "w") as f:
+            f.write(text + "\n")
+    print()
+    print(text)
+
+
 def main():
     global INNER
     ap = argparse.ArgumentParser()
@@ -204,6 +345,9 @@ def main():
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--out", default=None, help="directory for wgpu_suite.json / .md")
     ap.add_argument("--heatmap", action="store_true", help="time the heatmap aggregations instead")
+    ap.add_argument("--calls", action="store_true",
+                    help="time the public calls on NumPy input against cuda (or the cpu backend)")
+    ap.add_argument("--log2", type=int, default=None, help="--calls: 2**N values for every call")
     ap.add_argument("--log2n", type=int, default=None,
                     help="--heatmap: 2**N points (default 26; 22 on CPU adapters)")
     ap.add_argument("--cells", type=int, default=1024, help="--heatmap: cells along each axis")
@@ -212,6 +356,9 @@ def main():
     args = ap.parse_args()
     INNER = args.inner
     g = D.gpu()
+    if args.calls:
+        return calls_main(args, g, datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%d %H:%M UTC"))
     if args.heatmap:
         return heatmap_main(args, g, datetime.datetime.now(datetime.timezone.utc).strftime(
             "%Y-%m-%d %H:%M UTC"))

@@ -42,22 +42,23 @@ def size_class(nbytes: int) -> int:
     return -(-n // step) * step
 
 
-def copy_into(dst: np.ndarray, src: np.ndarray) -> None:
-    """``dst[...] = src`` (flat, same size) in pieces on :data:`~.tuning.COPY_THREADS` threads
-    when large: one thread's copy into or out of mapped memory is the link's bound."""
+def copy_into(dst: np.ndarray, src: np.ndarray, threads: int = 1) -> None:
+    """``dst[...] = src`` (flat, same size), in pieces on ``threads`` threads when large: one
+    thread's copy into or out of mapped memory bounds the link."""
     n = dst.size
-    if COPY_THREADS <= 1 or dst.nbytes < 2 * COPY_PIECE:
+    threads = min(threads, dst.nbytes // COPY_PIECE)
+    if threads <= 1:
         np.copyto(dst, src)
         return
     global _copier
     with _copier_lock:
         if _copier is None:
-            _copier = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="hotbin-wgpu-copy")
-    step = -(-n // COPY_THREADS)
+            _copier = ThreadPoolExecutor(max(COPY_THREADS.values()), thread_name_prefix="hotbin-wgpu-copy")
+    step = -(-n // threads)
     list(_copier.map(lambda s: np.copyto(dst[s:s + step], src[s:s + step]), range(0, n, step)))
 
 
-def write_mapped(stage, piece: np.ndarray) -> None:
+def write_mapped(stage, piece: np.ndarray, threads: int = 1) -> None:
     """Copy ``piece`` to the start of the write-mapped ``stage``: straight into the mapped
     memory by :func:`copy_into` where wgpu-py hands out a writable view of it, else by its
     ``write_mapped`` (one thread)."""
@@ -66,7 +67,7 @@ def write_mapped(stage, piece: np.ndarray) -> None:
         stage.write_mapped(piece, 0)
         return
     dst = np.frombuffer(view(0, piece.size), np.uint8)
-    copy_into(dst, piece)
+    copy_into(dst, piece, threads)
 
 
 def read_view(stage, size: int) -> np.ndarray:
@@ -98,9 +99,11 @@ def map_read(buf, device, spin_s: float):
 
 class Memory:
     """The buffer pool and the transfers of :class:`.device.Gpu` (which sets ``device``,
-    ``usage``, ``spin_s``, ``max_binding`` and ``_lock`` before :meth:`_init_memory`)."""
+    ``usage``, ``kind``, ``spin_s``, ``max_binding`` and ``_lock`` before :meth:`_init_memory`)."""
 
     def _init_memory(self):
+        #: threads of a large host copy into or out of mapped memory
+        self.copy_threads = COPY_THREADS[self.kind]
         #: idle buffers, oldest first: (kind, size, buffer); kind "storage", "read" or "write"
         self._idle = []
         self._idle_bytes = 0
@@ -209,7 +212,7 @@ class Memory:
                         size=max(UPLOAD_PIECE, piece.size), usage=self.usage.MAP_WRITE | self.usage.COPY_SRC)
                 stage.map_sync("write", 0, piece.size)
                 try:
-                    write_mapped(stage, piece)
+                    write_mapped(stage, piece, self.copy_threads)
                 finally:
                     stage.unmap()
                 enc = self.device.create_command_encoder()
@@ -282,7 +285,7 @@ class Memory:
                     try:
                         view = read_view(stage, max(LOAD_BYTES, size))
                         for _, _, dst, at in segs:
-                            copy_into(dst, view[at:at + dst.size])
+                            copy_into(dst, view[at:at + dst.size], self.copy_threads)
                         del view
                     finally:
                         stage.unmap()

@@ -53,9 +53,10 @@ POOL_BYTES = 2 << 30
 #: size of a large result made and dropped each call
 READ_PIECE = 64 << 20
 READ_RING = 2
-#: host copies into and out of mapped memory of COPY_PIECE bytes or more are split over
-#: COPY_THREADS threads (NumPy copies release the GIL): one thread's copy bound the uploads
-COPY_THREADS = 4
+#: host copies into and out of mapped memory are split over COPY_THREADS threads, by adapter type,
+#: COPY_PIECE bytes a thread at least (NumPy copies release the GIL): one thread's copy bounds
+#: the uploads of a discrete GPU; a CPU adapter (lavapipe) needs the cores for its kernels
+COPY_THREADS = {"gpu": 4, "cpu": 1}
 COPY_PIECE = 4 << 20
 #: uploads from UPLOAD_STAGE_FROM bytes go through a ring of UPLOAD_RING mapped staging buffers of
 #: UPLOAD_PIECE bytes, kept between calls (a piece written while the one before is copied),
