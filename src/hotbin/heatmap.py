@@ -24,7 +24,8 @@ from .aggregate import aggregate, check_agg, merge_heatmaps
 from .core.binning import cell_rule
 from .heatmap_grid import cells_over
 from .render.project import projected
-from .exec.local import executor, portable
+from .exec.local import portable
+from .exec.stream import Column, executor
 from .core.ranges import data_range, interval
 
 __all__ = ["Heatmap", "heatmap", "data_range"]
@@ -374,7 +375,7 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
                                f"weights: expected one weight per point ({xa.shape[0]})")
     codes = labels = None
     if by is not None:
-        codes, labels = frames.categories(ex, by, xa.shape[0])
+        codes, labels = by.categories() if isinstance(by, Column) else frames.categories(ex, by, xa.shape[0])
         codes = ex.align(ex.array(codes, "by"), xa, f"by: expected one category per point ({xa.shape[0]})")
     xr, yr, xc, yc, width, height, rx, ry = cells_over(
         ex, xa, ya, x_range, y_range, closed, clip, width, height, weighted=w is not None,

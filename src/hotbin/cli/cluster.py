@@ -41,11 +41,10 @@ class _Job:
         return src, Data(src, self.chunk_rows)
 
     def chunks(self, data):
-        if not self.project:
-            return data
-        from .stream import _Projected
+        """The chunks of ``data``, projected with ``--project`` (:mod:`hotbin.cli.stream`)."""
+        from .stream import _Chunks
 
-        return _Projected(data)
+        return _Chunks(data, self.project)
 
 
 def _connect(scheduler, distributed):
@@ -166,24 +165,19 @@ def _select(share, job, auto, fn, merge):
 
 
 def _count(share, job, labels, grid):
-    """A task: the partial heatmap of a share, its number of points, junk rows and notes."""
+    """A task: the partial heatmap of a share (its chunks run by the stream executor), its number
+    of points, junk rows and notes."""
+    from ..exec.stream import Batches
     from ..heatmap import heatmap
 
     src, data = job.data(share)
-    weighted = len(job.numbers) > 2
-    total, n = None, 0
     with src:
-        for cols in (c for c, _ in job.chunks(data)):
-            part = heatmap(cols[0], cols[1], cols[2] if weighted else None,
-                           by=None if labels is None else labels.codes(cols[-1]), **grid)
-            total = part if total is None else total + part
-            n += cols[0].size
+        batches = Batches(job.chunks(data))
+        cols = [batches.column(k) for k in range(len(job.numbers))]
+        by = None if labels is None else batches.column(len(cols), np.int64, labels.indices, labels.labels)
+        hm = heatmap(cols[0], cols[1], cols[2] if len(cols) > 2 else None, by=by, **grid)
         notes, j = src.notes, src.junk
-    if total is None:
-        empty = np.empty(0)
-        total = heatmap(empty, empty, empty if weighted else None,
-                        by=None if labels is None else labels.codes(None), **grid)
-    return {"heatmap": total, "n": n, "notes": notes, "junk": (j.rows, j.first, j.kinds)}
+    return {"heatmap": hm, "n": batches.rows, "notes": notes, "junk": (j.rows, j.first, j.kinds)}
 
 
 def _load(share, job, labels):
@@ -194,7 +188,7 @@ def _load(share, job, labels):
     keys = ["x", "y", "weight"][:len(job.numbers)]
     out = {k: np.concatenate([p[i] for p in parts]) if parts else np.zeros(0) for i, k in enumerate(keys)}
     if labels is not None:
-        codes = [labels.codes(p[-1]).indices.fill_null(-1).to_numpy(zero_copy_only=False) for p in parts]
+        codes = [labels.indices(p[-1]) for p in parts]
         out["by"] = np.concatenate(codes).astype(np.int32) if codes else np.zeros(0, np.int32)
     return out, (src.junk.rows, src.junk.first, src.junk.kinds)
 

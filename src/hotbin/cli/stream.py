@@ -1,21 +1,23 @@
-"""The heatmap of data files streamed in chunks: ranges, categories, then one counting pass.
+"""The heatmap of data files streamed in chunks: the columns of a stream of batches.
 
-Passes over the data (:class:`hotbin.io.Data`, DuckDB queries), the counting one a
-chunk at a time so memory stays bounded:
+``hotbin heatmap`` hands :func:`hotbin.heatmap` the columns of its data
+(:class:`hotbin.io.Data`, DuckDB queries) as a stream of record batches
+(:class:`hotbin.exec.stream.Batches`): the heatmap builds the same operation as in
+memory and the stream executor runs it, a chunk at a time so memory stays bounded.
+Its passes over the data:
 
 1. the ranges: given (in degrees with ``--project``), else the finite extent from one
    aggregate query, or two to four passes for the exact percentiles of ``--clip``;
 2. the categories of ``--by``: one query for the column's distinct values;
-3. the counting pass: a partial :class:`hotbin.Heatmap` per chunk by
-   :func:`hotbin.heatmap`, merged with ``+`` (the partials' merge rule).
+3. the counting pass (two for var and std: the cell means, then the squares about them),
+   every chunk's partials merged by the aggregation's reductions, finished once.
 
 Categories are one mapping over all chunks: integers (every label one) as their
 own codes ``0 .. max``, else text sorted, as :func:`hotbin.heatmap` codes them
-in memory; each chunk is passed as a dictionary array over all the labels, so
-every partial has the same categories. With ``--project mercator`` each chunk's
-longitude and latitude become Web Mercator metres (:func:`hotbin.render.project.mercator`)
-before anything else, points off the map (``|lon| > 180``, ``|lat| > MAX_LAT``)
-becoming NaN, so every pass sees the projected points and the extent only the map's.
+in memory. With ``--project mercator`` each chunk's longitude and latitude become
+Web Mercator metres (:func:`hotbin.render.project.mercator`) before anything else,
+points off the map (``|lon| > 180``, ``|lat| > MAX_LAT``) becoming NaN, so every pass
+sees the projected points and the extent only the map's.
 """
 from __future__ import annotations
 
@@ -39,71 +41,60 @@ def from_data(args, data, progress, said=None):
     to say on stderr once it succeeded (the ranges from the data) are appended to ``said``."""
     said = [] if said is None else said
     from ..heatmap import heatmap
-    from ..render.project import CRS, mercator
-    from ..core.ranges import data_range, percentile_ranges
+    from ..exec.stream import Batches
+    from ..render.project import CRS
 
-    chunks = _Projected(data) if args.project else data
+    chunks = _Chunks(data, bool(args.project))
     ranges = [args.x_range, args.y_range]
-    if args.project:  # the given ranges in degrees, as hotbin.heatmap(project=) takes them
-        ranges = [None if r is None else tuple(float(v) for v in mercator(*((np.asarray(r), 0.0) if k == 0
-                  else (0.0, np.asarray(r))))[k]) for k, r in enumerate(ranges)]
-    closed = tuple(r is None for r in ranges)  # ranges from the data are closed, as in memory
+    if args.project:  # the given ranges, in degrees, as the projected points: metres
+        ranges = [None if r is None else _metres(k, r) for k, r in enumerate(ranges)]
     auto = [k for k, r in enumerate(ranges) if r is None]
-    labels = None
-    source = "given"
-    found = []
-    if auto and args.clip:
-        passes = [0]
-
-        def run_pass(fn, merge):  # merged chunk by chunk: memory stays bounded
-            passes[0] += 1
-            acc = merge([])
-            for cols, done in progress.over(chunks, f"finding the percentiles (pass {passes[0]})"):
-                acc = merge([acc, fn(*(cols[k] for k in auto))])
-            return acc
-
-        found, source = percentile_ranges(run_pass, len(auto), args.clip), "percentiles"
-    elif auto:
-        found, source = data.extent(auto, lonlat=bool(args.project)), "data"
-        unit = " degrees (points on the Web Mercator map only)" if args.project else ""
-        for k, e in zip(auto, found):
-            if e is not None:
-                said.append(f"{'xy'[k]} range from the data: {e[0]:.10g}, {e[1]:.10g}{unit}")
-        if args.project:  # the extent of the points the map can show, in metres
-            found = [None if e is None else tuple(float(v) for v in mercator(*((np.asarray(e), 0.0) if k == 0
-                     else (0.0, np.asarray(e))))[k]) for k, e in zip(auto, found)]
-    for k, ext in zip(auto, found if auto else []):
-        ranges[k] = (0.0, 1.0) if ext is None else data_range(*ext, "xy"[k])
+    batches = Batches(chunks, progress.over)
+    cols = [batches.column(k) for k in range(len(data.source.numbers))]
+    by = None
     if args.by:
         labels = _categories(data.source)
-    x_range, y_range = ranges
+        by = batches.column(len(cols), np.int64, labels.indices, labels.labels)
     agg, value = args.agg
-    weighted = value is not None
-    total, n = None, 0
-    for cols, done in progress.over(chunks, "counting"):
-        part = heatmap(cols[0], cols[1], cols[2] if weighted else None, agg=agg,
-                       by=None if labels is None else labels.codes(cols[-1]),
-                       width=args.width, height=args.height, x_range=x_range, y_range=y_range,
-                       closed=closed, backend=args.backend, q=args.q)
-        total = part if total is None else total + part
-        n += cols[0].size
-    if total is None:  # no rows: the empty heatmap of these cells
-        empty = np.empty(0)
-        total = heatmap(empty, empty, empty if weighted else None, agg=agg,
-                        by=None if labels is None else labels.codes(None), width=args.width,
-                        height=args.height, x_range=x_range, y_range=y_range, closed=closed,
-                        backend=args.backend, q=args.q)
-    total = replace(total, x_name=args.x, y_name=args.y, crs=CRS if args.project else total.crs)
-    return total, n, source
+    hm = heatmap(cols[0], cols[1], cols[2] if value is not None else None, agg=agg, by=by,
+                 width=args.width, height=args.height, x_range=ranges[0], y_range=ranges[1],
+                 clip=args.clip if auto else None, closed=tuple(r is None for r in ranges),
+                 backend=args.backend, q=args.q)
+    unit = " degrees (points on the Web Mercator map only)" if args.project else ""
+    for k, e in chunks.found:
+        said.append(f"{'xy'[k]} range from the data: {e[0]:.10g}, {e[1]:.10g}{unit}")
+    source = "given" if not auto else "percentiles" if args.clip else "data"
+    hm = replace(hm, x_name=args.x, y_name=args.y, crs=CRS if args.project else hm.crs)
+    return hm, batches.rows, source
 
 
-class _Projected:
-    """Chunks with their first two columns (longitude, latitude) in Web Mercator metres."""
+def _metres(k, r):
+    """The range ``r`` of axis ``k`` (0: longitude, 1: latitude) in degrees as Web Mercator metres."""
+    from ..render.project import mercator
 
-    def __init__(self, data):
-        self.data = data
+    ends = mercator(*((np.asarray(r), 0.0) if k == 0 else (0.0, np.asarray(r))))[k]
+    return tuple(float(v) for v in ends)
+
+
+class _Chunks:
+    """The chunks of ``data`` as the stream executor reads them: with ``project`` their first two
+    columns (longitude, latitude) in Web Mercator metres; the extent from the data layer's query
+    (the map's points only, in metres, with ``project``), each found range kept in ``found``."""
+
+    def __init__(self, data, project):
+        self.data, self.project, self.found = data, project, []
+
+    def extent(self, axes):
+        got = self.data.extent(axes, lonlat=self.project)
+        self.found = [(k, e) for k, e in zip(axes, got) if e is not None]
+        if not self.project:
+            return got
+        return [None if e is None else _metres(k, e) for k, e in zip(axes, got)]
 
     def __iter__(self):
+        if not self.project:
+            yield from self.data
+            return
         from ..render.project import MAX_LAT, mercator
 
         for cols, done in self.data:
@@ -142,19 +133,18 @@ class _Labels:
             raise UserError(f"--by: {len(self.labels):,} categories; at most {MAX_CATEGORIES}")
         self.dictionary = pa.array(self.labels)
 
-    def codes(self, col):
-        """A dictionary array of the chunk's categories over all the labels (no category: null)."""
+    def indices(self, col):
+        """The chunk's category codes over all the labels (int64; no category: -1), as
+        :func:`hotbin.heatmap` codes the whole column in memory."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        if col is None:
-            idx = pa.array([], pa.int32())
-        elif self.integer:
+        if self.integer:
             v = pc.cast(col, pa.int64())
-            idx = pc.if_else(pc.less(v, 0), pa.scalar(None, pa.int64()), v).cast(pa.int32())
+            idx = pc.if_else(pc.less(v, 0), pa.scalar(None, pa.int64()), v)
         else:
             idx = pc.index_in(pc.cast(col, pa.string()), value_set=self.dictionary)
-        return pa.DictionaryArray.from_arrays(idx, self.dictionary)
+        return idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 class Progress:
