@@ -1,10 +1,12 @@
 """Small runs of the kernels changed for issues #13, #14 and #16, for compute-sanitizer on the GPU machine.
 
-    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py [guess|hist16|scan]
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py [guess|hist16|scan|crossfilter]
 
 (One case alone: ``guess``, the fixed-point scale guessed on the device; ``hist16``, the uint16
 many-bin counts and the weighted sums in every forced layout, against NumPy; ``scan``, the float
-scans on arrays of several blocks, flat, offset and along an axis, against the cpu backend.)
+scans on arrays of several blocks, flat, offset and along an axis, against the cpu backend;
+``crossfilter``, the linked views' pass (crossfilter.cu) in its three layouts, against the host
+crossfilter.)
 
 Float scans in the shared block order (scan.cu lane_sums/lane_scan, flat and along an
 axis), fixed-point sums with the two-factor scale (hist1d.cu, spatial.cu), a
@@ -81,6 +83,35 @@ if sys.argv[1:] == ["scan"]:  # float scans of several blocks: flat, from an off
             ref = hotbin.cumsum(a[skip:] if skip else a, axis=axis, backend="cpu")
             assert got.tobytes() == ref.tobytes(), (dt, shape, axis, skip)
     print("sanitize_kernels scan: all answers equal the cpu backend's")
+    sys.exit(0)
+if sys.argv[1:] == ["crossfilter"]:  # the pass: 32 shared copies, one copy, global atomics; every brush kind
+    from hotbin.backend.cuda import crossfilter as kx
+    from hotbin.serve.crossfilter import Crossfilter, Filters, Panel
+    from hotbin.serve.crossfilter_gpu import DeviceCrossfilter
+
+    n = 70001
+    cols = {"a": (rng.normal(0, 2, n) * 4).round().astype(np.float32) / 4, "b": rng.integers(-9, 9, n).astype(np.int16),
+            "c": rng.gamma(2, 3, n)}
+    cols["a"][::50] = np.nan
+    x, y, codes = rng.normal(0, 1, n).astype(np.float32), rng.normal(0, 1, n), rng.integers(-1, 4, n)
+    host = Crossfilter(cols, (x, y), codes, ["p", "q", "r"], "k")
+    dev = DeviceCrossfilter({k: cp.asarray(v) for k, v in cols.items()}, (cp.asarray(x), cp.asarray(y)),
+                            cp.asarray(codes), ["p", "q", "r"], "k")
+    panels = [Panel("a", 40, -6.0, 6.0), Panel("b", 18, -9.0, 9.0), Panel("c", 10000, 0.0, 30.0), Panel("c", 1, 0.0, 5.0)]
+    filters = [Filters((("a", -1.0, 2.5), ("c", 1.0, 9.0))), Filters((("b", -3.0, 4.0),), (0, 2), (-1.0, 1.0, -0.5, 2.0)),
+               Filters((), (), None), Filters((("a", 50.0, 60.0),))]
+    for layout in ({}, {"PRIVATE_BYTES": 0}, {"copies_for": lambda slots, smem: 0}):
+        saved = {k: getattr(kx, k) for k in layout}
+        for k, v in layout.items():
+            setattr(kx, k, v)
+        for f in filters:
+            dev._kept.clear()
+            for p, g, w in zip(panels, dev.histograms(f, panels), host.histograms(f, panels)):
+                assert np.array_equal(g, w), (layout, f, p)
+            assert np.array_equal(dev.passing(f).get(), host.passing(f)), (layout, f)
+        for k, v in saved.items():
+            setattr(kx, k, v)
+    print("sanitize_kernels crossfilter: all answers equal the host crossfilter's")
     sys.exit(0)
 for dt in (np.float32, np.float64):
     x = rng.normal(size=(3, 5000)).astype(dt)
