@@ -3,7 +3,8 @@
 Inputs are NumPy arrays (copied to the device a binding at a time), results are NumPy.
 Kernels live in ``hotbin/kernels/*.wgsl``, are specialized with WGSL ``override``
 constants and compiled once per device (:mod:`.device`). Modules: :mod:`.device` (adapter,
-pipelines, buffers), :mod:`.tuning` (launch sizes), :mod:`.keys` (a rule as u32 key
+pipelines, dispatches), :mod:`.memory` (the buffer pool, uploads, read-backs), :mod:`.tuning`
+(launch and transfer sizes), :mod:`.keys` (a rule as u32 key
 thresholds), :mod:`.counts` (1-D and 2-D counting, categories), :mod:`.extreme` (per-cell
 min and max), :mod:`.fixed` (fixed-point sums), :mod:`.scan`, :mod:`.luma`.
 

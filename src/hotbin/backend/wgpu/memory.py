@@ -128,7 +128,7 @@ class Memory:
         """A buffer of at least ``nbytes`` from the pool, or a new one: contents undefined (what
         the call before left). ``kind``: "storage", or "read" / "write" staging buffers."""
         size = self._class(nbytes)
-        with self._lock:
+        with self._lock:  # the last given: a call takes its own buffers again (:meth:`give`)
             for i in range(len(self._idle) - 1, -1, -1):
                 k, s, buf = self._idle[i]
                 if k == kind and s == size:
@@ -146,7 +146,7 @@ class Memory:
         oldest idle buffers are destroyed past :data:`~.tuning.POOL_BYTES`."""
         drop = []
         with self._lock:
-            for buf in bufs:
+            for buf in reversed(bufs):  # taken again in the order they were taken: same bind groups
                 size = int(buf.size)
                 if size > POOL_BYTES or size != self._class(size):
                     drop.append(buf)
