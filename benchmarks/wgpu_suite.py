@@ -35,7 +35,8 @@ against the other: ``hotbin.histogram`` of 2**28 uint8 (256 bins), ``hotbin.heat
 ``agg="mean"`` of 2**24 float32 points into 512 x 512, ``hotbin.cumsum`` of 2**26 int32 (on a
 CPU adapter 2**24, 2**22, 2**22; ``--log2`` sets all three). For the wgpu call it also
 prints where the time goes: milliseconds in uploads and in read-backs (the wait for the
-kernels included), and per call the submissions, buffers created (MB) and staging maps.
+kernels included), and per call the submissions, buffers created (MB) and staging maps;
+with ``--sweep``, the wgpu calls by host copy threads and upload / read-back piece size.
 """
 from __future__ import annotations
 
@@ -294,28 +295,51 @@ class Parts:
         return got
 
 
+def median_call_ms(fn, reps):
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ts)
+
+
+def transfer_sweep(g, cases, reps):
+    """Lines of the wgpu calls' median ms by copy threads and upload / read-back piece size."""
+    from hotbin.backend.wgpu import memory as M
+
+    keep = g.copy_threads, M.UPLOAD_PIECE, M.READ_PIECE
+    lines = ["", "wgpu call (ms) by host copy threads and upload / read-back piece:", "",
+             "| threads | piece MiB | " + " | ".join(c[0] for c in cases) + " |",
+             "|---|---|" + "---|" * len(cases)]
+    try:
+        for threads, mib in itertools.product((1, 2, 4, 8), (16, 64)):
+            g.copy_threads, M.UPLOAD_PIECE, M.READ_PIECE = threads, mib << 20, mib << 20
+            ms = [median_call_ms(lambda: c[2]("wgpu"), reps) for c in cases]
+            lines.append(f"| {threads} | {mib} | " + " | ".join(f"{m:.1f}" for m in ms) + " |")
+            print(lines[-1], flush=True)
+    finally:
+        g.copy_threads, M.UPLOAD_PIECE, M.READ_PIECE = keep
+    return lines
+
+
 def calls_main(args, g, date):
     """The --calls table: each call on NumPy input, wgpu against cuda (or the cpu backend)."""
     log2 = {k: args.log2 or v[g.kind == "cpu"] for k, v in CALLS.items()}
     other = "cuda" if cuda_runner() is not None else "cpu"
+    cases = call_cases(log2)
     rows = []
-    for name, nbytes, fn, same in call_cases(log2):
+    for name, nbytes, fn, same in cases:
         got, want = fn("wgpu"), fn(other)
         assert same(got, want), f"{name}: wgpu's answer is not {other}'s"
-        ms = {}
-        for be in ("wgpu", other):
-            ts = []
-            for _ in range(args.reps):
-                t0 = time.perf_counter()
-                fn(be)
-                ts.append((time.perf_counter() - t0) * 1e3)
-            ms[be] = statistics.median(ts)
+        ms = {be: median_call_ms(lambda: fn(be), args.reps) for be in ("wgpu", other)}
         row = {"call": name, "log2": log2[name], "MB": nbytes / 2 ** 20, "wgpu_ms": ms["wgpu"],
                f"{other}_ms": ms[other], "ratio": ms[other] / ms["wgpu"]}
         rows.append(row)
         print(json.dumps(row), flush=True)
+    sweep = transfer_sweep(g, cases, args.reps) if args.sweep else []
     parts = Parts(g)  # after the timing: the wrappers cost nothing there
-    for row, (name, _, fn, _) in zip(rows, call_cases(log2)):
+    for row, (name, _, fn, _) in zip(rows, cases):
         row.update(parts.per_call(lambda: fn("wgpu"), max(1, args.reps // 3)))
     lines = [f"# wgpu_suite --calls: {g.name}", "",
              f"{date}; the public call on NumPy input, median of {args.reps}, ms; ratio = {other} "
@@ -327,7 +351,7 @@ def calls_main(args, g, date):
                      f"{r[other + '_ms']:.1f} | {r['ratio']:.2f} | {r['upload_ms']:.1f} | "
                      f"{r['read_ms']:.1f} | {r['submits']:.1f} | {r['buffers']:.1f} ({r['made_MB']:.0f}) | "
                      f"{r['maps']:.1f} |")
-    text = "\n".join(lines)
+    text = "\n".join(lines + sweep)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "wgpu_calls.md"), "w") as f:

@@ -53,7 +53,7 @@ def copy_into(dst: np.ndarray, src: np.ndarray, threads: int = 1) -> None:
     global _copier
     with _copier_lock:
         if _copier is None:
-            _copier = ThreadPoolExecutor(max(COPY_THREADS.values()), thread_name_prefix="hotbin-wgpu-copy")
+            _copier = ThreadPoolExecutor(16, thread_name_prefix="hotbin-wgpu-copy")  # made as needed
     step = -(-n // threads)
     list(_copier.map(lambda s: np.copyto(dst[s:s + step], src[s:s + step]), range(0, n, step)))
 
