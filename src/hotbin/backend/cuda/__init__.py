@@ -52,7 +52,7 @@ NAME = "cuda"
 DEVICE = "cuda"
 CAPABILITIES = frozenset({"histogram_rows", "luma"})
 __all__ = ["NAME", "INSTALL", "DEVICE", "CAPABILITIES", "claims", "require", "available", "devices",
-           "prepare", "minmax", "max_abs", "histogram", "histogram_rows", "histogram2d", "cells2d", "bincount",
+           "prepare", "minmax", "max_abs", "histogram", "histogram_rows", "histogram2d", "cells2d", "sorted_pairs", "bincount",
            "cumsum", "luma_histogram", "ci_name_expressions"]
 
 
@@ -96,7 +96,9 @@ def devices() -> list[str]:
 def ci_name_expressions() -> dict[str, list[str]]:
     """Every template instantiation the package launches, by kernel file (.ci/compile_kernels.py)."""
     out: dict = {}
-    for mod in (hist1d, scan, spatial, luma):
+    from . import order
+
+    for mod in (hist1d, scan, spatial, luma, order):
         for f, names in mod.ci_name_expressions().items():
             out.setdefault(f, []).extend(names)
     return out
@@ -277,6 +279,17 @@ def cells2d(x, y, rx: BinRule, ry: BinRule):
     x, y = asarray(x), asarray(y)
     with device(x):
         return on_device(x, y, rx, ry)
+
+
+def sorted_pairs(x, y, rx: BinRule, ry: BinRule, weights, by=None):
+    """The order statistics' sorted partial of float32 ``weights`` from one kernel, or
+    NotImplemented (:func:`.order.sorted_pairs`)."""
+    from .order import sorted_pairs as on_device
+
+    x = asarray(x)
+    with device(x):
+        return on_device(x, asarray(y), rx, ry, asarray(weights),
+                         None if by is None else (asarray(by[0]), by[1]))
 
 
 def luma_histogram(img):
