@@ -166,6 +166,7 @@ def test_heatmap_moves_only_portable_results(gpu, rng, agg, wkind, det, moved):
 def test_cli_heatmap_uses_the_same_choice(gpu, tmp_path, monkeypatch):
     """``hotbin heatmap`` counts each chunk through hotbin.heatmap: chunks over the
     threshold go to the GPU, and HOTBIN_BACKEND=cpu keeps them on the CPU."""
+    pytest.importorskip("duckdb")  # the CLI reads files through DuckDB (hotbin[io])
     from hotbin.cli import main
 
     rng = np.random.default_rng(5)
