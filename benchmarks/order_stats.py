@@ -138,6 +138,13 @@ def run_gpu(args):
             ref_ms = float("nan")
         print(f"{hot:4.0%} hot: {ms:.2f} ms, {n / ms / 1e6:.2f} G points/s, cupy.lexsort {ref_ms:.1f} ms", flush=True)
         lines.append(f"| {hot:.0%} | {ms:.2f} | {n / ms / 1e6:.2f} | {ref_ms:.1f} |")
+    x = y = w = got = None  # free the device memory for the sort below
+    # the bound of a sort by cell: cupy.sort of n uint64 words alone (the partial's one sort)
+    words = cp.random.randint(0, 1 << 62, n, dtype=cp.int64).view(cp.uint64)
+    sort_ms = timeit(lambda: cp.sort(words), reps=5, warm=1)
+    print(f"cupy.sort of {n:,} uint64 words alone: {sort_ms:.2f} ms ({n / sort_ms / 1e6:.2f} G words/s)", flush=True)
+    lines += ["", f"The sort alone (cupy.sort of {n:,} random uint64 words, the partial's one sort): "
+              f"{sort_ms:.2f} ms, {n / sort_ms / 1e6:.2f} G words/s."]
     return lines
 
 
