@@ -20,6 +20,8 @@ __all__ = ["DeviceCrossfilter", "SLAB"]
 
 #: rows binned at a time (their float64 copy and the rule's int64 temporaries: about 3 GB)
 SLAB = 1 << 26
+#: the state bits as uint8 scalars: a state masked by them stays a byte a row
+_MAP, _ALL = np.uint8(MAP), np.uint8(ALL)
 
 
 class DeviceCrossfilter(Crossfilter):
@@ -96,13 +98,19 @@ class DeviceCrossfilter(Crossfilter):
         start = np.cumsum([0] + [p.bins for p in panels])
         return state, {p: flat[start[k]:start[k + 1]] for k, p in enumerate(panels)}
 
+    def map_rows(self, filters: Filters, extra=()):
+        """Per row (bool, on the device), True when it passes every brush but the box; None
+        when there is no such brush."""
+        state = self._map_state(filters, extra)
+        return None if state is None else (state & _MAP).view(_cp().bool_)
+
     def map_count(self, filters: Filters) -> int:
         """How many rows the map shows under ``filters``."""
         key, cut = self._subset
         if key is not None and key[0] == filters.map_key:
             return len(cut[0])
         state = self._map_state(filters)
-        return self.n if state is None else int(_cp().count_nonzero(state & MAP))
+        return self.n if state is None else int(_cp().count_nonzero(state & _MAP))
 
     def subset(self, filters: Filters, arrays):
         """``arrays`` (one value per row; CuPy, or copied to the device) cut to the rows the
@@ -114,7 +122,7 @@ class DeviceCrossfilter(Crossfilter):
         if self._subset[0] == key:
             return self._subset[1]
         cp = _cp()
-        rows = cp.flatnonzero(self._map_state(filters) & MAP)
+        rows = cp.flatnonzero(self._map_state(filters) & _MAP)
         out = [None if a is None else cp.asarray(a)[rows] for a in arrays]
         self._subset = (key, out)
         return out
@@ -124,7 +132,7 @@ class DeviceCrossfilter(Crossfilter):
         cp = _cp()
         if filters.empty:
             return cp.arange(self.n, dtype=cp.int64)
-        return cp.flatnonzero(self._run(filters, [])[0] & ALL).astype(cp.int64, copy=False)
+        return cp.flatnonzero(self._run(filters, [])[0] & _ALL).astype(cp.int64, copy=False)
 
 
 def _cp():
