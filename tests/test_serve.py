@@ -151,8 +151,12 @@ def test_only_the_page_its_assets_and_views(client):
     page = client.get("/")
     assert page.status_code == 200 and "viewer.js" in page.text
     assert "default-src 'self'" in page.headers["content-security-policy"]
-    for name in ("viewer.js", "viewer.css"):
-        assert client.get(f"/static/{name}").status_code == 200
+    names = re.findall(r'<(?:script|link)[^>]* (?:src|href)="static/([^"]+)"', page.text)
+    assert "viewer.js" in names and "viewer.css" in names, names
+    for name in names:  # every script and stylesheet the page loads, with its type
+        r = client.get(f"/static/{name}")
+        kind = "text/css" if name.endswith(".css") else "text/javascript"
+        assert r.status_code == 200 and r.headers["content-type"].startswith(kind), name
     for path in ("/static/..%2Fapp.py", "/static/../app.py", "/static/app.py", "/etc/passwd",
                  "/render.png/../../x", "/tiles/0/0/0.png"):
         r = client.get(path)
