@@ -145,3 +145,21 @@ def test_threaded_copy(rng, monkeypatch):
         dst = np.zeros(n, np.uint8)
         M.copy_into(dst, src, 4)
         np.testing.assert_array_equal(dst, src)
+
+
+def test_calls_from_several_threads(rng):
+    """Threads calling at once (dask's threads do) share the pool and the upload ring: each
+    thread's answers are NumPy's for its own data."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = [rng.integers(-500, 500, 20_000 + 4096 * k, dtype=np.int32) for k in range(6)]
+
+    def work(a):
+        for _ in range(3):
+            np.testing.assert_array_equal(W.cumsum(a, None, np.int64), np.cumsum(a, dtype=np.int64))
+            rule = histogram_rule(a, 50, (-500, 500))
+            np.testing.assert_array_equal(W.histogram(a, rule), np.histogram(a, 50, (-500, 500))[0])
+        return True
+
+    with ThreadPoolExecutor(3) as ex:
+        assert all(ex.map(work, data))

@@ -110,7 +110,6 @@ class Memory:
         #: upload's staging buffers (UPLOAD_RING, made as needed) and the last one used
         self._ring, self._ring_at = [], -1
         self._upload_lock = threading.Lock()
-        self._read_lock = threading.Lock()
         self.unused = self.storage(LOAD_BYTES)  # bound where a kernel reads nothing
 
     # the pool -------------------------------------------------------------------
@@ -275,21 +274,20 @@ class Memory:
                     enc.copy_buffer_to_buffer(buf, s, stage, at, round4(dst.size))
             self.device.queue.submit([enc.finish()])
 
-        try:
-            with self._read_lock:
-                for i in range(len(ring)):
-                    submit(i, enc if i == 0 else None)
-                for i, (segs, size) in enumerate(loads):
-                    stage = ring[i % len(ring)]
-                    map_read(stage, self.device, self.spin_s)
-                    try:
-                        view = read_view(stage, max(LOAD_BYTES, size))
-                        for _, _, dst, at in segs:
-                            copy_into(dst, view[at:at + dst.size], self.copy_threads)
-                        del view
-                    finally:
-                        stage.unmap()
-                    if i + len(ring) < len(loads):
-                        submit(i + len(ring))
+        try:  # the ring is this call's: other threads read at the same time through theirs
+            for i in range(len(ring)):
+                submit(i, enc if i == 0 else None)
+            for i, (segs, size) in enumerate(loads):
+                stage = ring[i % len(ring)]
+                map_read(stage, self.device, self.spin_s)
+                try:
+                    view = read_view(stage, max(LOAD_BYTES, size))
+                    for _, _, dst, at in segs:
+                        copy_into(dst, view[at:at + dst.size], self.copy_threads)
+                    del view
+                finally:
+                    stage.unmap()
+                if i + len(ring) < len(loads):
+                    submit(i + len(ring))
         finally:
             self.give(*ring, kind="read")
