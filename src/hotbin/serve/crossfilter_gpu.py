@@ -122,7 +122,7 @@ class DeviceCrossfilter(Crossfilter):
         if self._subset[0] == key:
             return self._subset[1]
         cp = _cp()
-        rows = cp.flatnonzero(self._map_state(filters) & _MAP)
+        rows = cp.flatnonzero(self.map_rows(filters))  # bools: no second mask made
         out = [None if a is None else cp.asarray(a)[rows] for a in arrays]
         self._subset = (key, out)
         return out
