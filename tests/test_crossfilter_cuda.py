@@ -251,6 +251,7 @@ def test_pass_launch_counts_every_row_once():
 
 def test_served_hist_with_cupy_data_equals_numpy_data():
     pytest.importorskip("starlette")
+    pytest.importorskip("httpx")  # starlette's TestClient
     pytest.importorskip("pyarrow")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
