@@ -116,9 +116,12 @@ def test_read_back_odd_sizes(rng, pieces, n):
         g.read(buf, n, out=np.empty(n + 1, np.uint8))
 
 
-def test_uploads_and_read_backs_in_pieces(rng, pieces):
+@pytest.mark.parametrize("spin", [0.0, 0.002])
+def test_uploads_and_read_backs_in_pieces(rng, pieces, monkeypatch, spin):
     """Inputs larger than one upload piece (with a size no whole word), results larger than one
-    read piece (the ring of staging buffers comes round several times): NumPy's answers."""
+    read piece (the ring of staging buffers comes round several times), the maps waited for
+    either way (spin: polled from this thread first): NumPy's answers."""
+    monkeypatch.setattr(D.gpu(), "spin_s", spin)
     for n in (30_001, 3):
         u8 = rng.integers(0, 256, 5 * n + 3, dtype=np.uint8)
         np.testing.assert_array_equal(W.histogram(u8, histogram_rule(u8, 256, (0, 256))),

@@ -79,16 +79,24 @@ def read_view(stage, size: int) -> np.ndarray:
 def map_read(buf, device, spin_s: float):
     """Map ``buf`` for reading and wait. The copy into it was just submitted, so wgpu-py's
     "READ_NOSYNC" mode (what its own ``queue.read_buffer`` uses) skips the empty submission
-    that a plain "READ" map adds; versions without that mode get the plain map.
-
-    For up to ``spin_s`` seconds this thread polls ``device`` without blocking (the map's
-    callback then runs here as soon as the copy is done); then, or when wgpu-py has no such
-    poll, it waits for wgpu-py's poll thread to wake it, which costs a wake-up or two after
-    the work is done."""
+    that a plain "READ" map adds; versions without that mode get the plain map (:func:`wait`)."""
     try:
         promise = buf.map_async("READ_NOSYNC")
     except (ValueError, KeyError, TypeError, AttributeError):
         promise = buf.map_async("READ")
+    wait(promise, device, spin_s)
+
+
+def map_write(buf, size: int, device, spin_s: float):
+    """Map the first ``size`` bytes of ``buf`` for writing and wait (:func:`wait`)."""
+    wait(buf.map_async("WRITE", 0, size), device, spin_s)
+
+
+def wait(promise, device, spin_s: float):
+    """For up to ``spin_s`` seconds this thread polls ``device`` without blocking (a map's
+    callback then runs here as soon as the device is done); then, or when wgpu-py has no such
+    poll, it waits for wgpu-py's poll thread to wake it, which costs a wake-up or two after
+    the work is done."""
     poll = getattr(device, "_poll", None)
     if spin_s > 0 and poll is not None:
         end = time.perf_counter() + spin_s
@@ -209,7 +217,7 @@ class Memory:
                 if stage is None or stage.size < piece.size:
                     stage = self._ring[at] = self.device.create_buffer(
                         size=max(UPLOAD_PIECE, piece.size), usage=self.usage.MAP_WRITE | self.usage.COPY_SRC)
-                stage.map_sync("write", 0, piece.size)
+                map_write(stage, piece.size, self.device, self.spin_s)
                 try:
                     write_mapped(stage, piece, self.copy_threads)
                 finally:
