@@ -178,6 +178,19 @@ def test_run_folds_the_batches_partials_as_one_block(points):
         np.testing.assert_array_equal(g, v, strict=True)
 
 
+def test_rules_from_the_extent_and_no_string_rules(points):
+    _, b, *_ = _columns(points, CUTS["uneven"])
+    ex = Stream(b)
+
+    def build(arrays, minmax):
+        return [cell_rule(6, *(float(v) for v in minmax(arrays[0])), "width", True)]
+
+    codes = b.column(3, np.int64)  # integers from -1 (no category) to 4
+    np.testing.assert_array_equal(ex.rules(build, [codes])[0].edges, np.linspace(-1, 4, 7))
+    with pytest.raises(ValueError, match="bins: the string rule 'auto' needs all the data"):
+        ex.check_bins(["auto", 4])
+
+
 def test_no_batch_is_the_empty_heatmap():
     e = np.zeros(0)
     b = Batches(Source([e, e, e], [0]))
@@ -220,3 +233,98 @@ def test_columns_of_another_stream_or_arrays_are_refused(points):
         hotbin.heatmap(xs, ys)
     with pytest.raises(TypeError, match="y: expected a column of the same stream .* ndarray"):
         hotbin.heatmap(xs, x)
+
+
+# --- the CLI: hotbin heatmap counts its chunks through the stream executor ------------------------
+
+@pytest.fixture(scope="module")
+def trips(tmp_path_factory):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("duckdb")
+    rng = np.random.default_rng(5)
+    n = 3000
+    df = pd.DataFrame({"lon": rng.uniform(-20, 20, n), "lat": rng.uniform(-5, 88, n),
+                       "fare": np.round(rng.gamma(2, 6, n), 2), "vendor": rng.choice(["VTS", "CMT"], n),
+                       "zone": rng.integers(0, 3, n)})
+    df.loc[::97, "fare"] = np.nan  # no value: skipped
+    df.loc[::131, "lon"] = np.nan  # no coordinate: dropped
+    df.loc[2990:, "vendor"] = "AAA"  # a category only the last chunk holds (sorts first)
+    df.loc[2995:, "zone"] = 5  # integer categories 3, 4 empty, 5 in the last chunk only
+    df.loc[10:20, "lon"] = 200.0  # off the Web Mercator map
+    df.loc[30:35, "lat"] = 89.5
+    path = tmp_path_factory.mktemp("trips") / "trips.csv"
+    df.to_csv(path, index=False)
+    return df, path
+
+
+def _cli(path, out, *extra):
+    from hotbin.cli import main
+
+    assert main([str(v) for v in ["heatmap", path, "--x", "lon", "--y", "lat", "--width", W, "--height", H,
+                                  "--chunk-rows", 333, "-o", out, *extra]]) == 0
+    return np.load(out)
+
+
+CLI = [("count", None, ()), ("any", None, ()), ("min", "fare", ()), ("max", "fare", ()),
+       ("median", "fare", ()), ("quantile", "fare", ("--q", "0.3")), ("first", "fare", ()),
+       ("last", "fare", ()), ("count", None, ("--by", "vendor")), ("count", None, ("--by", "zone")),
+       ("first", "fare", ("--by", "vendor")), ("max", "fare", ("--clip", "1,99")),
+       ("count", None, ("--clip", "0.5,99.5"))]
+
+
+@pytest.mark.parametrize("agg, value, extra", CLI)
+def test_cli_exact_aggregations_equal_memory_bit_for_bit(trips, tmp_path, agg, value, extra):
+    """Ten chunks of 333 rows: the cells of hotbin.heatmap on all the rows in memory, bit for bit."""
+    df, path = trips
+    got = _cli(path, tmp_path / "out.npy", "--agg", agg if value is None else f"{agg}:{value}", *extra)
+    kw = dict(zip(extra[::2], extra[1::2]))
+    by = kw.get("--by")
+    clip = tuple(float(v) for v in kw["--clip"].split(",")) if "--clip" in kw else None
+    q = float(kw["--q"]) if "--q" in kw else None
+    want = hotbin.heatmap("lon", "lat", value, agg=agg, by=by, data=df, width=W, height=H, clip=clip, q=q)
+    np.testing.assert_array_equal(got, want.counts if agg == "count" and by is None else want.values,
+                                  strict=True)
+
+
+def test_cli_projected_equals_memory(trips, tmp_path):
+    """--project mercator: the points on the map in Web Mercator metres, the ranges those of the
+    map's points (the data layer's query, in degrees, projected), as hotbin.heatmap in memory."""
+    from hotbin.render.project import MAX_LAT, mercator
+
+    df, path = trips
+    got = _cli(path, tmp_path / "out.npy", "--agg", "last:fare", "--project", "mercator")
+    lon, lat = df.lon.to_numpy(), df.lat.to_numpy()
+    on = (np.abs(lon) <= 180) & (np.abs(lat) <= MAX_LAT)
+    mx, my = mercator(np.where(on, lon, np.nan), np.where(on, lat, np.nan))
+    ok = on & np.isfinite(lon)
+    x_range = tuple(float(v) for v in mercator(np.array([lon[ok].min(), lon[ok].max()]), 0.0)[0])
+    y_range = tuple(float(v) for v in mercator(0.0, np.array([lat[ok].min(), lat[ok].max()]))[1])
+    want = hotbin.heatmap(mx, my, df.fare.to_numpy(), agg="last", width=W, height=H, x_range=x_range,
+                          y_range=y_range, closed=True)
+    np.testing.assert_array_equal(got, want.values, strict=True)
+
+
+def test_cli_counts_once_through_the_stream_executor(trips, tmp_path, monkeypatch):
+    """One hotbin.heatmap call over the stream's columns (not one per chunk merged with +), its
+    counting pass one kernel call per chunk; var takes a second pass (the squares about the means)."""
+    from hotbin.exec import ops
+    from hotbin.exec.stream import Column
+
+    mod = __import__("sys").modules["hotbin.heatmap"]
+    real_heatmap, real_kernel, calls, chunks = mod.heatmap, ops.histogram2d, [], []
+
+    def heatmap(x, *a, **k):
+        calls.append(type(x))
+        return real_heatmap(x, *a, **k)
+
+    def kernel(be, op, data, w, red):
+        chunks.append(len(data[0]))
+        return real_kernel(be, op, data, w, red)
+
+    monkeypatch.setattr(mod, "heatmap", heatmap)
+    monkeypatch.setattr(ops, "histogram2d", kernel)
+    df, path = trips
+    _cli(path, tmp_path / "out.npy", "--agg", "var:fare")
+    assert calls == [Column]
+    assert chunks == 2 * ([333] * 9 + [len(df) - 9 * 333])

@@ -257,8 +257,9 @@ def heatmap(x=None, y=None, weights=None, *, agg="count", by=None, data=None, wi
     ----------
     x, y : array_like, 1-D, same length, or column names
         Coordinates: bool, integers or real floats, any layout and byte order.
-        NumPy, CuPy or torch CUDA arrays, dask arrays or dataframe columns; with
-        ``data=``, the names of its columns.
+        NumPy, CuPy or torch CUDA arrays, dask arrays or dataframe columns, the
+        columns of a stream of record batches (:mod:`hotbin.exec.stream`, read a
+        batch at a time); with ``data=``, the names of its columns.
     weights : array_like or column name, optional
         One real weight per point: the values that ``agg`` aggregates. With
         ``agg="count"`` cells hold the sum of their weights (the weighted count).

@@ -1,9 +1,9 @@
 """What every executor offers the front doors: the :class:`Executor` protocol.
 
 The executors (:class:`hotbin.exec.local.Local` in memory, :class:`hotbin.exec.dask.Dask`
-per chunk) run operations declared as data (:class:`hotbin.exec.ops.Op`: a block's
-partials, merged by each output's :class:`hotbin.core.reductions.Reduction`) and know
-nothing else about them.
+per chunk, :class:`hotbin.exec.stream.Stream` a record batch at a time) run operations
+declared as data (:class:`hotbin.exec.ops.Op`: a block's partials, merged by each output's
+:class:`hotbin.core.reductions.Reduction`) and know nothing else about them.
 """
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ __all__ = ["Executor"]
 
 @runtime_checkable
 class Executor(Protocol):
-    """What every executor offers the front doors (:mod:`hotbin.exec.local`): :class:`hotbin.exec.local.Local`
-    and :class:`hotbin.exec.dask.Dask` implement it (``lazy``: whether results are lazy).
+    """What every executor offers the front doors (:mod:`hotbin.exec.local`): :class:`hotbin.exec.local.Local`,
+    :class:`hotbin.exec.dask.Dask` and :class:`hotbin.exec.stream.Stream` implement it (``lazy``: whether
+    results are lazy).
     ``scale_guess`` and ``finite_extents`` have defaults here; Dask also offers ``lazy_edges``."""
 
     lazy: bool
@@ -52,7 +53,7 @@ class Executor(Protocol):
 
     def run(self, op, *arrays):
         """The finished outputs of ``op`` (:class:`hotbin.exec.ops.Op`): one block in memory; per
-        chunk, merged, lazily on Dask."""
+        chunk, merged, lazily on Dask; per record batch, merged as they come, on a stream."""
 
     def each(self, fn, x):
         """``fn`` on every block of ``x`` (same shape and dtype)."""

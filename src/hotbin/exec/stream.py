@@ -137,6 +137,7 @@ class Stream(Executor):
 
     def __init__(self, batches, backend=None, offload=None):
         self.batches, self.backend, self.offload = batches, backend, offload
+        self.runs = 0  #: passes of :meth:`run` so far (the progress says which)
 
     def _local(self, blocks):
         """The in-memory executor of a batch's ``blocks`` (the backend picked as for arrays)."""
@@ -158,8 +159,11 @@ class Stream(Executor):
         return other
 
     def check_bins(self, bins):
-        """Refuse string rules: they need all the data in memory (as on Dask)."""
-        Dask.check_bins(self, bins)
+        """Refuse string rules: they need all the data in memory."""
+        for b in (bins if isinstance(bins, (list, tuple)) else [bins]):
+            if isinstance(b, str):
+                raise ValueError(f"bins: the string rule {b!r} needs all the data in memory; give a stream "
+                                 "of batches a number of bins (the range is found in one query or pass) or edges")
 
     def rules(self, build, arrays):
         """Rules from ``build(stand_ins, minmax)`` with the data's extent (as on Dask: stand-ins
@@ -232,7 +236,8 @@ class Stream(Executor):
         """``op``'s finished outputs: one pass, each batch's partials (``op.block`` on the batch's
         backend) folded into the running ones, finished once; no batch: the empty partials'."""
         outputs, acc = op.outputs, None
-        for cols, start in self.batches.passes("counting"):
+        self.runs += 1
+        for cols, start in self.batches.passes("counting" + (f" (pass {self.runs})" if self.runs > 1 else "")):
             blocks = [a.read(cols, start) for a in arrays]
             loc = self._local(blocks)
             parts = op.block(loc.be, *(loc.array(b) for b in blocks))
