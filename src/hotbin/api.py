@@ -15,6 +15,7 @@ get NumPy's own result (:func:`hotbin.core.numpy_compat.numpy_only`).
 from __future__ import annotations
 
 import operator
+import os
 
 import numpy as np
 
@@ -86,6 +87,11 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     uint8 with NumPy's RuntimeWarning. Datetime values, object (``Decimal``)
     weights and long double values or ranges give :func:`numpy.histogram`'s result.
     """
+    if type(a) is np.ndarray and weights is None and axis is None and not density \
+            and (backend or os.environ.get(_backends.ENV) or "cpu") == "cpu":
+        found = _small_call(a, bins, range)  # a small NumPy array's common calls: no plan
+        if found is not None:
+            return found
     if axis is None and not density:  # a CuPy array's common calls
         found = _backends.device_histogram(backend, a, bins, range, weights, deterministic)
         if found is not None:
@@ -115,6 +121,15 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
         widths = ex.restore(np.diff(rule.edges).astype(float), a)
         hist = hist / widths / (hist.sum() if axis is None else hist.sum(axis=-1, keepdims=True))
     return hist, edges
+
+
+def _small_call(a, bins, range):
+    """:func:`hotbin.backend.cpu.small.call`, imported on the first call (``import hotbin``
+    loads no backend)."""
+    from .backend.cpu.small import call
+
+    globals()["_small_call"] = call
+    return call(a, bins, range)
 
 
 def histogram2d(x, y, bins=10, range=None, density=None, weights=None, *, backend=None,

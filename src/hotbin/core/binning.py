@@ -98,7 +98,8 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
         lo, hi = minmax(a)
         if not (math.isfinite(lo) and math.isfinite(hi)):  # NumPy scalars of a real dtype
             raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
-        range = (lo, hi)
+        edges = _data_edges(dt, n, lo, hi)
+        return _rule(edges, edges.dtype, True)
     elif range is not None:
         lo, hi = _check_range(range, "range")
         key = (dt, n, _bound_key(lo), lo, _bound_key(hi), hi)
@@ -109,6 +110,29 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
         return _uniform_rule(*key)
     edges = np.histogram_bin_edges(empty, n, range)
     return _rule(edges, edges.dtype, True)
+
+
+def _data_edges(dt, n: int, lo, hi) -> np.ndarray:
+    """NumPy's edges of ``n`` bins over the data's finite extent ``lo, hi`` (scalars of the
+    data's dtype ``dt``), bit for bit. Edges NumPy's ``linspace`` computes in float64 (float64
+    and integer data) are computed here by its steps, ``i * step + lo`` with the last edge
+    ``hi``, without ``histogram_bin_edges``'s generic checks (they cost a small call more than
+    its count): that is when the step is finite and so far above the ends' ulp that the edges
+    rise strictly (NumPy's "too many bins" check passes). Every other case asks NumPy."""
+    if dt.kind in "iu" or dt == np.float64:
+        first, last = float(lo), float(hi)  # linspace's float64 ends
+        if lo == hi:  # NumPy widens an empty extent by half a unit
+            first, last = first - 0.5, last + 0.5
+        step = (last - first) / n
+        # each edge lies within 4 ulps (of the ends' magnitude) of i * step + first: a step
+        # above 8 such ulps keeps them rising
+        if step < math.inf and step > 64 * math.ulp(max(-first, last)):
+            edges = np.arange(n + 1, dtype=np.float64)
+            edges *= step
+            edges += first
+            edges[-1] = last
+            return edges
+    return np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi))
 
 
 def plain_rule(dt, bins, range) -> BinRule | None:

@@ -1,7 +1,8 @@
 """Small inputs on the cpu without numba: the kernels' answers, bit for bit, through NumPy.
 
 What: counts, float64 and int64 sums (1-D, 2-D, by category), bincount
-and prefix sums of inputs up to :data:`SMALL` elements, computed by NumPy calls.
+and prefix sums of inputs up to :data:`SMALL` elements, computed by NumPy calls; and the
+common small histogram of a NumPy array whole (:func:`call`), which skips the front door's plan.
 
 Why: a new process's first small histogram would otherwise import numba and load compiled
 kernels from the cache, each more than the whole first call's budget; below SMALL elements
@@ -9,7 +10,8 @@ NumPy costs little more than the kernels (results/probes-cpu.md, small.py; bench
 
 How it stays bitwise equal to the kernels: bins by the kernels' comparisons (values
 widened to :attr:`BinRule.kernel_cmp`'s dtype, compared against those edges, the
-last edge closed); counts are integers; float64 and int64 sums are added point by
+last edge closed; a few bins' counts by the same comparisons, each edge searched for among
+the sorted values); counts are integers; float64 and int64 sums are added point by
 point in input order, as a kernel with one partial adds them (inputs under
 ``2 * MIN_PER_THREAD`` get one partial), 1-D float64 sums into the kernel's interleaved
 copies (:mod:`.copies`). ``tests/test_small.py`` checks both paths against each other.
@@ -18,18 +20,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.binning import histogram_rule, plain_rule
 from ...core.scan_order import scan_numpy
 from .chunks import kernel_dtype
 from .copies import SUM_SUBS, add_rows, copies
 from .parallel import MIN_PER_THREAD
 from .strategy import cpu_rule
 
-__all__ = ["SMALL", "takes", "codes", "histogram", "histogram2d", "bincount", "cumsum"]
+__all__ = ["SMALL", "takes", "call", "codes", "histogram", "histogram2d", "bincount", "cumsum"]
 
 # --- tuning (benchmarks/cpu_suite.py --start) -----------------------------------
 #: inputs of at most this many elements take the NumPy path (one kernel partial below it)
 SMALL = 1 << 14
 assert SMALL < 2 * MIN_PER_THREAD
+
+#: rules of at most this many edges count by sorting the values (:func:`_sorted_counts`);
+#: beyond it a search of the sorted values for each edge costs more than a guess for each value
+SORTED_EDGES = 129
 
 #: the accumulators computed here: what ``np.bincount`` / ``np.add.at`` add in point order
 _ACCS = ("count", "f64", "i64")
@@ -93,11 +100,27 @@ def codes(v, rule) -> np.ndarray:
     return i
 
 
+def _sorted_counts(v, e) -> np.ndarray:
+    """The counts of the values ``v`` in the bins of the edges ``e`` (:attr:`BinRule.kernel_cmp`,
+    whose dtype they are compared in), by the rule's comparisons: bin ``i`` holds the values
+    below ``e[i + 1]`` (the last: at most ``e[-1]``) less those below ``e[i]``, each found by one
+    search of the sorted values. NaN sorts last and lies below no edge. Sorting costs no
+    branch a value, where a search a value, or a guess corrected by loads of the edges, does."""
+    s = np.asarray(v).reshape(-1).astype(e.dtype)  # a copy (exact, as :func:`_widened`), sorted in place
+    s.sort()
+    below = s.searchsorted(e)
+    below[-1] = s.searchsorted(e[-1], "right")
+    return below[1:] - below[:-1]
+
+
 def _counts(v, rule) -> np.ndarray:
-    """The counts of :func:`codes`'s bins in fewer passes. Searched, ``searchsorted`` puts
-    the values below the edges at 0 and those on the last edge with those above it (and
-    NaN) at ``nbins + 1``; the last edge's values go back to the last bin."""
+    """The counts of :func:`codes`'s bins in fewer passes: by sorting for a few bins
+    (:func:`_sorted_counts`), else by multiplying or searched. Searched, ``searchsorted``
+    puts the values below the edges at 0 and those on the last edge with those above it
+    (and NaN) at ``nbins + 1``; the last edge's values go back to the last bin."""
     e = rule.kernel_cmp
+    if e.size <= SORTED_EDGES:
+        return _sorted_counts(v, e)
     c = _widened(v, e)
     if _multiplies(rule):
         return np.bincount(_inside(c[(c >= e[0]) & (c <= e[-1])], rule), minlength=e.size - 1)
@@ -105,6 +128,31 @@ def _counts(v, rule) -> np.ndarray:
     if out.size:
         out[-1] += np.count_nonzero(c == e[-1])
     return out
+
+
+def _extent(a):
+    """``(a.min(), a.max())``, NumPy's, as :func:`.reduce.minmax` answers a small array of
+    :func:`call`'s dtypes (without its checks)."""
+    return a.min(), a.max()
+
+
+def call(a, bins, range):
+    """``(hist, edges)`` of ``hotbin.histogram(a, bins, range)`` counted on the cpu, for the
+    common small call: ``a`` a NumPy array of at most :data:`SMALL` integers or floats
+    (no bool, no long double), ``bins`` an int, ``range`` None or a pair of Python numbers;
+    None for any other call. The front door's plan for such a call (executor, checks,
+    an op, its partial) does nothing but these steps, and costs as much as they do; the
+    rule is :func:`~hotbin.core.binning.histogram_rule`'s and the counts :func:`_counts`'s."""
+    dt = a.dtype
+    if type(bins) is not int or a.size > SMALL or dt.kind not in "iuf" or dt.itemsize > 8:
+        return None
+    if range is None:
+        rule = histogram_rule(a, bins, None, minmax=_extent)
+    else:
+        rule = plain_rule(dt, bins, range)
+        if rule is None or rule.exact is not None:  # exact integer ends: the general path's fix
+            return None
+    return _counts(a, rule), rule.edges.copy()  # a range's edges are shared (a cached rule)
 
 
 def _reduce(cells, size, weights, red):
