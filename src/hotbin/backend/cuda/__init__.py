@@ -3,19 +3,20 @@
 The protocol of :mod:`hotbin.backend` and nothing else; the work is in the
 package's modules, each with one job:
 
-=============  ==========================================================================
-``runtime``    CuPy, kernel sources, NVRTC options, compile cache, device facts, launches
-``tuning``     tuned tables by architecture, forced choices, launch planning (no CuPy)
-``rule``       the bin rule as kernel arguments (:mod:`hotbin.core.kernel_rule`'s tolerance)
-``stage``      bounded device memory: inputs staged slab by slab, partials combined
-``hist1d``     1-D counts (hist1d.cu)
-``sums``       1-D weighted sums: float64, exact int64, fixed point; max |w| (hist1d.cu)
-``quick``      the common count (a whole device array) planned once: one lookup, one launch
-``spatial``    2-D binning, categories and the values accumulators (spatial.cu, spatial_acc.cuh)
-``scan``       prefix sums (scan.cu)
-``luma``       the fused luminance histogram (luma.cu)
-``order``      the cell of each point (CuPy), for the order statistics (median, quantile)
-=============  ==========================================================================
+===============  ==========================================================================
+``runtime``      CuPy, kernel sources, NVRTC options, compile cache, device facts, launches
+``tuning``       tuned tables by architecture, forced choices, launch planning (no CuPy)
+``rule``         the bin rule as kernel arguments (:mod:`hotbin.core.kernel_rule`'s tolerance)
+``stage``        bounded device memory: inputs staged slab by slab, partials combined
+``hist1d``       1-D counts (hist1d.cu)
+``sums``         1-D weighted sums: float64, exact int64, fixed point; max |w| (hist1d.cu)
+``quick``        the common count (a whole device array) planned once: one lookup, one launch
+``spatial``      2-D binning, categories and the values accumulators (spatial.cu, spatial_acc.cuh)
+``scan``         prefix sums (scan.cu)
+``luma``         the fused luminance histogram (luma.cu)
+``order``        the order statistics' cells and packed sorted words (order.cu)
+``crossfilter``  the linked views' one pass: brush masks, every panel's counts (crossfilter.cu)
+===============  ==========================================================================
 
 Inputs are NumPy arrays (copied to the device by :func:`prepare`, or staged slab
 by slab when large) or CuPy arrays (used as they are); :mod:`hotbin.core.arrays`
