@@ -166,3 +166,24 @@ def test_calls_from_several_threads(rng):
 
     with ThreadPoolExecutor(3) as ex:
         assert all(ex.map(work, data))
+
+
+def test_host_extremes_in_pieces(rng, monkeypatch):
+    """minmax and max_abs split over threads: NumPy's one pass, NaN wherever it lies, every dtype."""
+    monkeypatch.setattr(M, "COPY_PIECE", 256)
+    monkeypatch.setattr(D.gpu(), "copy_threads", 4)
+    for dt in (np.float32, np.float64, np.int16, np.uint8, np.int64):
+        a = (rng.normal(size=10_001) * 50).astype(dt)
+        a[7] = 0
+        lo, hi = W.minmax(a)
+        assert (lo, hi) == (a.min(), a.max()) and type(lo) is a.dtype.type
+        assert W.max_abs(a) == max(float(a.max()), -float(a.min()))
+    b = rng.integers(0, 2, 5000).astype(bool)
+    assert W.minmax(b) == (0, 1)
+    for at in (0, 2500, 9999):
+        f = rng.normal(size=10_000).astype(np.float32)
+        f[at] = np.nan
+        assert all(np.isnan(v) for v in W.minmax(f)) and np.isnan(W.max_abs(f))
+    z = np.zeros(4000, np.float32)
+    z[3000] = -0.0
+    assert [np.signbit(v) for v in W.minmax(z)] == [np.signbit(v) for v in (z.min(), z.max())]

@@ -34,7 +34,8 @@ var's second pass (``(w - center)**2`` is float64 arithmetic), weights that are 
 float32 values (and infinite ones for sums), results larger than one storage binding,
 float scans whose blocks do not fit one, images of 2**31 pixels, and ``cells2d``: the order
 statistics of a heatmap (median, quantile, first, last) run on the cpu backend.
-``minmax`` and ``max_abs`` are NumPy reductions on the host (the data are there already).
+``minmax`` and ``max_abs`` are NumPy reductions on the host (the data are there already), on
+the device's copy threads when large.
 
 Counts are exact and 64-bit: workgroups count in u32 and add their totals into 64-bit
 global counters through the adapter's 64-bit atomics where it has them
@@ -47,11 +48,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core import fixedpoint, reductions, scan_order
+from ...core import reductions, scan_order
 from ...core.binning import BinRule, index_rule
 from . import counts, device, extreme, fixed, keys, scan
 from .device import ENV_ADAPTER, INSTALL
 from .luma import luma_histogram
+from .memory import extremes
 
 __all__ = ["NAME", "INSTALL", "ENV_ADAPTER", "DEVICE", "CAPABILITIES", "claims", "available",
            "require", "devices", "minmax", "max_abs", "histogram", "histogram2d", "cells2d", "bincount",
@@ -86,16 +88,21 @@ def devices() -> list[str]:
 
 
 def minmax(a):
-    """``(a.min(), a.max())`` by NumPy (NaN when ``a`` holds a NaN): one vectorized host
-    pass over data that is on the host anyway, and no numba compilation."""
+    """``(a.min(), a.max())`` by NumPy (NaN when ``a`` holds a NaN): vectorized host passes
+    over data that is on the host anyway (split over the device's copy threads when large,
+    :func:`.memory.extremes`), and no numba compilation."""
     a = np.asarray(a)
     if a.dtype == np.bool_:
         a = a.view(np.uint8)
+    if a.size and a.flags.c_contiguous:
+        lo, hi = extremes(a.reshape(-1), device.gpu().copy_threads)
+        if lo != 0 and hi != 0:  # a zero's sign is whichever NumPy's one pass met first
+            return lo, hi
     return a.dtype.type(a.min()), a.dtype.type(a.max())
 
 
 def max_abs(w) -> float:
-    return fixedpoint.max_abs(w)
+    return fixed.max_abs(w)
 
 
 def histogram(a, rule: BinRule, weights=None, red=reductions.COUNT):

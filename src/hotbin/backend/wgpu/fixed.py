@@ -28,6 +28,7 @@ import numpy as np
 
 from ...core import fixedpoint
 from .device import gpu, pow2_floor, words64
+from .memory import extremes
 from .extreme import f32_weights
 from .counts import points2d, stream
 from .keys import axis, keyed, widen
@@ -59,16 +60,26 @@ def sums2d(x, y, rx, ry, weights, red, by=None):
     return _partial(2, pts.data, pts.kinds, pts.axes, pts.shape, ry.nbins, pts.cats, weights, red)
 
 
+def max_abs(w) -> float:
+    """:func:`hotbin.core.fixedpoint.max_abs` of ``w`` (NaN where a weight is NaN), its passes
+    over large contiguous weights split over the device's copy threads (:func:`.memory.extremes`)."""
+    w = np.asarray(w)
+    threads = gpu().copy_threads
+    if w.size == 0 or threads <= 1 or not w.flags.c_contiguous:
+        return fixedpoint.max_abs(w)
+    return fixedpoint.max_abs(np.array(extremes(w.reshape(-1), threads)))
+
+
 def _scale(w, red):
     """The fixed-point exponent of the call: the reduction's, or from this call's weights
     (NaN weights are no values); None where no scale holds them."""
     if red.acc == "fixed":
         return red.scale
-    m = fixedpoint.max_abs(w)
+    m = max_abs(w)
     if math.isnan(m):
         if red.acc == "f64":
             return None  # a NaN weight makes its bin's sum NaN
-        m = fixedpoint.max_abs(np.where(np.isnan(w), np.float32(0), w))
+        m = max_abs(np.where(np.isnan(w), np.float32(0), w))
     return fixedpoint.scale_for(m, w.size) if math.isfinite(m) else None
 
 

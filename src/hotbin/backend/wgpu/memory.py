@@ -42,20 +42,35 @@ def size_class(nbytes: int) -> int:
     return -(-n // step) * step
 
 
-def copy_into(dst: np.ndarray, src: np.ndarray, threads: int = 1) -> None:
-    """``dst[...] = src`` (flat, same size), in pieces on ``threads`` threads when large: one
-    thread's copy into or out of mapped memory bounds the link."""
-    n = dst.size
-    threads = min(threads, dst.nbytes // COPY_PIECE)
+def in_pieces(fn, a: np.ndarray, threads: int) -> list:
+    """``[fn(piece), ...]`` over consecutive pieces of the flat ``a``, on up to ``threads``
+    threads (at least :data:`~.tuning.COPY_PIECE` bytes a piece; NumPy releases the GIL in
+    copies and reductions): one piece, in this thread, when small."""
+    threads = min(threads, a.nbytes // COPY_PIECE)
     if threads <= 1:
-        np.copyto(dst, src)
-        return
+        return [fn(a)]
     global _copier
     with _copier_lock:
         if _copier is None:
             _copier = ThreadPoolExecutor(16, thread_name_prefix="hotbin-wgpu-copy")  # made as needed
-    step = -(-n // threads)
-    list(_copier.map(lambda s: np.copyto(dst[s:s + step], src[s:s + step]), range(0, n, step)))
+    step = -(-a.size // threads)
+    return list(_copier.map(lambda s: fn(a[s:s + step], s), range(0, a.size, step)))
+
+
+def copy_into(dst: np.ndarray, src: np.ndarray, threads: int = 1) -> None:
+    """``dst[...] = src`` (flat, same size), in pieces on ``threads`` threads when large: one
+    thread's copy into or out of mapped memory bounds the link."""
+    if threads <= 1 or dst.nbytes < 2 * COPY_PIECE:
+        np.copyto(dst, src)
+        return
+    in_pieces(lambda d, s=0: np.copyto(d, src[s:s + d.size]), dst, threads)
+
+
+def extremes(a: np.ndarray, threads: int) -> tuple:
+    """``(a.min(), a.max())`` of a non-empty flat array (NaN where it holds a NaN), in pieces on
+    ``threads`` threads: host passes over data as large as the uploads."""
+    parts = np.array(in_pieces(lambda p, s=0: (p.min(), p.max()), a, threads), a.dtype)
+    return a.dtype.type(parts[:, 0].min()), a.dtype.type(parts[:, 1].max())
 
 
 def write_mapped(stage, piece: np.ndarray, threads: int = 1) -> None:
