@@ -102,6 +102,18 @@ def test_exact_aggregations_equal_memory_bit_for_bit(points, cuts, agg, by):
     assert b.rows == len(x)
 
 
+@pytest.mark.parametrize("agg", ["count", "max", "first", "median"])
+def test_every_backend_runs_the_batches_as_in_memory(points, backend, agg):
+    """The batches on each backend (cpu, cuda, wgpu), partials merged on its device: the cells of
+    the same heatmap in memory on that backend, bit for bit."""
+    x, y, w, codes = points
+    _, _, xs, ys, ws, bys = _columns(points, CUTS["uneven"])
+    weighted = agg != "count"
+    got = hotbin.heatmap(xs, ys, ws if weighted else None, agg=agg, by=bys, width=W, height=H, backend=backend)
+    want = hotbin.heatmap(x, y, w if weighted else None, agg=agg, by=codes, width=W, height=H, backend=backend)
+    _same(got, want)
+
+
 @pytest.mark.parametrize("agg", ["count", "sum", "mean", "var", "std"])
 def test_float_sums_equal_memory_bitwise_when_deterministic(points, agg):
     x, y, w, codes = points
