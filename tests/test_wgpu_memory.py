@@ -85,15 +85,19 @@ def test_calls_reuse_buffers_across_sizes_and_dtypes(rng, made):
 
 
 def test_pool_keeps_at_most_its_bytes(rng, monkeypatch):
-    """Past POOL_BYTES the oldest idle buffers go; the calls still count right."""
+    """Past pool_bytes the oldest idle buffers go; the calls still count right, also after the
+    pool is emptied."""
     g = D.gpu()
-    monkeypatch.setattr(M, "POOL_BYTES", 64 << 10)
+    monkeypatch.setattr(g, "pool_bytes", 64 << 10)
     for n in (40_000, 20_000, 70_000, 10_000):
         a = rng.integers(0, 256, n, dtype=np.uint8)
         np.testing.assert_array_equal(W.histogram(a, histogram_rule(a, 256, (0, 256))),
                                       np.bincount(a, minlength=256))
         assert g._idle_bytes <= 64 << 10
         assert sum(s for _, s, _ in g._idle) == g._idle_bytes
+        if n == 70_000:
+            g.release_idle()
+            assert g._idle == [] and g._idle_bytes == 0
 
 
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 4093, 4096, 4099, 10_001])

@@ -127,6 +127,8 @@ class Memory:
     def _init_memory(self):
         #: threads of a large host copy into or out of mapped memory
         self.copy_threads = COPY_THREADS[self.kind]
+        #: bytes of idle buffers kept (:meth:`give`)
+        self.pool_bytes = POOL_BYTES[self.kind]
         #: idle buffers, oldest first: (kind, size, buffer); kind "storage", "read" or "write"
         self._idle = []
         self._idle_bytes = 0
@@ -165,21 +167,28 @@ class Memory:
     def give(self, *bufs, kind="storage"):
         """Buffers from :meth:`take` back to the pool, once the commands that use them are
         submitted (the queue runs in order: a later call's writes come after them). The
-        oldest idle buffers are destroyed past :data:`~.tuning.POOL_BYTES`."""
+        oldest idle buffers are destroyed past ``pool_bytes`` (:data:`~.tuning.POOL_BYTES`)."""
         drop = []
         with self._lock:
             for buf in reversed(bufs):  # taken again in the order they were taken: same bind groups
                 size = int(buf.size)
-                if size > POOL_BYTES or size != self._class(size):
+                if size > self.pool_bytes or size != self._class(size):
                     drop.append(buf)
                     continue
                 self._idle.append((kind, size, buf))
                 self._idle_bytes += size
-            while self._idle_bytes > POOL_BYTES:
+            while self._idle_bytes > self.pool_bytes:
                 _, size, old = self._idle.pop(0)
                 self._idle_bytes -= size
                 drop.append(old)
         for buf in drop:
+            buf.destroy()
+
+    def release_idle(self):
+        """Destroy every idle buffer of the pool (their memory back to the device now)."""
+        with self._lock:
+            idle, self._idle, self._idle_bytes = self._idle, [], 0
+        for _, _, buf in idle:
             buf.destroy()
 
     def zeros(self, nbytes, encoder):

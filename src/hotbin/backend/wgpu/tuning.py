@@ -45,9 +45,10 @@ ATOMIC64 = True
 #: limit lowers it
 CHUNK_BYTES = 1 << 30
 #: bytes of idle buffers the device keeps for later calls (inputs, counters, staging buffers,
-#: by size class; :mod:`.memory`), the oldest destroyed past it: a call reuses the last call's
-#: buffers instead of new device memory that wgpu zeroes before first use
-POOL_BYTES = 2 << 30
+#: by size class; :mod:`.memory`), by adapter type, the oldest destroyed past it: a call reuses
+#: the last call's buffers instead of new device memory that wgpu zeroes before first use. A CPU
+#: adapter's buffers are the host's memory: it keeps less
+POOL_BYTES = {"gpu": 2 << 30, "cpu": 512 << 20}
 #: read-backs go through mapped staging buffers of at most READ_PIECE bytes, READ_RING of them
 #: in turn when larger (one copied out while the next crosses the link): no staging buffer the
 #: size of a large result made and dropped each call
