@@ -52,7 +52,7 @@ class Batches:
 
 
 class _Read:
-    """Column ``k`` of a batch, through ``fn`` when given (a plain callable, so it prints)."""
+    """Column ``k`` of a batch, through ``fn`` when given (a category column: its codes)."""
 
     def __init__(self, k, fn=None):
         self.k, self.fn = k, fn
