@@ -345,7 +345,7 @@ def calls_main(args, g, date):
              f"{date}; the public call on NumPy input, median of {args.reps}, ms; ratio = {other} "
              "call / wgpu call (target >= 0.7 against cuda)", "",
              f"| call | size | input MB | wgpu | {other} | ratio | upload | read-back (with the wait) "
-             "| submits | buffers made (MB) | staging maps |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| submits | buffers made (MB) | staging maps |", "|---" * 11 + "|"]
     for r in rows:
         lines.append(f"| {r['call']} | 2^{r['log2']} | {r['MB']:.0f} | {r['wgpu_ms']:.1f} | "
                      f"{r[other + '_ms']:.1f} | {r['ratio']:.2f} | {r['upload_ms']:.1f} | "
