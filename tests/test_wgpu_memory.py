@@ -191,3 +191,20 @@ def test_host_extremes_in_pieces(rng, monkeypatch):
     z = np.zeros(4000, np.float32)
     z[3000] = -0.0
     assert [np.signbit(v) for v in W.minmax(z)] == [np.signbit(v) for v in (z.min(), z.max())]
+
+
+def test_uploads_without_a_writable_mapped_view(rng, pieces, monkeypatch):
+    """Where wgpu-py hands out no writable view of mapped memory (no such method, or a read-only
+    one), uploads go through its write_mapped: the same answers."""
+    import wgpu
+
+    cls = type(D.gpu().device.create_buffer(size=16, usage=wgpu.BufferUsage.MAP_WRITE))
+    a = rng.integers(0, 256, 50_001, dtype=np.uint8)
+    want = np.bincount(a, minlength=256)
+    real = cls._experimental_get_mapped_range
+    for fake in (None, lambda self, o, n: real(self, o, n).toreadonly()):
+        if fake is None:
+            monkeypatch.delattr(cls, "_experimental_get_mapped_range")
+        else:
+            monkeypatch.setattr(cls, "_experimental_get_mapped_range", fake, raising=False)
+        np.testing.assert_array_equal(W.histogram(a, histogram_rule(a, 256, (0, 256))), want)

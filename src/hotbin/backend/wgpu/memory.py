@@ -78,11 +78,11 @@ def write_mapped(stage, piece: np.ndarray, threads: int = 1) -> None:
     memory by :func:`copy_into` where wgpu-py hands out a writable view of it, else by its
     ``write_mapped`` (one thread)."""
     view = getattr(stage, "_experimental_get_mapped_range", None)
-    if view is None:
+    dst = None if view is None else np.frombuffer(view(0, piece.size), np.uint8)
+    if dst is None or not dst.flags.writeable:
         stage.write_mapped(piece, 0)
-        return
-    dst = np.frombuffer(view(0, piece.size), np.uint8)
-    copy_into(dst, piece, threads)
+    else:
+        copy_into(dst, piece, threads)
 
 
 def read_view(stage, size: int) -> np.ndarray:
