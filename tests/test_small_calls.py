@@ -185,8 +185,9 @@ def _edges_case(k, rnd):
             hi = float(np.nextafter(lo, np.inf)) if rnd.random() < 0.5 else lo + rnd.random() * 10.0 ** rnd.randint(-40, 30)
         elif mode == 2:
             lo, hi = rnd.choice([0.0, -0.0, 1e-310, -5e-324]), rnd.choice([0.0, -0.0, 5e-324, 1e-300, 1.0])
-        elif mode == 3:
-            lo, hi = -1.7e308, 1.7e308 * rnd.random()
+        elif mode == 3:  # wide enough that a difference (or an edge) overflows
+            big = float(np.finfo(dt).max) * rnd.choice([0.3, 0.6, 0.99])
+            lo, hi = -big * rnd.random(), big * rnd.random()
         else:
             lo = rnd.gauss(0, 1) * 10.0 ** rnd.randint(-5, 20)
             hi = lo + rnd.random() * 10.0 ** rnd.randint(-10, 20)

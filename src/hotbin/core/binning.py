@@ -114,25 +114,36 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
 
 def _data_edges(dt, n: int, lo, hi) -> np.ndarray:
     """NumPy's edges of ``n`` bins over the data's finite extent ``lo, hi`` (scalars of the
-    data's dtype ``dt``), bit for bit. Edges NumPy's ``linspace`` computes in float64 (float64
-    and integer data) are computed here by its steps, ``i * step + lo`` with the last edge
-    ``hi``, without ``histogram_bin_edges``'s generic checks (they cost a small call more than
-    its count): that is when the step is finite and so far above the ends' ulp that the edges
-    rise strictly (NumPy's "too many bins" check passes). Every other case asks NumPy."""
+    data's dtype ``dt``), bit for bit. Where NumPy's ``linspace`` computes them in float64
+    (float64 and integer data) or in float32 (float32 data), they are computed here by its
+    steps, ``i * step + lo`` with the last edge ``hi``, without ``histogram_bin_edges``'s
+    generic checks (they cost a small call more than its count): when no step can overflow
+    and the step is so far above the ends' ulp that the edges rise strictly (NumPy's "too
+    many bins" check passes). Every other case asks NumPy."""
     if dt.kind in "iu" or dt == np.float64:
-        first, last = float(lo), float(hi)  # linspace's float64 ends
-        if lo == hi:  # NumPy widens an empty extent by half a unit
-            first, last = first - 0.5, last + 0.5
+        ft, ulp, first, last = np.float64, 1.0, float(lo), float(hi)  # linspace's float64 ends
+    elif type(lo) is np.float32 and type(hi) is np.float32:
+        ft, ulp, first, last = np.float32, 2.0 ** 29, lo, hi  # float32 arithmetic throughout
+    else:
+        return np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi))
+    if lo == hi:  # NumPy widens an empty extent by half a unit
+        first, last = first - 0.5, last + 0.5
+    top = max(-float(first), float(last))
+    if top < _NO_OVERFLOW:
         step = (last - first) / n
         # each edge lies within 4 ulps (of the ends' magnitude) of i * step + first: a step
         # above 8 such ulps keeps them rising
-        if step < math.inf and step > 64 * math.ulp(max(-first, last)):
-            edges = np.arange(n + 1, dtype=np.float64)
+        if float(step) > 64 * max(ulp * math.ulp(top), 2.0 ** -149):
+            edges = np.arange(n + 1, dtype=ft)
             edges *= step
             edges += first
             edges[-1] = last
             return edges
     return np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi))
+
+
+#: ends below this magnitude: no sum or difference of them overflows float32 (nor float64)
+_NO_OVERFLOW = 1e38
 
 
 def plain_rule(dt, bins, range) -> BinRule | None:
