@@ -9,8 +9,8 @@ in L1 in a probe loop (:func:`floor_cpu.add_time`): what a count that adds once 
 costs, give or take the probe loop's own overhead.
 ``--start`` also times start-up (benchmarks/start_cpu.py): ``pip install`` of this tree into
 fresh venvs, with and without the precompiled kernels, and each first call there against
-the same call warm. ``--small`` times only small calls (:func:`small_calls`: 1000 float64
-values, hotbin against ``numpy.histogram`` call for call) and with ``--out`` replaces that
+the same call warm. ``--small`` times only small calls (:func:`small_calls`: 1000 values,
+hotbin against ``numpy.histogram`` call for call) and with ``--out`` replaces that
 section of the file, keeping the large cases' table from their own run.
 
     python benchmarks/cpu_suite.py [--quick] [--start] [--out benchmarks/results/cpu-MACHINE.md]
@@ -114,40 +114,51 @@ SMALL_HEAD = "## Small calls"
 
 def small_calls(rounds=31, calls=200, pool=1024, size=1000):
     """The small-call table's lines: ``hotbin.histogram`` against ``numpy.histogram`` on
-    ``size`` float64 values, ``bins=10`` with the range found in the call and ``256, (0, 1)``.
+    ``size`` float64 values, ``bins=10`` with the range found in the call and ``256, (0, 1)``,
+    then the range found in the call on float32 and int64 values (the other edges' dtypes).
     Each round times ``calls`` calls of one then of the other (which goes first alternates),
     on one array, then on ``calls`` arrays of a pool of ``pool`` (each its own range, as
     fresh data has); the medians of the rounds, in microseconds a call. Every answer is
     checked against NumPy's, bins and edges bit for bit."""
     rng = np.random.default_rng(7)
-    arrays = [rng.random(size) for _ in range(pool)]
-    ways = {"bins=10, range from the data": ((10,), {}), "bins=256, range=(0, 1)": ((256, (0, 1)), {})}
+    pools = {"float64": [rng.random(size) for _ in range(pool)]}
+    pools["float32"] = [a.astype(np.float32) for a in pools["float64"]]
+    pools["int64"] = [rng.integers(-10**6, 10**6, size) for _ in range(pool)]
+    ways = {"bins=10, range from the data": ((10,), ("float64",), True),
+            "bins=256, range=(0, 1)": ((256, (0, 1)), ("float64",), True),
+            "bins=10, range from the data,": ((10,), ("float32", "int64"), False)}
     lines = [SMALL_HEAD, "",
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {floor_cpu.cpu_model()}, "
              f"numpy {np.__version__}; load average before {os.getloadavg()[0]:.2f}. "
-             f"{size} float64 values; medians of {rounds} interleaved rounds of {calls} calls, "
-             "microseconds a call; `ratio`: NumPy's time over hotbin's (>= 1: hotbin no slower).", "",
+             f"{size} values (float64 unless the data says); medians of {rounds} interleaved rounds of "
+             f"{calls} calls, microseconds a call; `ratio`: NumPy's time over hotbin's (>= 1: hotbin no slower).", "",
              "| call | data | hotbin (µs) | numpy.histogram (µs) | ratio |", "|---|---|---|---|---|"]
-    for way, (args, kw) in ways.items():
-        for a in arrays[:8]:
-            got, want = hotbin.histogram(a, *args, **kw), np.histogram(a, *args, **kw)
-            for g, w in zip(got, want):
-                assert g.dtype == w.dtype and np.array_equal(g, w), way
-        for data, pick in (("one array", lambda i: arrays[0]), (f"{pool} arrays in turn", lambda i: arrays[i % pool])):
-            fns = {"hotbin": lambda a: hotbin.histogram(a, *args, **kw), "numpy": lambda a: np.histogram(a, *args, **kw)}
-            ts = {k: [] for k in fns}
-            start = 0
-            for r in range(rounds + 1):  # the first round warms up
-                for name in (("hotbin", "numpy") if r % 2 else ("numpy", "hotbin")):
-                    f = fns[name]
-                    t = time.perf_counter()
-                    for i in range(start, start + calls):
-                        f(pick(i))
-                    if r:
-                        ts[name].append((time.perf_counter() - t) / calls)
-                start += calls
-            h, n = statistics.median(ts["hotbin"]), statistics.median(ts["numpy"])
-            lines.append(f"| {way} | {data} | {h * 1e6:.1f} | {n * 1e6:.1f} | {n / h:.2f}x |")
+    for way, (args, kinds, one) in ways.items():
+        for kind in kinds:
+            arrays = pools[kind]
+            for a in arrays[:8]:
+                got, want = hotbin.histogram(a, *args), np.histogram(a, *args)
+                for g, w in zip(got, want):
+                    assert g.dtype == w.dtype and np.array_equal(g, w), way
+            turns = [(f"{pool} arrays in turn", lambda i: arrays[i % pool])]
+            if one:
+                turns.insert(0, ("one array", lambda i: arrays[0]))
+            for data, pick in turns:
+                fns = {"hotbin": lambda a: hotbin.histogram(a, *args), "numpy": lambda a: np.histogram(a, *args)}
+                ts = {k: [] for k in fns}
+                start = 0
+                for r in range(rounds + 1):  # the first round warms up
+                    for name in (("hotbin", "numpy") if r % 2 else ("numpy", "hotbin")):
+                        f = fns[name]
+                        t = time.perf_counter()
+                        for i in range(start, start + calls):
+                            f(pick(i))
+                        if r:
+                            ts[name].append((time.perf_counter() - t) / calls)
+                    start += calls
+                h, n = statistics.median(ts["hotbin"]), statistics.median(ts["numpy"])
+                label = f"{way} {kind}" if way.endswith(",") else way
+                lines.append(f"| {label} | {data} | {h * 1e6:.1f} | {n * 1e6:.1f} | {n / h:.2f}x |")
     lines.append(f"\nLoad average after: {os.getloadavg()[0]:.2f}.")
     return lines
 
