@@ -35,7 +35,8 @@ SMALL = 1 << 14
 assert SMALL < 2 * MIN_PER_THREAD
 
 #: rules of at most this many edges count by sorting the values (:func:`_sorted_counts`);
-#: beyond it a search of the sorted values for each edge costs more than a guess for each value
+#: beyond it a search of the sorted values for each edge costs more than a guess for each
+#: value (results/cpu-zen5.md, small calls)
 SORTED_EDGES = 129
 
 #: the accumulators computed here: what ``np.bincount`` / ``np.add.at`` add in point order
@@ -140,9 +141,9 @@ def call(a, bins, range):
     """``(hist, edges)`` of ``hotbin.histogram(a, bins, range)`` counted on the cpu, for the
     common small call: ``a`` a NumPy array of at most :data:`SMALL` integers or floats
     (no bool, no long double), ``bins`` an int, ``range`` None or a pair of Python numbers;
-    None for any other call. The front door's plan for such a call (executor, checks,
-    an op, its partial) does nothing but these steps, and costs as much as they do; the
-    rule is :func:`~hotbin.core.binning.histogram_rule`'s and the counts :func:`_counts`'s."""
+    None for any other call. The front door's plan (executor, checks, an op and its partial)
+    would take these same steps and cost as much again around them: the rule is
+    :func:`~hotbin.core.binning.histogram_rule`'s, the counts :func:`_counts`'s."""
     dt = a.dtype
     if type(bins) is not int or a.size > SMALL or dt.kind not in "iuf" or dt.itemsize > 8:
         return None
