@@ -37,7 +37,7 @@ assert SMALL < 2 * MIN_PER_THREAD
 #: rules of at most this many edges count by sorting the values (:func:`_sorted_counts`);
 #: beyond it a search of the sorted values for each edge costs more than a guess for each
 #: value (results/cpu-zen5.md, small calls)
-SORTED_EDGES = 129
+SORTED_EDGES = 257
 
 #: the accumulators computed here: what ``np.bincount`` / ``np.add.at`` add in point order
 _ACCS = ("count", "f64", "i64")
