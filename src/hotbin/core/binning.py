@@ -4,7 +4,9 @@ The builders here turn NumPy's arguments into :class:`hotbin.core.binrule.BinRul
 objects (the rule itself, its reference :meth:`~hotbin.core.binrule.BinRule.index`
 and the exact-integer-range fix live there): edges are produced by
 ``numpy.histogram_bin_edges`` itself, called so that it does not scan the data
-unless NumPy's own rule needs it (string bin rules); the comparison dtype is the
+unless NumPy's own rule needs it (string bin rules), except the float64 and float32
+edges of a range found in the data, which :func:`_data_edges` computes by the steps of
+NumPy's ``linspace`` (the same values, bit for bit); the comparison dtype is the
 one NumPy compares in (see :mod:`hotbin.core.binrule`). Heatmap cells
 (:func:`cell_rule`) and flat cell numbers (:func:`index_rule`) are rules too.
 """

@@ -8,7 +8,8 @@ The rule (DESIGN.md §4)
 -----------------------
 Edges are NumPy's, value for value and dtype for dtype: they are produced by
 ``numpy.histogram_bin_edges`` itself, called so that it does not scan the data
-unless NumPy's own rule needs it (string bin rules).
+unless NumPy's own rule needs it (string bin rules), or for a range found in the data
+by the steps of its ``linspace`` (:mod:`hotbin.core.binning`).
 
 A value ``v`` lands in bin ``i`` iff ``edges[i] <= v < edges[i+1]``, the last bin
 closed (``v == edges[-1]`` lands in the last bin), compared in ``cmp_dtype``:
