@@ -260,8 +260,9 @@ def native(a) -> np.ndarray:
 
 
 def words64(raw: np.ndarray) -> np.ndarray:
-    """64-bit counters as read back (little-endian u64, split or atomic) -> int64."""
-    return raw.view(np.uint64).astype(np.int64)
+    """64-bit counters as read back (little-endian u64, split or atomic) -> int64: the same
+    bits (a view of the new array the read-back made, no copy)."""
+    return raw.view(np.int64)
 
 
 def pow2_floor(n):
