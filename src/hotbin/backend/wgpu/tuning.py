@@ -56,7 +56,9 @@ READ_PIECE = 64 << 20
 READ_RING = 2
 #: host copies into and out of mapped memory are split over COPY_THREADS threads, by adapter type,
 #: COPY_PIECE bytes a thread at least (NumPy copies release the GIL): one thread's copy bounds
-#: the uploads of a discrete GPU; a CPU adapter (lavapipe) needs the cores for its kernels
+#: the uploads of a discrete GPU; a CPU adapter (lavapipe) needs the cores for its kernels.
+#: Not yet measured on a GPU: ``wgpu_suite.py --calls --sweep`` times 1-8 threads and pieces
+#: of 16 and 64 MiB (READ_PIECE, UPLOAD_PIECE) on the public calls
 COPY_THREADS = {"gpu": 4, "cpu": 1}
 COPY_PIECE = 4 << 20
 #: uploads from UPLOAD_STAGE_FROM bytes go through a ring of UPLOAD_RING mapped staging buffers of
