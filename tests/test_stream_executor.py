@@ -336,7 +336,29 @@ def test_cli_counts_once_through_the_stream_executor(trips, tmp_path, monkeypatc
 
     monkeypatch.setattr(mod, "heatmap", heatmap)
     monkeypatch.setattr(ops, "histogram2d", kernel)
+    monkeypatch.setattr(hotbin.Heatmap, "__add__", _no_sum_of_heatmaps)
     df, path = trips
     _cli(path, tmp_path / "out.npy", "--agg", "var:fare")
     assert calls == [Column]
     assert chunks == 2 * ([333] * 9 + [len(df) - 9 * 333])
+
+
+def _no_sum_of_heatmaps(*_):
+    raise AssertionError("the CLI merges partials by the reductions, not heatmaps by +")
+
+
+def test_cli_cluster_folds_the_shares_partials(trips, tmp_path, monkeypatch):
+    """--scheduler local: each share's batches folded on a worker (its rows numbered after the
+    shares before it), the shares' partials folded once (no heatmaps added): last and the median
+    of every category are those of hotbin.heatmap in memory, bit for bit."""
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(hotbin.Heatmap, "__add__", _no_sum_of_heatmaps)
+    df, _ = trips
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i, (a, b) in enumerate([(0, 2000), (2000, 2001), (2001, len(df))]):  # one share of one row
+        df.iloc[a:b].to_csv(folder / f"part{i}.csv", index=False)
+    for agg in ("last", "median"):
+        got = _cli(folder, tmp_path / f"{agg}.npy", "--agg", f"{agg}:fare", "--by", "zone", "--scheduler", "local")
+        want = hotbin.heatmap("lon", "lat", "fare", agg=agg, by="zone", data=df, width=W, height=H)
+        np.testing.assert_array_equal(got, want.values, strict=True)

@@ -5,15 +5,15 @@ with the same DuckDB query as the local job (:class:`hotbin.io.Source`: the same
 junk-row rules, the same ``--where``), so the cluster's answer is the local one.
 The heatmap runs as passes of tasks: the extent (one aggregate query per share) or
 the exact percentiles of ``--clip`` (the selection's ``fn`` and ``merge`` run on the
-workers), the categories of ``--by``, then one partial :class:`hotbin.Heatmap` per
-share, merged on the client with ``+``. Junk rows are counted per share and named by
-file and line, as locally.
+workers), the categories of ``--by`` (and the rows of each share for first and last),
+then :func:`hotbin.heatmap` over the shares as one stream of batches
+(:mod:`hotbin.exec.stream`): a task folds its share's batches into the operation's
+partials, the client folds the shares' and finishes them once, so the merge rule is the
+local job's. Junk rows are counted per share and named by file and line, as locally.
 """
 from __future__ import annotations
 
-import functools
 import logging
-import operator
 import sys
 from dataclasses import dataclass, replace
 
@@ -79,6 +79,8 @@ def on_cluster(args, files, base, numbers, where):
 
 
 def _heatmap(args, job, client, shares):
+    from ..exec.stream import Batches
+    from ..heatmap import heatmap
     from ..render.project import CRS, mercator
     from ..core.ranges import data_range, percentile_ranges
     from .stream import _Labels
@@ -91,8 +93,9 @@ def _heatmap(args, job, client, shares):
     auto = [k for k, r in enumerate(ranges) if r is None]
     said = []
     extent = [] if args.clip else auto  # --clip: the percentile passes instead
-    scans = client.gather(client.map(_scan, shares, job=job, auto=extent, pure=False)) \
-        if extent or args.by else []
+    ordered = args.agg[0] in ("first", "last")  # the shares' rows number the points: count them
+    scans = client.gather(client.map(_scan, shares, job=job, auto=extent, rows=ordered, pure=False)) \
+        if extent or args.by or ordered else []
     if auto and args.clip:
         def run_pass(fn, merge):
             return merge(client.gather(client.map(_select, shares, job=job, auto=auto, fn=fn, merge=merge,
@@ -117,14 +120,36 @@ def _heatmap(args, job, client, shares):
     if args.by:
         kind = next((s["kind"] for s in scans if s["kind"] is not None), None)
         labels = _Labels({v for s in scans for v in s["labels"]}, kind)
-    grid = dict(agg=args.agg[0], width=args.width, height=args.height, x_range=ranges[0], y_range=ranges[1],
-                closed=closed, backend=args.backend, q=args.q)
-    parts = client.gather(client.map(_count, shares, job=job, labels=labels, grid=grid, pure=False))
-    hm = functools.reduce(operator.add, [p["heatmap"] for p in parts])
-    n = sum(p["n"] for p in parts)
+    firsts = np.cumsum([0] + [s["rows"] for s in scans])[:-1].tolist() if ordered else [0] * len(shares)
+    source = _Shares(client, shares, job, firsts)
+    batches = Batches(source)
+    cols = [batches.column(k) for k in range(len(job.numbers))]
+    by = None if labels is None else batches.column(len(cols), np.int64, labels.indices, labels.labels)
+    hm = heatmap(cols[0], cols[1], cols[2] if len(cols) > 2 else None, agg=args.agg[0], by=by, width=args.width,
+                 height=args.height, x_range=ranges[0], y_range=ranges[1], closed=closed, backend=args.backend,
+                 q=args.q)
     hm = replace(hm, x_name=args.x, y_name=args.y, crs=CRS if args.project else hm.crs)
+    parts = source.parts
     notes = list(dict.fromkeys(n for p in parts for n in p["notes"])) + said
-    return hm, n, _junk(parts, args.strict), notes
+    return hm, batches.rows, _junk(parts, args.strict), notes
+
+
+class _Shares:
+    """The shares as one source of the stream executor (:mod:`hotbin.exec.stream`): a worker folds
+    a share's batches (its rows numbered from ``firsts[i]``, the rows of the shares before it),
+    the executor folds the shares' partials and finishes them once; ``parts``: each share's
+    notes and junk rows in the last pass."""
+
+    def __init__(self, client, shares, job, firsts):
+        self.client, self.shares, self.job, self.firsts, self.parts = client, shares, job, firsts, []
+
+    def fold(self, op, columns, backend, offload):
+        """``[(partials or None, rows)]`` of ``op`` over each share's batches."""
+        reads = [(c.read, c.dtype) for c in columns]
+        self.parts = self.client.gather(self.client.map(_fold, self.shares, self.firsts, job=self.job, op=op,
+                                                        reads=reads, backend=backend, offload=offload,
+                                                        pure=False))
+        return [(p["partials"], p["rows"]) for p in self.parts]
 
 
 def _junk(parts, strict):
@@ -138,11 +163,11 @@ def _junk(parts, strict):
     return junk
 
 
-def _scan(share, job, auto):
-    """A task: the extent of the axes ``auto`` and the categories of a share."""
+def _scan(share, job, auto, rows=False):
+    """A task: the extent of the axes ``auto``, the categories and (with ``rows``) the rows of a share."""
     src, data = job.data(share)
     with src:
-        extent = data.extent(auto, lonlat=job.project) if auto else []
+        extent = data.extent(auto, lonlat=job.project) if auto or rows else []
         labels, kind = [], None
         if job.category:
             from ..io.read import quote
@@ -150,7 +175,7 @@ def _scan(share, job, auto):
             col = src.table(f"SELECT DISTINCT {quote(job.category)} FROM src").column(0)
             labels, kind = [v for v in col.to_pylist() if v is not None], col.type
         j = src.junk
-        return {"extent": extent, "labels": labels, "kind": kind, "notes": src.notes,
+        return {"extent": extent, "labels": labels, "kind": kind, "notes": src.notes, "rows": data.total,
                 "junk": (j.rows, j.first, j.kinds)}
 
 
@@ -164,20 +189,19 @@ def _select(share, job, auto, fn, merge):
         return acc
 
 
-def _count(share, job, labels, grid):
-    """A task: the partial heatmap of a share (its chunks run by the stream executor), its number
-    of points, junk rows and notes."""
-    from ..exec.stream import Batches
-    from ..heatmap import heatmap
+def _fold(share, first, job, op, reads, backend, offload):
+    """A task: the partials of ``op`` over a share's batches (the stream executor's fold, its rows
+    numbered from ``first``), its rows, notes and junk rows."""
+    from ..core.arrays import to_host
+    from ..exec.stream import Batches, Column, Stream
 
     src, data = job.data(share)
     with src:
-        batches = Batches(job.chunks(data))
-        cols = [batches.column(k) for k in range(len(job.numbers))]
-        by = None if labels is None else batches.column(len(cols), np.int64, labels.indices, labels.labels)
-        hm = heatmap(cols[0], cols[1], cols[2] if len(cols) > 2 else None, by=by, **grid)
-        notes, j = src.notes, src.junk
-    return {"heatmap": hm, "n": batches.rows, "notes": notes, "junk": (j.rows, j.first, j.kinds)}
+        batches = Batches(job.chunks(data), first=first)
+        acc = Stream(batches, backend, offload).fold(op, *(Column(batches, r, dt) for r, dt in reads))
+        j = src.junk
+        return {"partials": None if acc is None else tuple(np.asarray(to_host(p)) for p in acc),
+                "rows": batches.rows, "notes": src.notes, "junk": (j.rows, j.first, j.kinds)}
 
 
 def _load(share, job, labels):

@@ -30,9 +30,10 @@ class Batches:
     """A source of record batches whose columns hotbin's functions take (see the module);
     ``over(batches, what)``: each pass's batches, e.g. behind a progress bar saying ``what``."""
 
-    def __init__(self, source, over=None):
+    def __init__(self, source, over=None, first=0):
         self.source = source
         self.over = over
+        self.first = first  #: the index of the source's first row in the whole (of which it is a share)
         self.rows = None  #: rows of the last whole pass (None before one)
 
     def column(self, k, dtype=np.float64, read=None, labels=None) -> Column:
@@ -46,7 +47,7 @@ class Batches:
         batches = iter(self.source) if self.over is None else self.over(self.source, what)
         rows = 0
         for cols, _ in batches:
-            yield cols, rows
+            yield cols, self.first + rows
             rows += len(cols[0])
         self.rows = rows
 
@@ -197,9 +198,11 @@ class Stream(Executor):
         """``(lo, hi)`` of each column (of its finite values as float64 with ``finite``), ``lo >
         hi`` for none: the source's one aggregate query where it answers for these columns,
         else one pass."""
+        if not arrays:
+            return []
         query = getattr(self.batches.source, "extent", None)
         if finite and query is not None and all(isinstance(a.read, _Read) and a.read.fn is None for a in arrays):
-            found = query([a.read.k for a in arrays]) if arrays else []
+            found = query([a.read.k for a in arrays])
             return [(np.inf, -np.inf) if e is None else e for e in found]
         # no batch: (top, bottom); the batches' extents merge as the Dask chunks' (NaN wins)
         out = [block_extent(None, np.zeros(0, np.float64 if finite else a.dtype), finite)[0] for a in arrays]
@@ -233,15 +236,31 @@ class Stream(Executor):
     # --- the op ------------------------------------------------------------------------------
 
     def run(self, op, *arrays):
-        """``op``'s finished outputs: one pass, each batch's partials (``op.block`` on the batch's
-        backend) folded into the running ones, finished once; no batch: the empty partials'."""
+        """``op``'s finished outputs: one pass (:meth:`fold`), finished once; no batch: the empty
+        partials'. A source that folds where its batches are (``fold(op, columns, backend,
+        offload)``: each share's :meth:`fold` and rows, a cluster's) has its shares' partials
+        folded here alike."""
         outputs, acc = op.outputs, None
         self.runs += 1
+        shares = getattr(self.batches.source, "fold", None)
+        if shares is None:
+            acc = self.fold(op, *arrays)
+        else:
+            got = shares(op, arrays, self.backend, self.offload)
+            for parts, _ in got:
+                acc = acc if parts is None else _fold(outputs, acc, parts)
+            self.batches.rows = sum(rows for _, rows in got)
+        if acc is None:
+            acc = tuple(red.zeros(shape) for red, shape in outputs)
+        return tuple(np.asarray(to_host(red.finalize(p))) for (red, _), p in zip(outputs, acc))
+
+    def fold(self, op, *arrays):
+        """``op``'s partials over one pass, unfinished (None: no batch): each batch's by
+        ``op.block`` on the batch's backend, folded into the running ones."""
+        outputs, acc = op.outputs, None
         for cols, start in self.batches.passes("counting" + (f" (pass {self.runs})" if self.runs > 1 else "")):
             blocks = [a.read(cols, start) for a in arrays]
             loc = self._local(blocks)
             parts = op.block(loc.be, *(loc.array(b) for b in blocks))
             acc = _fold(outputs, acc, tuple(p if on_gpu(p) else np.asarray(p) for p in parts))
-        if acc is None:
-            acc = tuple(red.zeros(shape) for red, shape in outputs)
-        return tuple(np.asarray(to_host(red.finalize(p))) for (red, _), p in zip(outputs, acc))
+        return acc
