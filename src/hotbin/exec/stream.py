@@ -11,6 +11,9 @@ is one pass: each batch's partials by the Op's kernel on the batch's
 :class:`hotbin.exec.local.Local`, folded into the running partials by each output's
 :meth:`hotbin.core.reductions.Reduction.combine` (as the Dask executor merges its
 chunks'), finished once. Memory holds a batch and the partials, whatever the data's size.
+A source split in shares read elsewhere (a cluster's workers) offers ``fold``: each
+share's batches folded where they are read (:meth:`Stream.fold`), the shares' partials
+folded by the executor alike.
 """
 from __future__ import annotations
 
