@@ -33,12 +33,15 @@ def _no_plan(monkeypatch):
 
 
 def _on_edges(dt, n=1000):
-    """Values of dtype ``dt`` on the edges of 10 bins over their extent and beside them."""
+    """Values of dtype ``dt`` on the edges of 10 bins over their extent and beside them
+    (integers: 0 to 100, so that every edge of 10 bins over them is a whole number)."""
+    if np.dtype(dt).kind in "iu":
+        a = RNG.integers(0, 101, n)
+        a[:2] = 0, 100
+        return RNG.permutation(a).astype(dt)
     base = RNG.normal(0, 5, n)
     e = np.linspace(base.min(), base.max(), 11)
     base[: 3 * e.size] = np.concatenate([e, np.nextafter(e, np.inf), np.nextafter(e, -np.inf)])
-    if np.dtype(dt).kind in "iu":
-        return (RNG.integers(0, 50, n) * (3 if dt != np.uint8 else 1)).astype(dt)
     return RNG.permutation(base.astype(dt))
 
 
@@ -51,6 +54,7 @@ CASES = {
     "int64 above 2**53": lambda: RNG.integers(2**62 - 2**12, 2**62 + 2**12, 1000, dtype=np.int64),
     "uint64 above 2**63": lambda: RNG.integers(2**64 - 2**14, 2**64 - 1, 1000, dtype=np.uint64),
     "int8": lambda: RNG.integers(-128, 127, 1000).astype(np.int8),
+    "int16 on edges": lambda: _on_edges(np.int16),
     "uint8": lambda: _on_edges(np.uint8),
     "uint16": lambda: RNG.integers(0, 2**16, 777).astype(np.uint16),
     "big-endian": lambda: RNG.normal(0, 1, 1000).astype(">f8"),
@@ -182,7 +186,8 @@ def _edges_case(k, rnd):
             lo = hi = rnd.gauss(0, 1) * 10.0 ** rnd.randint(-300, 300)
         elif mode == 1:
             lo = rnd.gauss(0, 1) * 10.0 ** rnd.randint(-30, 30)
-            hi = float(np.nextafter(lo, np.inf)) if rnd.random() < 0.5 else lo + rnd.random() * 10.0 ** rnd.randint(-40, 30)
+            wide = lo + rnd.random() * 10.0 ** rnd.randint(-40, 30)
+            hi = float(np.nextafter(lo, np.inf)) if rnd.random() < 0.5 else wide
         elif mode == 2:
             lo, hi = rnd.choice([0.0, -0.0, 1e-310, -5e-324]), rnd.choice([0.0, -0.0, 5e-324, 1e-300, 1.0])
         elif mode == 3:  # wide enough that a difference (or an edge) overflows
