@@ -1,5 +1,5 @@
 """Small histogram calls on NumPy arrays against numpy.histogram, bit for bit: the door that
-counts them without a plan (:func:`hotbin.backend.cpu.small.call`), the edges of a range found
+counts them with the rule built at once (:func:`hotbin.backend.cpu.small.rule`), the edges of a range found
 in the call (:func:`hotbin.core.binning._data_edges`) and the counts by sorting
 (:func:`hotbin.backend.cpu.small._sorted_counts`)."""
 from __future__ import annotations
@@ -26,10 +26,11 @@ def _same(got, want):
 
 
 def _no_plan(monkeypatch):
-    """Make the general path fail: a call that passes took the door without a plan."""
+    """Make the general path fail: a call that passes took the small call's rule (its op run
+    by the executor as any other, without the general path's checks and weighted runner)."""
     def refuse(*args, **kwargs):
         raise AssertionError("the general path ran")
-    monkeypatch.setattr(hotbin.api, "executor", refuse)
+    monkeypatch.setattr(hotbin.api, "weighted", refuse)
 
 
 def _on_edges(dt, n=1000):
@@ -142,14 +143,14 @@ def test_other_calls_take_the_general_path(monkeypatch):
     array and another backend by name or environment leave the door to the general path
     (which answers as NumPy)."""
     asked = []
-    real = small.call
+    real = small.rule
 
     def spy(*args):
         out = real(*args)
         asked.append(out is not None)
         return out
 
-    monkeypatch.setattr(hotbin.api, "_small_call", spy)
+    monkeypatch.setattr(hotbin.api, "_small_rule", spy)
     a = RNG.normal(0, 1, 300)
     w = RNG.random(300)
     for args, kw in [((10,), {"weights": w}), ((10,), {"density": True}), ((np.array([-1.0, 0, 2]),), {}),
@@ -161,7 +162,7 @@ def test_other_calls_take_the_general_path(monkeypatch):
     with pytest.warns(RuntimeWarning, match="Converting input"):
         _same(hotbin.histogram(a > 0, 3), np.histogram((a > 0).astype(np.uint8), 3))
     assert asked and not any(asked)  # asked, and declined each
-    assert small.call(RNG.normal(0, 1, small.SMALL + 1), 10, None) is None  # the kernels' size
+    assert small.rule(RNG.normal(0, 1, small.SMALL + 1), 10, None) is None  # the kernels' size
     monkeypatch.setenv("HOTBIN_BACKEND", "cpu")
     _same(hotbin.histogram(a, 10), np.histogram(a, 10))
     assert asked[-1]

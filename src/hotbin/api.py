@@ -89,9 +89,11 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     """
     if type(a) is np.ndarray and weights is None and axis is None and not density \
             and (backend or os.environ.get(_backends.ENV) or "cpu") == "cpu":
-        found = _small_call(a, bins, range)  # a small NumPy array's common calls: no plan
-        if found is not None:
-            return found
+        rule = _small_rule(a, bins, range)  # a small NumPy array's common calls: the rule at once
+        if rule is not None:
+            ex = executor("cpu", a)
+            (hist,) = ex.run(ops.Op(ops.histogram, (rule,), (rule.nbins,)), ex.array(a))
+            return hist, rule.edges.copy()  # a range's edges are shared (a cached rule)
     if axis is None and not density:  # a CuPy array's common calls
         found = _backends.device_histogram(backend, a, bins, range, weights, deterministic)
         if found is not None:
@@ -123,13 +125,13 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
     return hist, edges
 
 
-def _small_call(a, bins, range):
-    """:func:`hotbin.backend.cpu.small.call`, imported on the first call (``import hotbin``
+def _small_rule(a, bins, range):
+    """:func:`hotbin.backend.cpu.small.rule`, imported on the first call (``import hotbin``
     loads no backend)."""
-    from .backend.cpu.small import call
+    from .backend.cpu.small import rule
 
-    globals()["_small_call"] = call
-    return call(a, bins, range)
+    globals()["_small_rule"] = rule
+    return rule(a, bins, range)
 
 
 def histogram2d(x, y, bins=10, range=None, density=None, weights=None, *, backend=None,

@@ -27,7 +27,7 @@ from .copies import SUM_SUBS, add_rows, copies
 from .parallel import MIN_PER_THREAD
 from .strategy import cpu_rule
 
-__all__ = ["SMALL", "takes", "call", "codes", "histogram", "histogram2d", "bincount", "cumsum"]
+__all__ = ["SMALL", "takes", "rule", "codes", "histogram", "histogram2d", "bincount", "cumsum"]
 
 # --- tuning (benchmarks/cpu_suite.py --start) -----------------------------------
 #: inputs of at most this many elements take the NumPy path (one kernel partial below it)
@@ -137,23 +137,18 @@ def _extent(a):
     return a.min(), a.max()
 
 
-def call(a, bins, range):
-    """``(hist, edges)`` of ``hotbin.histogram(a, bins, range)`` counted on the cpu, for the
-    common small call: ``a`` a NumPy array of at most :data:`SMALL` integers or floats
-    (no bool, no long double), ``bins`` an int, ``range`` None or a pair of Python numbers;
-    None for any other call. The front door's plan (executor, checks, an op and its partial)
-    would take these same steps and cost as much again around them: the rule is
-    :func:`~hotbin.core.binning.histogram_rule`'s, the counts :func:`_counts`'s."""
+def rule(a, bins, range):
+    """The bin rule of ``hotbin.histogram(a, bins, range)`` for the common small call, built
+    without the general path's checks, or None for any other call: ``a`` a NumPy array of at
+    most :data:`SMALL` integers or floats (no bool, no long double), ``bins`` an int, ``range``
+    None or a pair of Python numbers. The rule is :func:`~hotbin.core.binning.histogram_rule`'s
+    (the extent by NumPy's own min and max); the front door runs its op as any other."""
     dt = a.dtype
     if type(bins) is not int or a.size > SMALL or dt.kind not in "iuf" or dt.itemsize > 8:
         return None
     if range is None:
-        rule = histogram_rule(a, bins, None, minmax=_extent)
-    else:
-        rule = plain_rule(dt, bins, range)
-        if rule is None or rule.exact is not None:  # exact integer ends: the general path's fix
-            return None
-    return _counts(a, rule), rule.edges.copy()  # a range's edges are shared (a cached rule)
+        return histogram_rule(a, bins, None, minmax=_extent)
+    return plain_rule(dt, bins, range)
 
 
 def _reduce(cells, size, weights, red):
