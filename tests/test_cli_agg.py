@@ -1,6 +1,7 @@
-"""``hotbin heatmap --agg`` and ``--by`` as a user runs them (issue #16 item 4): the cells equal
-``hotbin.heatmap`` in memory on the same data, streamed in several chunks whose partial heatmaps
-merge with ``+``; text categories are one sorted mapping over every chunk, integers their own codes."""
+"""``hotbin heatmap --agg`` and ``--by`` as a user runs them: the cells equal
+``hotbin.heatmap`` in memory on the same data, streamed in several chunks whose partials the
+stream executor merges by the aggregation's reductions; text categories are one sorted mapping
+over every chunk, integers their own codes."""
 import json
 import subprocess
 import sys
@@ -53,7 +54,7 @@ def test_every_agg_streamed_equals_memory(trips, tmp_path, agg):
     got = np.load(out)
     if agg == "count":
         np.testing.assert_array_equal(got, want.counts)
-    else:  # sums merged in float64, var/std by Chan's merge: the last bits may differ
+    else:  # the chunks' float sums add in another order than in memory: the last bits may differ
         np.testing.assert_allclose(got, want.values, rtol=1e-12, atol=1e-12, equal_nan=True)
     assert (s["agg"], s["n"], s["dropped"], s["skipped"]) == (agg, len(df), want.dropped, want.skipped)
 

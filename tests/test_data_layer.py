@@ -280,14 +280,15 @@ def test_a_hive_folder_of_small_row_groups_reaches_the_kernels_as_one_file(tmp_p
     ds.write_dataset(table, tmp_path / "hive", format="parquet", partitioning=["part"],
                      partitioning_flavor="hive", max_rows_per_group=2_000, min_rows_per_group=1_000)
     assert len(pq.ParquetFile(next((tmp_path / "hive").rglob("*.parquet"))).metadata.to_dict()["row_groups"]) > 5
-    heatmap_module = sys.modules["hotbin.heatmap"]
-    real, calls = heatmap_module.heatmap, []
+    from hotbin.exec import ops
 
-    def spy(x, *a, **k):
-        calls.append(len(x))
-        return real(x, *a, **k)
+    real, calls = ops.histogram2d, []
 
-    monkeypatch.setattr(heatmap_module, "heatmap", spy)
+    def spy(be, op, data, w, red):  # the heatmap's kernel, once per batch
+        calls.append(len(data[0]))
+        return real(be, op, data, w, red)
+
+    monkeypatch.setattr(ops, "histogram2d", spy)
     outs = []
     for src in ("one.parquet", "hive"):
         calls.clear()

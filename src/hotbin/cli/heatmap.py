@@ -5,13 +5,14 @@ INPUT is a file, a directory (its CSV/TSV/Parquet files, hive partitions
 (CSV on standard input). Files are read in chunks of ``--chunk-rows`` rows, so
 memory stays bounded whatever the data's size (:mod:`hotbin.cli.stream`): the
 ranges come from the arguments, Parquet statistics, one pass for the extent (two
-to four for ``--clip``'s exact percentiles), then a last pass aggregates each
-chunk and merges the partial heatmaps: the same cells as a heatmap of all the
-data in memory, whose ranges from the data are closed (``numpy.histogram2d``'s
-edges). ``--where`` filters rows, ``--agg`` and ``--by`` choose what a cell
-holds, ``--project mercator`` bins longitude/latitude in Web Mercator. The ranges
-used and the number of points outside them go to stderr; ``--json`` prints a
-summary on stdout. ``--scheduler ADDRESS`` runs the same job on a Dask cluster
+to four for ``--clip``'s exact percentiles), then the counting pass (two for var
+and std) runs the heatmap's operation on each chunk through the stream executor
+(:mod:`hotbin.exec.stream`), merging the chunks' partials: the same cells as a
+heatmap of all the data in memory, whose ranges from the data are closed
+(``numpy.histogram2d``'s edges). ``--where`` filters rows, ``--agg`` and ``--by``
+choose what a cell holds, ``--project mercator`` bins longitude/latitude in Web
+Mercator. The ranges used and the number of points outside them go to stderr;
+``--json`` prints a summary on stdout. ``--scheduler ADDRESS`` runs the same job on a Dask cluster
 instead (``local`` starts one on this machine). ``--demo`` renders a generated
 data set and needs only numpy and numba.
 """
