@@ -1,6 +1,6 @@
 """Small histogram calls on NumPy arrays against numpy.histogram, bit for bit: the door that
 counts them with the rule built at once (:func:`hotbin.backend.cpu.small.rule`), the edges of a range found
-in the call (:func:`hotbin.core.binning._data_edges`) and the counts by sorting
+in the call (:func:`hotbin.core.edges.data_edges`) and the counts by sorting
 (:func:`hotbin.backend.cpu.small._sorted_counts`)."""
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 import hotbin
 import hotbin.api
 from hotbin.backend.cpu import small
-from hotbin.core.binning import _data_edges, histogram_rule
+from hotbin.core.binning import histogram_rule
+from hotbin.core.edges import data_edges
 
 RNG = np.random.default_rng(23)
 
@@ -218,7 +219,7 @@ def test_data_edges_are_numpys():
         n = rnd.choice([1, 2, 3, 10, 11, 100, 256, 4096, rnd.randint(1, 50)])
         out = []
         for f in (lambda: np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi)),
-                  lambda: _data_edges(np.dtype(dt), n, lo, hi)):
+                  lambda: data_edges(np.dtype(dt), n, lo, hi)):
             with warnings.catch_warnings(record=True) as ws:
                 warnings.simplefilter("always")
                 try:

@@ -5,7 +5,7 @@ objects (the rule itself, its reference :meth:`~hotbin.core.binrule.BinRule.inde
 and the exact-integer-range fix live there): edges are produced by
 ``numpy.histogram_bin_edges`` itself, called so that it does not scan the data
 unless NumPy's own rule needs it (string bin rules), except the float64 and float32
-edges of a range found in the data, which :func:`_data_edges` computes by the steps of
+edges of a range found in the data, which :func:`hotbin.core.edges.data_edges` computes by the steps of
 NumPy's ``linspace`` (the same values, bit for bit); the comparison dtype is the
 one NumPy compares in (see :mod:`hotbin.core.binrule`). Heatmap cells
 (:func:`cell_rule`) and flat cell numbers (:func:`index_rule`) are rules too.
@@ -21,6 +21,7 @@ import numpy as np
 
 from .arrays import to_host
 from .binrule import MAX_SLACK, BinRule, first_true, int_at_least
+from .edges import data_edges
 
 __all__ = ["BinRule", "MAX_SLACK", "exact_counts", "histogram_rule", "plain_rule", "histogram2d_rules",
            "histogramdd_rules", "index_rule", "cell_rule", "check_data", "positive_int"]
@@ -100,7 +101,7 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
         lo, hi = minmax(a)
         if not (math.isfinite(lo) and math.isfinite(hi)):  # NumPy scalars of a real dtype
             raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
-        edges = _data_edges(dt, n, lo, hi)
+        edges = data_edges(dt, n, lo, hi)
         return _rule(edges, edges.dtype, True)
     elif range is not None:
         lo, hi = _check_range(range, "range")
@@ -112,40 +113,6 @@ def histogram_rule(a, bins=10, range=None, minmax=None, weights=None) -> BinRule
         return _uniform_rule(*key)
     edges = np.histogram_bin_edges(empty, n, range)
     return _rule(edges, edges.dtype, True)
-
-
-def _data_edges(dt, n: int, lo, hi) -> np.ndarray:
-    """NumPy's edges of ``n`` bins over the data's finite extent ``lo, hi`` (scalars of the
-    data's dtype ``dt``), bit for bit. Where NumPy's ``linspace`` computes them in float64
-    (float64 and integer data) or in float32 (float32 data), they are computed here by its
-    steps, ``i * step + lo`` with the last edge ``hi``, without ``histogram_bin_edges``'s
-    generic checks (they cost a small call more than its count): when no step can overflow
-    and the step is so far above the ends' ulp that the edges rise strictly (NumPy's "too
-    many bins" check passes). Every other case asks NumPy."""
-    if dt.kind in "iu" or dt == np.float64:
-        ft, ulp, first, last = np.float64, 1.0, float(lo), float(hi)  # linspace's float64 ends
-    elif type(lo) is np.float32 and type(hi) is np.float32:
-        ft, ulp, first, last = np.float32, 2.0 ** 29, lo, hi  # float32 arithmetic throughout
-    else:
-        return np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi))
-    if lo == hi:  # NumPy widens an empty extent by half a unit
-        first, last = first - 0.5, last + 0.5
-    top = max(-float(first), float(last))
-    if top < _NO_OVERFLOW:
-        step = (last - first) / n
-        # each edge lies within 4 ulps (of the ends' magnitude) of i * step + first: a step
-        # above 8 such ulps keeps them rising
-        if float(step) > 64 * max(ulp * math.ulp(top), 2.0 ** -149):
-            edges = np.arange(n + 1, dtype=ft)
-            edges *= step
-            edges += first
-            edges[-1] = last
-            return edges
-    return np.histogram_bin_edges(np.empty(0, dt), n, (lo, hi))
-
-
-#: ends below this magnitude: no sum or difference of them overflows float32 (nor float64)
-_NO_OVERFLOW = 1e38
 
 
 def plain_rule(dt, bins, range) -> BinRule | None:
