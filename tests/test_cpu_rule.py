@@ -283,3 +283,48 @@ def test_the_rule_holds_semantics_and_the_cpu_compiles_its_strategies():
     rule = histogram_rule(np.linspace(0, 1, 10), 256, (0, 1))
     assert strategy(rule) is strategy(rule)  # compiled once, kept with the rule
     assert strategy(rule).exact_scale == 256.0 and strategy(rule).linear is not None
+
+
+def _f16_values(rule, n):
+    """float16 values on every edge and either side of it, zeros of both signs, subnormals of
+    both signs (the smallest, the largest, between), the largest finite, infinities, NaN and
+    normal values around the range: ``n`` of them, shuffled."""
+    h = np.float16
+    e = rule.edges.astype(h)
+    tiny, sub = np.finfo(h).smallest_subnormal, np.finfo(h).smallest_normal
+    specials = np.array([0.0, -0.0, tiny, -tiny, 3 * tiny, -5 * tiny, sub - tiny, -(sub - tiny),
+                         sub, -sub, np.finfo(h).max, -np.finfo(h).max, np.inf, -np.inf, np.nan], h)
+    near = np.concatenate([e, np.nextafter(e, h(-np.inf)), np.nextafter(e, h(np.inf)), specials])
+    lo, hi = float(e[0]), float(e[-1])
+    top = float(np.finfo(h).max)
+    fill = np.clip(RNG.uniform(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo), n), -top, top).astype(h)
+    return RNG.permutation(np.concatenate([np.tile(near, -(-n // near.size))[:n // 2], fill])[:n])
+
+
+@pytest.mark.parametrize("bins, rng", [(256, (0.0, 1.0)), (10, (-1.3, 2.1)), (1000, (-3.1, 2.9)),
+                                       (64, (-1e-5, 1e-5)),  # edges among float16's subnormals
+                                       (100, (-30000.0, 30000.0)), (37, None), (256, None)])
+def test_float16_on_edges_subnormals_inf_nan_match_numpy(bins, rng):
+    """float16 data through hotbin.histogram and histogram2d on the cpu backend (the kernels
+    read it as float32 under float16 edges): every edge and its neighbours, subnormals,
+    zeros of both signs, the largest finite, infinities and NaN (a range given; a range from
+    the data gets finite values) bin as numpy.histogram and the rule's own index do."""
+    n = 3 * small.SMALL + 17
+    probe = np.array([-2.5, 3.0], np.float16)  # a range from the data: these ends
+    rule = histogram_rule(probe if rng is None else np.zeros(1, np.float16), bins, rng, minmax=minmax)
+    a = _f16_values(rule, n)
+    if rng is None:
+        a = np.clip(np.nan_to_num(a, nan=0.0), probe[0], probe[1])
+        a[:2] = probe
+    assert a.dtype == np.float16 and a.size > small.SMALL  # the kernels answer, not NumPy
+    got, edges = hotbin.histogram(a, bins, rng, backend="cpu")
+    want, want_edges = np.histogram(a, bins, rng)
+    assert edges.dtype == want_edges.dtype == np.float16
+    np.testing.assert_array_equal(edges, want_edges)
+    idx = rule.index(a)
+    np.testing.assert_array_equal(np.bincount(idx[idx >= 0], minlength=rule.nbins), want)  # NumPy is right here
+    np.testing.assert_array_equal(got, want)
+    y = RNG.permutation(a)
+    r2 = None if rng is None else (rng, rng)
+    H = hotbin.histogram2d(a, y, bins=bins, range=r2, backend="cpu")[0]
+    np.testing.assert_array_equal(H, np.histogram2d(a, y, bins=bins, range=r2)[0])
