@@ -63,15 +63,20 @@ class Linked:
 
     @property
     def columns(self) -> list:
+        if self._table is None and self.lazy:
+            by = [self.data.by_name] if self.data.by is not None else []
+            return list(dict.fromkeys([*self._source, *by]))
         return self.table.column_names
 
     @property
     def cf(self) -> Crossfilter:
         if self._cf is None:
-            if self.lazy:
-                raise BadRequest("brushes need the data in memory (a server without --scheduler)")
             d = self.data
-            if on_gpu(d.x):  # the columns stay on the map's device, in their own dtype
+            if self.lazy:  # the rows stay on the cluster: a Dask job per brush state
+                from .crossfilter_dask import DaskCrossfilter
+
+                self._cf = DaskCrossfilter(self._source, (d.x, d.y), d.by, d.labels, d.by_name)
+            elif on_gpu(d.x):  # the columns stay on the map's device, in their own dtype
                 from .crossfilter_gpu import DeviceCrossfilter
 
                 self._cf = DeviceCrossfilter(self._source, (d.x, d.y), d.by, d.labels, d.by_name)
@@ -86,17 +91,33 @@ class Linked:
     def table(self):
         """Every column of the input (pyarrow); without one, the columns the server holds."""
         if self._table is None:
-            import pyarrow as pa
-
-            d = self.data
-            cols = {k: to_host(v) for k, v in self._source.items()}
-            if d.by is not None:
-                labels = np.array([str(v) for v in d.labels] + [None], object)
-                codes = np.asarray(to_host(d.by))
-                bad = (codes < 0) | (codes >= len(d.labels))
-                cols[d.by_name] = labels[np.where(bad, len(d.labels), codes)]
-            self._table = pa.table({k: pa.array(v) for k, v in cols.items()})
+            self._table = self._held(self._source, self.data.by)
         return self._table
+
+    def _held(self, source: dict, by):
+        """A pyarrow table of ``source``'s columns and the categories of the codes ``by``."""
+        import pyarrow as pa
+
+        d = self.data
+        cols = {k: to_host(v) for k, v in source.items()}
+        if d.by is not None:
+            labels = np.array([str(v) for v in d.labels] + [None], object)
+            codes = np.asarray(to_host(by))
+            bad = (codes < 0) | (codes >= len(d.labels))
+            cols[d.by_name] = pa.array(labels[np.where(bad, len(d.labels), codes)], pa.string())
+        return pa.table({k: pa.array(v) for k, v in cols.items()})
+
+    def _take(self, idx):
+        """Rows ``idx`` (NumPy, in order) of the table; of lazy columns without one, only
+        the partitions that hold them are read."""
+        if self._table is not None or not self.lazy:
+            return self.table.take(idx)
+        import dask
+
+        d = self.data
+        got = dask.compute({k: v[idx] for k, v in self._source.items()},
+                           None if d.by is None else d.by[idx])
+        return self._held(*got)
 
     # --- brushes and panels ---------------------------------------------------------------
 
@@ -117,8 +138,12 @@ class Linked:
 
     def warm(self) -> None:
         """With histogram panels: the columns copied, binned, and every kernel of a brushed
-        view compiled (or loaded from numba's cache) now, not at the first brush."""
+        view compiled (or loaded from numba's cache) now, not at the first brush; of lazy
+        columns, only the panels' ranges are found."""
         if not self.hist_columns:
+            return
+        if self.lazy:  # the panels' extents (one pass); a brush is a Dask job anyway
+            self.panels()
             return
         p = self.panels()[0]
         f = self.filters({p.column: (p.lo, p.hi if p.hi > p.lo else p.lo + 1)})
@@ -184,7 +209,7 @@ class Linked:
         if filters is None or not filters.ranges and filters.cats is None:
             return None
         host = all(a is None or isinstance(a, np.ndarray) for a in arrays)
-        if host != on_gpu(self.data.x):  # the arrays are where the crossfilter's rows are
+        if self.lazy or host != on_gpu(self.data.x):  # the arrays are where the crossfilter's rows are
             return self.cf.subset(filters, arrays)
         keep = self.map_rows(filters)
         keep = to_host(keep) if host else xp(arrays[0]).asarray(keep)
@@ -213,10 +238,14 @@ class Linked:
     def rows(self, filters: Filters, limit: int, offset: int = 0) -> dict:
         """``{"count", "columns", "rows"}``: how many rows pass, and ``limit`` of them from
         ``offset`` in input order, every column, as JSON values (NaN as null, times as text)."""
-        idx = self._passing(filters)
-        part = self.table.take(to_host(idx[offset:offset + limit]))
+        if self.lazy:  # the row numbers of the page only
+            count, idx = self.cf.passing_slice(filters, offset, limit)
+        else:
+            idx = self._passing(filters)
+            count, idx = int(idx.size), to_host(idx[offset:offset + limit])
+        part = self._take(idx)
         cols = [[_json(v) for v in c.to_pylist()] for c in part.columns]
-        return {"count": int(idx.size), "offset": offset, "columns": part.column_names,
+        return {"count": count, "offset": offset, "columns": part.column_names,
                 "rows": [list(r) for r in zip(*cols)] if cols else []}
 
     def csv(self, filters: Filters):
@@ -227,14 +256,15 @@ class Linked:
         """Rows ``idx`` of the table as CSV blocks (the table's column order, a header first)."""
         import pyarrow.csv as pcsv
 
-        table = self.table
-        sink = io.BytesIO()
-        with pcsv.CSVWriter(sink, table.schema) as writer:
-            for start in range(0, max(idx.size, 1), CSV_ROWS):
-                writer.write_table(table.take(idx[start:start + CSV_ROWS]))
-                yield sink.getvalue()
-                sink.seek(0)
-                sink.truncate()
+        sink, writer = io.BytesIO(), None
+        for start in range(0, max(idx.size, 1), CSV_ROWS):
+            part = self._take(idx[start:start + CSV_ROWS])
+            writer = writer or pcsv.CSVWriter(sink, part.schema)
+            writer.write_table(part)
+            yield sink.getvalue()
+            sink.seek(0)
+            sink.truncate()
+        writer.close()
         if sink.getvalue():
             yield sink.getvalue()
 
