@@ -11,10 +11,12 @@ costs, give or take the probe loop's own overhead.
 fresh venvs, with and without the precompiled kernels, and each first call there against
 the same call warm. ``--small`` times only small calls (:func:`small_calls`: 1000 values,
 hotbin against ``numpy.histogram`` call for call) and with ``--out`` replaces that
-section of the file, keeping the large cases' table from their own run.
+section of the file, keeping the large cases' table from their own run. ``--near`` times
+the inputs whose rules the bin finder NEAR serves, with it and without (:func:`near_rows`).
 
     python benchmarks/cpu_suite.py [--quick] [--start] [--out benchmarks/results/cpu-MACHINE.md]
     python benchmarks/cpu_suite.py --small [--out benchmarks/results/cpu-MACHINE.md]
+    python benchmarks/cpu_suite.py --near [--quick]
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ import numpy as np
 import floor_cpu
 import hotbin
 from hotbin.backend.cpu import parallel
+from hotbin.core.binning import histogram_rule
 
 
 def paired(fn, arrays, repeat):
@@ -210,6 +213,62 @@ def sorted_sweep(rounds, sizes=(100, 1000, 4096, 16384), bins=(64, 256, 512, 102
     return out
 
 
+def _rule_counts(a, bins, range_=None):
+    """Counts by the reference index (BinRule.index) of NumPy's edges' rule: no guess to miss."""
+    rule = histogram_rule(a, bins, range_, minmax=lambda v: (v.min(), v.max()))
+    idx = rule.index(a)
+    return np.bincount(idx[idx >= 0], minlength=rule.nbins)
+
+
+def near_rows(rounds=11, n=1 << 24):
+    """Lines of a table: inputs whose rule the cpu kernels bin by NEAR (the guess corrected a
+    step each way, :mod:`hotbin.backend.cpu.rule`), through the public calls, with NEAR and
+    with it disabled (those rules given the mode they would take without it, SEARCH);
+    interleaved rounds, medians, each answer checked against NumPy both ways."""
+    from hotbin.backend.cpu import rule as R
+
+    rng = np.random.default_rng(16)
+    g16, u16, y16 = (d.astype(np.float16) for d in (rng.normal(size=n), rng.random(n), rng.normal(size=n)))
+    u32, g32 = rng.random(n, np.float32), rng.normal(size=n).astype(np.float32)
+    cases = {"float16 normal, 256 bins, range from the data": (np.histogram, g16, 256),
+             "float16 uniform, 256 bins over (0, 1)": (np.histogram, u16, 256, (0, 1)),
+             "float16 normal, 256 bins over (-3.1, 2.9)": (np.histogram, g16, 256, (-3.1, 2.9)),
+             "float16 normal, 1000 bins, range from the data": (np.histogram, g16, 1000),
+             "float16 normal, histogram2d 256 x 256, range from the data": (np.histogram2d, g16, y16, 256),
+             "float32 uniform, 2**22 bins over (0, 1)": (np.histogram, u32, 1 << 22, (0, 1)),
+             "float32 normal, 2**22 bins, range from the data": (np.histogram, g32, 1 << 22)}
+    mode, near = R._mode, [True]
+
+    def without(rule):
+        lo, step, m = mode(rule)
+        return (rule.lo, 0.0, R.SEARCH) if m == R.NEAR and not near[0] else (lo, step, m)
+    out = [f"{n} values; medians of {rounds} interleaved rounds, ms; load average before "
+           f"{os.getloadavg()[0]:.2f}.", "", "| input | NEAR (ms) | without, SEARCH (ms) | ratio | numpy (ms) |",
+           "|---|---|---|---|---|"]
+    R._mode = without
+    try:
+        for name, (ref, *args) in cases.items():
+            ours = getattr(hotbin, ref.__name__)
+            t = time.perf_counter()
+            want = ref(*args)
+            tn = time.perf_counter() - t
+            ts = {True: [], False: []}
+            for r in range(rounds + 1):  # the first round warms up and checks
+                for way in ((True, False) if r % 2 else (False, True)):
+                    near[0] = way
+                    t = time.perf_counter()
+                    got = ours(*args, backend="cpu")
+                    ts[way].append(time.perf_counter() - t)
+                    if not r:  # NumPy's float16 guess can miss by two bins: then the rule's index
+                        assert all(np.array_equal(g, w) for g, w in zip(got, want)) or (
+                            ref is np.histogram and np.array_equal(got[0], _rule_counts(*args))), name
+            a, b = statistics.median(ts[True][1:]), statistics.median(ts[False][1:])
+            out.append(f"| {name} | {a * 1e3:.1f} | {b * 1e3:.1f} | {b / a:.2f}x | {tn * 1e3:.0f} |")
+    finally:
+        R._mode = mode
+    return out + ["", f"Load average after: {os.getloadavg()[0]:.2f}."]
+
+
 def _replace_section(path, lines):
     """``path`` with its :data:`SMALL_HEAD` section (to the end) replaced by ``lines``."""
     try:
@@ -228,7 +287,11 @@ def main(argv=None):
     p.add_argument("--start", action="store_true", help="also time start-up in new interpreters")
     p.add_argument("--small", action="store_true", help="only the small calls (1000 values), against NumPy")
     p.add_argument("--out", help="write the markdown table here")
+    p.add_argument("--near", action="store_true", help="only NEAR's inputs, with NEAR and without (prints)")
     args = p.parse_args(argv)
+    if args.near:
+        print("\n".join(near_rows(rounds=3 if args.quick else 11)))
+        return
     if args.small:
         lines = small_calls(rounds=9 if args.quick else 31)
         print("\n".join(lines))
@@ -279,6 +342,13 @@ def main(argv=None):
          (rng.random(n) * 256).astype(np.float32), 256, (-3.1, 259.7))
     case(f"{n / 1e6:.0f}M float64 normal, 256 bins over its min..max (found in the call)",
          rng.normal(size=n), 256, None)
+    # inputs of the bin finder NEAR (backend/cpu/rule.py; --near: with it and without): float16 data (ML
+    # pipelines' half precision), float32 edges of float32 arithmetic past LINEAR32's 2**22 bins
+    r16 = np.random.default_rng(16)
+    case(f"{n / 1e6:.0f}M float16 normal, 256 bins over (-3.1, 2.9)", r16.normal(size=n).astype(np.float16),
+         256, (-3.1, 2.9))
+    case(f"{n / 1e6:.0f}M float32 normal, 2**22 bins over its min..max (found in the call)",
+         r16.normal(size=n).astype(np.float32), 1 << 22, None, anchors=False)
     m = n // 5
     case(f"{m / 1e6:.0f}M float64 lognormal, 256 log-spaced edges (bins an array)",
          rng.lognormal(size=m), np.logspace(-2, 2, 257), None)
