@@ -240,3 +240,52 @@ def test_brushes_on_a_distributed_cluster(table):
     ok = _ok(df, kind, [("fare", 10.0, 20.5)], (-1.0, 1.0, -1.0, 1.0), ["card"])
     assert got["counts"] == np.histogram(df.seats[ok], 8, (0.0, 8.0))[0].tolist()
     np.testing.assert_array_equal(rows, np.flatnonzero(ok))
+
+
+@pytest.mark.slow  # a local cluster of processes starts and reads the file
+def test_cli_serve_on_a_local_cluster_answers_brushes(tmp_path):
+    """``hotbin serve --scheduler local``: the category, the weight's brush and the box filter
+    the map, the histograms and the drill-down, as NumPy's masks of the file's rows."""
+    import json
+    import re
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    pytest.importorskip("distributed")
+    rng = np.random.default_rng(8)
+    n = 5000
+    x, y, v = rng.uniform(-74.1, -73.8, n), rng.uniform(40.6, 40.9, n), np.round(rng.uniform(0, 9, n), 1)
+    kind = rng.choice(["yellow", "green"], n)
+    path = tmp_path / "trips.csv"
+    pd.DataFrame({"lon": x, "lat": y, "fare": v, "kind": kind}).to_csv(path, index=False)
+    proc = subprocess.Popen([sys.executable, "-m", "hotbin", "serve", str(path), "--x", "lon", "--y", "lat",
+                             "--agg", "mean:fare", "--by", "kind", "--port", "0", "--no-browser",
+                             "--scheduler", "local"], stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while not (found := re.search(r"(http://127\.0\.0\.1:\d+/)", lines[-1] if lines else "")):
+            lines.append(proc.stderr.readline())
+            assert lines[-1], "".join(lines)
+        url = found.group(1)
+
+        def get(q):
+            with urllib.request.urlopen(url + q, timeout=60) as r:
+                return json.load(r)
+
+        box, green = "x0=-74&x1=-73.9&y0=40.7&y1=40.8", kind == "green"
+        inbox = (x >= -74) & (x < -73.9) & (y >= 40.7) & (y < 40.8)
+        stats = get(f"stats.json?{box}&width=50&height=40&f.kind=green&f.fare=1,3")
+        shown = green & (v >= 1) & (v < 3)
+        assert stats["in_view"] == (shown & inbox).sum()
+        hist = get(f"hist.json?column=fare&bins=9&lo=0&hi=9&f.kind=green&{box}")
+        assert hist["counts"] == np.histogram(v[green & inbox], 9, (0, 9))[0].tolist()
+        rows = get(f"rows.json?{box}&f.kind=green&f.fare=1,3&limit=4&offset=2")
+        want = np.flatnonzero(shown & inbox)
+        assert rows["count"] == want.size and rows["columns"] == ["lon", "lat", "fare", "kind"]
+        assert [r[0] for r in rows["rows"]] == x[want[2:6]].tolist()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rest = proc.communicate(timeout=30)[1]
+    assert proc.returncode == 0 and "Traceback" not in rest, rest
