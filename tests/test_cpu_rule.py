@@ -57,6 +57,7 @@ CASES = [  # dtype, bins, range (None: from the data), the finder the rule must 
     (np.float32, 60, (1000.3, 1006.3), cpu_rule.SPAN32),  # far from 0: float32(lo) is not lo
     (np.float16, 10, None, cpu_rule.NEAR),
     (np.float16, 37, (-1.3, 2.1), cpu_rule.NEAR),
+    (np.float32, 1 << 22, None, cpu_rule.NEAR),  # float32 arithmetic's edges past LINEAR32's bound
     (np.float64, np.array([-1.0, 0.0, 0.5, 2.0, 2.0000001]), None, cpu_rule.SEARCH),
     (np.float64, np.logspace(-2, 2, 301), None, cpu_rule.SEARCH),  # more than one search.SEARCH_LANES block
     (np.float32, np.logspace(-2, 2, 1001), None, cpu_rule.SEARCH),  # float32 values, float64 edges

@@ -16,7 +16,11 @@ bins are found (``mode``):
   float64 and rounded to float32 (:func:`_span32`), where the float32 guess is within half a
   bin of every edge (:attr:`CpuRule.slack32`; benchmarks/probes/cpu_codes.py);
 * NEAR: the guess is within one bin of the answer (:attr:`BinRule.slack` < 1); it is
-  corrected by one compare each way against the loaded edges ``e[g]``, ``e[g + 1]``;
+  corrected by one compare each way against the loaded edges ``e[g]``, ``e[g + 1]``. The
+  uniform rules no LINEAR mode takes: float16 data (float16 edges, recomputed by no
+  formula here), float32 edges of float32 arithmetic in 2**22 bins or more (past
+  LINEAR32's bound) and bins about an ulp wide; SEARCH there is slower
+  (``benchmarks/cpu_suite.py --near``, results/cpu-zen5.md);
 * SEARCH: binary search of the edges (edges not from linspace, or a guess that can be
   more than one bin off): :func:`.search.search`;
 * SCALED (SCALED32 in float32): the guess alone, no correction, for LINEAR (LINEAR32) rules
