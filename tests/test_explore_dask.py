@@ -198,6 +198,25 @@ def test_the_drill_down_reads_only_its_pages_partitions(table):
                                   df.x.to_numpy()[np.flatnonzero(ok)[offset:offset + 3]])
 
 
+def test_dask_dataframe_columns_are_rows_by_position(table):
+    """Columns of a dask DataFrame (partitions of unknown length, an index that is not the row
+    number): brushes and the drill-down take rows by their place in the input."""
+    dd = pytest.importorskip("dask.dataframe")
+    df, kind = table
+    df = df[["x", "y", "fare", "dist"]].set_axis(np.arange(N)[::-1])
+    ddf = dd.from_pandas(df, npartitions=4, sort=False)
+    data = Dataset(ddf.x.to_dask_array(), ddf.y.to_dask_array(),
+                   hist={"fare": ddf.fare, "dist": ddf.dist}, backend="cpu")
+    f = data.linked.filters({"fare": (10.0, 20.5)}, (-1.0, 1.0, -1.0, 1.0))
+    ok = _ok(df, kind, [("fare", 10.0, 20.5)], (-1.0, 1.0, -1.0, 1.0))
+    got = data.linked.rows(f, 6, 11)
+    assert got["count"] == ok.sum() and got["columns"] == ["x", "y", "fare", "dist"]
+    np.testing.assert_array_equal(got["rows"], df.to_numpy()[np.flatnonzero(ok)[11:17]])
+    ok = _ok(df, kind, [], (-1.0, 1.0, -1.0, 1.0))  # the panel of fare ignores fare's brush
+    assert data.linked.hist(f, Panel("fare", 10, 0.0, 50.0))["counts"] == \
+        np.histogram(df.fare[ok], 10, (0.0, 50.0))[0].tolist()
+
+
 def test_dask_crossfilter_over_big_partitions_equals_the_hosts():
     """Partitions past 65,536 rows run the host pass's chunked path; columns of other dtypes
     are compared as float64, as the host's copies."""

@@ -39,12 +39,10 @@ class DaskCrossfilter(Crossfilter):
 
     def _hold(self, arrays):
         """The columns as dask arrays in their own dtype, chunked as the map's x."""
-        ref = as_dask(arrays[-2], "x")
-        if any(np.isnan(c) for c in ref.chunks[0]):
-            ref = ref.compute_chunk_sizes()
+        ref = _known(as_dask(arrays[-2], "x"))
         out = []
         for name, a in zip([*self.names, "x", "y"], arrays):
-            a = align_dask(ref, as_dask(a, name), name)
+            a = align_dask(ref, _known(as_dask(a, name)), name)
             if a.ndim != 1 or a.dtype.kind not in "biuf":
                 raise TypeError(f"hist: column {name!r} has dtype {a.dtype} and {a.ndim} "
                                 "dimension(s); expected 1-D real numbers")
@@ -55,7 +53,7 @@ class DaskCrossfilter(Crossfilter):
         return out
 
     def _hold_codes(self, codes):
-        return align_dask(self.cols[-1], as_dask(codes, "by"), "by")
+        return align_dask(self.cols[-1], _known(as_dask(codes, "by")), "by")
 
     @property
     def n(self) -> int:
@@ -164,6 +162,12 @@ class DaskCrossfilter(Crossfilter):
         skip = offset - (int(ends[wanted[0] - 1]) if wanted[0] else 0)
         rows = np.concatenate(found)[skip:skip + limit]
         return int(ends[-1]), rows
+
+
+def _known(a):
+    """``a`` with its partitions' lengths known (found in a pass when they are not): rows are
+    then found by number, and columns chunked alike."""
+    return a.compute_chunk_sizes() if any(np.isnan(c) for c in a.chunks[0]) else a
 
 
 def _per_block(fn, blocks, width, dtype, **kwargs):

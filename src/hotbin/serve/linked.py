@@ -114,9 +114,9 @@ class Linked:
             return self.table.take(idx)
         import dask
 
-        d = self.data
-        got = dask.compute({k: v[idx] for k, v in self._source.items()},
-                           None if d.by is None else d.by[idx])
+        cf = self.cf  # its dask arrays: the columns as given may be dask dataframe columns
+        got = dask.compute(dict(zip(cf.names, (v[idx] for v in cf.cols))),
+                           None if cf.codes is None else cf.codes[idx])
         return self._held(*got)
 
     # --- brushes and panels ---------------------------------------------------------------
