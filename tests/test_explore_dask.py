@@ -251,11 +251,13 @@ def test_brushes_on_a_distributed_cluster(table):
     distributed = pytest.importorskip("distributed")
     df, kind = table
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
-                            dashboard_address=":0"):
+                            dashboard_address=":0"), distributed.get_task_stream() as tasks:
         data = _dataset(df, kind, True, None)
         f = data.linked.filters({"fare": (10.0, 20.5), "kind": ["card"]}, (-1.0, 1.0, -1.0, 1.0))
         got = data.linked.hist(f, data.linked.panel("seats"))
         rows = data.passing({"fare": (10.0, 20.5), "kind": ["card"]}, (-1.0, 1.0, -1.0, 1.0))
+    ran = {str(t["key"]) for t in tasks.data}
+    assert any("_block_counts" in k for k in ran) and any("_passing_rows" in k for k in ran)
     ok = _ok(df, kind, [("fare", 10.0, 20.5)], (-1.0, 1.0, -1.0, 1.0), ["card"])
     assert got["counts"] == np.histogram(df.seats[ok], 8, (0.0, 8.0))[0].tolist()
     np.testing.assert_array_equal(rows, np.flatnonzero(ok))

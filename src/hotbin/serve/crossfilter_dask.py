@@ -102,10 +102,6 @@ class DaskCrossfilter(Crossfilter):
         hists = [(at[c], p.bins, p.lo, p.hi, int(o)) for c, p, o in zip(pcol, panels, own)]
         return (len(used), brushes, hists), blocks
 
-    def _rows(self, filters: Filters):
-        """``(per-partition (map, all) counts)`` under ``filters``: kept, or a new pass."""
-        return self._run(filters, [])[0]
-
     def map_count(self, filters: Filters) -> int:
         """How many rows the map shows under ``filters``."""
         if not filters.map_key[0] and filters.map_key[1] is None:
@@ -147,7 +143,7 @@ class DaskCrossfilter(Crossfilter):
         partitions that hold them."""
         if filters.empty:
             return self.n, np.arange(min(offset, self.n), min(offset + limit, self.n), dtype=np.int64)
-        per = self._rows(filters)[:, 1]
+        per = self._run(filters, [])[0][:, 1]  # each partition's passing rows: kept, or a pass
         ends = np.cumsum(per)
         first = int(np.searchsorted(ends, offset, side="right"))
         last = int(np.searchsorted(ends, offset + limit, side="left"))
