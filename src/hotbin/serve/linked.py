@@ -3,11 +3,13 @@
 :class:`Linked` holds every column a brush or a histogram may name (the map's coordinates as
 given, the weights, the ``--hist`` columns; the categories) in a
 :class:`~hotbin.serve.crossfilter.Crossfilter` built on first use: on the host, or on the GPU
-(:class:`~hotbin.serve.crossfilter_gpu.DeviceCrossfilter`) when the map's points are there;
+(:class:`~hotbin.serve.crossfilter_gpu.DeviceCrossfilter`) when the map's points are there,
+or over the partitions of Dask data (:class:`~hotbin.serve.crossfilter_dask.DaskCrossfilter`);
 and the input table for
 the drill-down: every column of the input, row for row, kept in memory as a pyarrow table so
 that the first rows of a selection are a ``take`` away (re-reading them from the file by
-number would keep memory low but cost a scan of the file per request).
+number would keep memory low but cost a scan of the file per request). Of Dask data without
+a table, the drill-down reads its rows from the columns' partitions that hold them.
 """
 from __future__ import annotations
 
@@ -209,7 +211,7 @@ class Linked:
         if filters is None or not filters.ranges and filters.cats is None:
             return None
         host = all(a is None or isinstance(a, np.ndarray) for a in arrays)
-        if self.lazy or host != on_gpu(self.data.x):  # the arrays are where the crossfilter's rows are
+        if self.lazy or host != on_gpu(self.data.x):  # where the crossfilter's rows are
             return self.cf.subset(filters, arrays)
         keep = self.map_rows(filters)
         keep = to_host(keep) if host else xp(arrays[0]).asarray(keep)
