@@ -265,8 +265,8 @@ def test_brushes_on_a_distributed_cluster(table):
 
 @pytest.mark.slow  # a local cluster of processes starts and reads the file
 def test_cli_serve_on_a_local_cluster_answers_brushes(tmp_path):
-    """``hotbin serve --scheduler local``: the category, the weight's brush and the box filter
-    the map, the histograms and the drill-down, as NumPy's masks of the file's rows."""
+    """``hotbin serve --scheduler local --hist ...``: the category, the histograms' brushes and the
+    box filter the map, the linked histograms and the drill-down, as NumPy's masks of the file's rows."""
     import json
     import re
     import signal
@@ -282,8 +282,8 @@ def test_cli_serve_on_a_local_cluster_answers_brushes(tmp_path):
     path = tmp_path / "trips.csv"
     pd.DataFrame({"lon": x, "lat": y, "fare": v, "kind": kind}).to_csv(path, index=False)
     proc = subprocess.Popen([sys.executable, "-m", "hotbin", "serve", str(path), "--x", "lon", "--y", "lat",
-                             "--agg", "mean:fare", "--by", "kind", "--port", "0", "--no-browser",
-                             "--scheduler", "local"], stderr=subprocess.PIPE, text=True)
+                             "--agg", "mean:fare", "--by", "kind", "--hist", "fare:9:0:9", "--hist", "lat:6:40.6:40.9",
+                             "--port", "0", "--no-browser", "--scheduler", "local"], stderr=subprocess.PIPE, text=True)
     try:
         lines = []
         while not (found := re.search(r"(http://127\.0\.0\.1:\d+/)", lines[-1] if lines else "")):
@@ -302,6 +302,11 @@ def test_cli_serve_on_a_local_cluster_answers_brushes(tmp_path):
         assert stats["in_view"] == (shown & inbox).sum()
         hist = get(f"hist.json?column=fare&bins=9&lo=0&hi=9&f.kind=green&{box}")
         assert hist["counts"] == np.histogram(v[green & inbox], 9, (0, 9))[0].tolist()
+        # the server's own panels (--hist), each filtered by every brush but its own
+        fare = get(f"hist.json?column=fare&f.kind=green&f.lat=40.65,40.85&{box}")
+        assert fare["counts"] == np.histogram(v[green & inbox & (y >= 40.65) & (y < 40.85)], 9, (0, 9))[0].tolist()
+        lat = get(f"hist.json?column=lat&f.kind=green&f.lat=40.65,40.85&f.fare=1,3&{box}")
+        assert lat["counts"] == np.histogram(y[shown & inbox], 6, (40.6, 40.9))[0].tolist()
         rows = get(f"rows.json?{box}&f.kind=green&f.fare=1,3&limit=4&offset=2")
         want = np.flatnonzero(shown & inbox)
         assert rows["count"] == want.size and rows["columns"] == ["lon", "lat", "fare", "kind"]

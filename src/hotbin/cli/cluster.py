@@ -205,12 +205,13 @@ def _fold(share, first, job, op, reads, backend, offload):
 
 
 def _load(share, job, labels):
-    """A task: the columns of a share in memory (``x``, ``y``, ``weight``, ``by`` codes)."""
+    """A task: the columns of a share in memory (by their place in ``job.numbers``; ``by``
+    codes)."""
     src, data = job.data(share)
     with src:
         parts = [cols for cols, _ in data]
-    keys = ["x", "y", "weight"][:len(job.numbers)]
-    out = {k: np.concatenate([p[i] for p in parts]) if parts else np.zeros(0) for i, k in enumerate(keys)}
+    out = {i: np.concatenate([p[i] for p in parts]) if parts else np.zeros(0)
+           for i in range(len(job.numbers))}
     if labels is not None:
         codes = [labels.indices(p[-1]) for p in parts]
         out["by"] = np.concatenate(codes).astype(np.int32) if codes else np.zeros(0, np.int32)
@@ -228,7 +229,9 @@ def lazy_columns(args):
 
     files, base = data_files(args.input)
     numbers = [c for c in (args.x, args.y, args.value) if c]
-    job = _Job(base, tuple(numbers), args.by, None, args.strict, 1 << 20, False)
+    wanted = list(dict.fromkeys(h for h, *_ in args.hist))
+    hist = [c for c in wanted if c not in numbers]
+    job = _Job(base, tuple(numbers + hist), args.by, None, args.strict, 1 << 20, False)
     _, client = _connect(args.scheduler, distributed)
     shares = _shares(files, client)
     labels = None
@@ -245,20 +248,23 @@ def lazy_columns(args):
         junk.kinds |= kinds
     if junk.message():
         print(f"hotbin serve: {junk.message()}", file=sys.stderr)
-    keys = ["x", "y", "weight"][:len(numbers)] + (["by"] if args.by else [])
-    cols = {}
-    for k in keys:
-        dtype = np.int32 if k == "by" else np.float64
-        pieces = [da.from_delayed(client.submit(_column, f, k, pure=False), shape=(n,), dtype=dtype)
+    def column(key, dtype=np.float64):
+        pieces = [da.from_delayed(client.submit(_column, f, key, pure=False), shape=(n,), dtype=dtype)
                   for f, (n, _) in zip(loaded, info)]
-        cols[k] = da.concatenate(pieces) if pieces else da.zeros(0, dtype=dtype)
+        return da.concatenate(pieces) if pieces else da.zeros(0, dtype=dtype)
+
+    cols = {k: column(i) for i, k in enumerate(["x", "y", "weight"][:len(numbers)])}
+    if args.by:
+        cols["by"] = column("by", np.int32)
+    if wanted:
+        cols["hist"] = {h: column((numbers + hist).index(h)) for h in wanted}
     names = None if labels is None or labels.integer else labels.labels
     return cols, names, f"{len(files)} file(s) on the Dask cluster"
 
 
 def _lengths(loaded):
     out, junk = loaded
-    return len(out["x"]), junk
+    return len(out[0]), junk
 
 
 def _column(loaded, key):

@@ -75,8 +75,6 @@ def run(args) -> int:
     if args.demo and (args.input or args.by or args.value or args.project or args.hist):
         raise UserError("--demo serves generated points: give no INPUT, values, --by, --project or "
                         "--hist")
-    if args.scheduler and args.hist:
-        raise UserError("--hist needs the data in memory: give no --scheduler")
     if not args.demo and not args.input:
         raise UserError("give an INPUT file (CSV or Parquet), or --demo")
     if not args.demo and not (args.x and args.y):
