@@ -23,6 +23,7 @@ with warnings.catch_warnings():
 from hotbin.serve import Dataset, create_app  # noqa: E402
 from hotbin.serve.crossfilter import Crossfilter, Filters, Panel  # noqa: E402
 from hotbin.serve.crossfilter_dask import DaskCrossfilter  # noqa: E402
+from test_explore import _f, _ok  # noqa: E402  (the NumPy masks and the brushes' query)
 
 N = 20_000
 CHUNKS = ((3001, 0, 1, 6998, 10_000),)  # uneven, with an empty and a one-row partition
@@ -70,28 +71,6 @@ def clients(request, table):
     with TestClient(create_app(_dataset(df, kind, False, given))) as mem, \
             TestClient(create_app(_dataset(df, kind, True, given))) as lazy:
         yield mem, lazy
-
-
-def _ok(df, kind, brushes=(), box=None, cats=None):
-    ok = np.ones(len(df), bool)
-    for col, lo, hi in brushes:
-        v = df[col].to_numpy()
-        ok &= (v >= lo) & (v < hi)
-    if box is not None:
-        ok &= (df.x >= box[0]).to_numpy() & (df.x < box[1]).to_numpy()
-        ok &= (df.y >= box[2]).to_numpy() & (df.y < box[3]).to_numpy()
-    if cats is not None:
-        ok &= np.isin(kind, [LABELS.index(c) for c in cats])
-    return ok
-
-
-def _f(brushes=(), box=None, cats=None):
-    q = "".join(f"&f.{c}={lo},{hi}" for c, lo, hi in brushes)
-    if box is not None:
-        q += "&" + "&".join(f"{k}={v}" for k, v in zip(("x0", "x1", "y0", "y1"), box))
-    if cats is not None:
-        q += "&f.kind=" + ",".join(cats)
-    return q
 
 
 CASES = [((), None, None), ((("fare", 10.0, 20.5),), None, None),
