@@ -415,8 +415,8 @@ def test_fixed_combine_on_the_device_is_the_hosts(rng):
 def test_guessed_scale_equals_the_whole_datas(wdt, path, rng, monkeypatch):
     """deterministic=True on large device weights guesses the scale from a sample (hist1d.cu
     sample_scale) and confirms it with the max |w| the sums kernel saw (hist_sum's seen), on
-    the public call's front door (range given: backend.device_histogram, the guess used on the
-    device) and on the general path (range from the data: plan.weighted, the guess read back):
+    the public call's front door (range given: exec.local.device_histogram) and on the general
+    path (range from the data), both through weighted, the guess made on the device:
     right guesses, a largest weight the sample misses (the sums run again), a tail the sample
     cannot bound (no guess), a NaN it misses, the checked partial itself (the words of the
     unchecked kernel and the max |w|), and when the sample guesses."""
@@ -427,9 +427,9 @@ def test_guessed_scale_equals_the_whole_datas(wdt, path, rng, monkeypatch):
     runs = []
     real = cb.sums.sums
     monkeypatch.setattr(cb.sums, "sums", lambda *a, **k: runs.append(1) or real(*a, **k))
-    # sums launches: front door hit 1, miss 2 (the guessed run, then the exact one), no guess 2
-    # (a pass that only finds max |w|, then the exact one); general path 1 / 2 / 1 (max_abs first)
-    want = {"hit": 1, "miss": 2, "tail": 2 if path == "front" else 1}
+    # sums launches on both paths: hit 1, miss 2 (the guessed run, then the exact one), no guess 2
+    # (a pass that only finds max |w|, then the exact one)
+    want = {"hit": 1, "miss": 2, "tail": 2}
     for case in ("hit", "miss", "tail", "nan"):
         ww = w.copy()
         if case == "miss":
@@ -472,7 +472,7 @@ def test_front_door_deterministic_extremes(wdt, rng):
     """The front door's deterministic sums (device guess, fixed_finish's float64) equal the cpu
     backend's bit for bit at extreme scales: subnormal, tiny, huge weights, mixed signs, with
     values of several dtypes; a zero sample (no guess) too. And the front door is taken."""
-    from hotbin import backend as registry
+    from hotbin.exec.local import device_histogram
 
     n = cb.sums.SAMPLE_FROM + 5
     mags = (1e-40, 1e-30, 1.0, 1e30) if wdt == np.float32 else (5e-320, 1e-300, 1.0, 1e300)
@@ -484,7 +484,7 @@ def test_front_door_deterministic_extremes(wdt, rng):
             v = (rng.random(n) * (300 if np.dtype(vdt).kind == "f" else 255.9)).astype(vdt)
             ref, _ = hotbin.histogram(v, 37, (0, 256), weights=w, deterministic=True, backend="cpu")
             dv, dw = cp.asarray(v), cp.asarray(w)
-            found = registry.device_histogram(None, dv, 37, (0, 256), dw, True)
+            found = device_histogram(None, dv, 37, (0, 256), dw, True)
             assert found is not None, (mag, vdt)
             np.testing.assert_array_equal(found[0].get().view(np.int64), ref.view(np.int64),
                                           err_msg=f"{mag} {np.dtype(vdt).name}")

@@ -1,5 +1,5 @@
 """The common count planned once (backend/cuda/quick.py) against the cpu backend, bit for bit,
-the public call's path for it (backend.device_histogram), the results zeroed in advance, and the
+the public call's path for it (exec.local.device_histogram), the results zeroed in advance, and the
 device copies of cached edges (arrays.shared_copy) that the public call returns.
 
 Skips cleanly without CuPy or without a CUDA device.
@@ -14,6 +14,7 @@ from hotbin import backend as backends
 from hotbin.core import reductions
 from hotbin.backend import cpu as cpub
 from hotbin.core.binning import histogram_rule
+from hotbin.exec.local import device_histogram
 
 cp = pytest.importorskip("cupy")
 from hotbin.backend import cuda as cb  # noqa: E402
@@ -130,20 +131,20 @@ def test_quick_shift_counts(dtype, bins, r, shape, rng):
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint16, np.int16, np.int32, np.int64, np.uint64,
                                    np.float16, np.float32, np.float64], ids=lambda d: np.dtype(d).name)
 def test_device_histogram_equal_numpy(dtype, rng):
-    """The common call on a CuPy array at once (backend.device_histogram, which the public call takes
+    """The common call on a CuPy array at once (exec.local.device_histogram, which the public call takes
     first): NumPy's counts and edges, value for value and dtype for dtype, each a new array."""
     v = _values(dtype, rng)
     a = cp.asarray(v)
     rules = [(7, (-3, 3)), (256, (0, 256)), (100, (0.5, 99.5)), (3, (0, 1)), (4, (2, 2)), (5, (-0.0, 0.0))]
     for bins, r in rules + ([(4096, (0, 65536))] if dtype != np.float16 else []):
-        found = backends.device_histogram(None, a, bins, r)
+        found = device_histogram(None, a, bins, r)
         assert found is not None, f"{bins} over {r}: not taken"
         ref_h, ref_e = np.histogram(v, bins, r)
         for h, e in (found, hotbin.histogram(a, bins, r), hotbin.histogram(a[::1], bins, r, backend="cuda")):
             assert isinstance(h, cp.ndarray) and h.dtype == cp.int64 and e.dtype == ref_e.dtype
             np.testing.assert_array_equal(h.get(), ref_h, err_msg=f"{bins} over {r}")
             np.testing.assert_array_equal(e.get(), ref_e, err_msg=f"{bins} over {r}")
-        h2, _ = backends.device_histogram("cuda", a[::2], bins, r)  # strided: the general cuda path
+        h2, _ = device_histogram("cuda", a[::2], bins, r)  # strided: the general cuda path
         np.testing.assert_array_equal(h2.get(), np.histogram(v[::2], bins, r)[0])
 
 
@@ -151,7 +152,7 @@ def test_device_histogram_equal_numpy(dtype, rng):
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int64, np.float32, np.float64],
                          ids=lambda d: np.dtype(d).name)
 def test_device_histogram_float_sums(dtype, wdtype, rng):
-    """Float weights summed in float64 at once (backend.device_histogram's SUM_F64, not the plan):
+    """Float weights summed in float64 at once (exec.local.device_histogram's SUM_F64):
     NumPy's sums and edges, float64 CuPy results. Weights that are multiples of 1/8 below 2^20 sum
     exactly in any order, so the atomics' order cannot hide a wrong bin; NaN weights make their
     bin NaN, as in NumPy. Other weights (integers, bool, float16, complex, another shape, host
@@ -161,7 +162,7 @@ def test_device_histogram_float_sums(dtype, wdtype, rng):
     w[::997] = np.nan
     a, dw = cp.asarray(v), cp.asarray(w)
     for bins, r in [(7, (-3, 3)), (256, (0, 256)), (100, (0.5, 99.5))]:
-        found = backends.device_histogram(None, a, bins, r, dw)
+        found = device_histogram(None, a, bins, r, dw)
         assert found is not None, f"{bins} over {r}: not taken"
         ref_h, ref_e = np.histogram(v, bins, r, weights=w.astype(np.float64))
         for h, e in (found, hotbin.histogram(a, bins, r, weights=dw)):
@@ -172,7 +173,7 @@ def test_device_histogram_float_sums(dtype, wdtype, rng):
     df = cp.asarray(finite)
     general = [df.astype(cp.int32), df > 0, df.astype(cp.float16), df.astype(cp.complex128), dw[:-1], w]
     for other in general:
-        assert backends.device_histogram(None, a, 256, (0, 256), other) is None, other.dtype
+        assert device_histogram(None, a, 256, (0, 256), other) is None, other.dtype
     for other in (general[0], general[3]):  # (NumPy sums bool and float16 weights in their own dtype)
         h, _ = hotbin.histogram(a, 256, (0, 256), weights=other)
         ref = np.histogram(v, 256, (0, 256), weights=other.get())[0]
@@ -193,11 +194,11 @@ def test_device_histogram_leave_the_rest_to_the_general_path(rng, monkeypatch):
             (a, True, (0, 100), None), (a, 0, (0, 100), None), (a, 10, (0, 2 ** 62), None),
             (a.astype(cp.complex64), 10, (0, 100), None)]
     for x, bins, r, be in none:
-        assert backends.device_histogram(be, x, bins, r) is None, (bins, r, be)
+        assert device_histogram(be, x, bins, r) is None, (bins, r, be)
     monkeypatch.setenv(backends.ENV, "cpu")
-    assert backends.device_histogram(None, a, 10, (0, 100)) is None
+    assert device_histogram(None, a, 10, (0, 100)) is None
     monkeypatch.delenv(backends.ENV)
-    assert backends.device_histogram(None, a, 10, (0, 100)) is not None
+    assert device_histogram(None, a, 10, (0, 100)) is not None
     with pytest.warns(RuntimeWarning, match="Converting input from bool"):
         h, _ = hotbin.histogram(a > 50, 2, (0, 2))
     np.testing.assert_array_equal(h.get(), np.histogram((v > 50).astype(np.uint8), 2, (0, 2))[0])

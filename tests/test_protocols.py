@@ -11,7 +11,7 @@ from hotbin.exec.executor import Executor
 from hotbin.exec.local import Local
 
 #: Executor methods with a default in the protocol (an implementation may inherit them)
-DEFAULTS = {"scale_guess", "finite_extents"}
+DEFAULTS = {"scale_guess", "finite_extents", "fixed_sums"}
 
 
 def _members(proto):

@@ -27,7 +27,7 @@ from .core.binning import check_data, histogram2d_rules, histogram_rule, histogr
 from .exec.grid import columns, grid
 from .core.numpy_compat import no_edges, numpy_only, numpy_result
 from .exec import ops
-from .exec.local import executor, portable, weighted
+from .exec.local import device_histogram, executor, portable, weighted
 from .core.reductions import COUNT, SUM_F64
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount", "cumsum",
@@ -95,7 +95,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None, *, backend=Non
             (hist,) = ex.run(ops.Op(ops.histogram, (rule,), (rule.nbins,)), ex.array(a))
             return hist, rule.edges.copy()  # a range's edges are shared (a cached rule)
     if axis is None and not density:  # a CuPy array's common calls
-        found = _backends.device_histogram(backend, a, bins, range, weights, deterministic)
+        found = device_histogram(backend, a, bins, range, weights, deterministic)
         if found is not None:
             return found
     if axis is None and (numpy_only(a, weights, range, bins) or no_edges(bins)):

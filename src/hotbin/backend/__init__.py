@@ -33,7 +33,8 @@ and the primitives, on arrays adapted by :func:`hotbin.core.arrays.adapt`:
 ``deterministic_sums(a, rule, w) -> array | None`` (optional, device backends)
     the float64 fixed-point sums of ``histogram(a, rule, w, fixed(scale))``
     finished, at the scale of the whole ``w``'s max ``|w|``, where the backend
-    can guess and confirm that scale without waiting (:func:`device_histogram`).
+    can guess and confirm that scale without waiting (:func:`hotbin.exec.local.weighted`
+    asks for it through the executor's ``fixed_sums``).
 ``histogram(a, rule, weights=None, red=COUNT)``
     the partial of the reduction ``red`` (:mod:`hotbin.core.reductions`; the
     backend's accumulator is chosen by ``red.acc``) over the bins of the 1-D
@@ -78,8 +79,8 @@ cuda backend's tuning data), for results whose bits are the same there. Small in
 are decided without importing anything.
 
 The common calls on a CuPy array (``histogram(x, n, (lo, hi))``, also with CuPy ``weights=`` and
-``deterministic=True``) skip the front door's steps that change nothing for them:
-:func:`device_histogram`.
+``deterministic=True``) skip the front door's checks that change nothing for them:
+:func:`device_rule`.
 """
 from __future__ import annotations
 
@@ -93,13 +94,12 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..core.arrays import on_gpu, shared_copy, to_host
+from ..core.arrays import on_gpu, to_host
 from ..core.binning import plain_rule
-from ..core.reductions import SUM_F64
 from .counting import counting
 
 __all__ = ["BackendModule", "CAPABLE", "OPTIONAL", "NAMES", "ENV", "load", "available", "select", "name_for", "offloaded", "gpu_usable", "call",
-           "device_histogram", "on_gpu", "to_host"]
+           "device_rule", "on_gpu", "to_host"]
 
 @runtime_checkable
 class BackendModule(Protocol):
@@ -351,25 +351,19 @@ def _host(v):
     return to_host(v) if hasattr(v, "dtype") and hasattr(v, "shape") else v
 
 
-def device_histogram(backend, a, bins, range, weights=None, deterministic=False):
-    """``(hist, edges)`` of ``hotbin.histogram(a, bins, range, weights=weights,
-    deterministic=deterministic)`` for the common calls on CuPy arrays, or None: the general
-    path (:mod:`hotbin.exec.local`) answers.
+def device_rule(backend, a, bins, range, weights=None):
+    """The bin rule of ``hotbin.histogram(a, bins, range, weights=weights)`` for the common
+    calls on CuPy arrays, built at once, or None: the general path's checks answer.
 
     The common calls: ``bins`` an int over a pair of Python numbers (:func:`hotbin.core.binning.plain_rule`,
-    built once), no density or axis (the caller's test), integer or float values (bool
-    warns on the general path), and the backend :func:`name_for` picks already loaded and taking
-    device arrays as they are (``DEVICE == "cuda"``); ``weights`` None (counts) or a float32 /
-    float64 CuPy array of ``a``'s shape: summed in float64 (``SUM_F64``, the reduction the
-    general path picks for float weights), or with ``deterministic`` in fixed point (the
-    backend's ``deterministic_sums``, which answers None where it cannot guess the scale). The
-    general path's other steps change nothing for them (a CuPy array is no dask collection and
-    no NumPy-only input, adapting and restoring leave it as it is, a single in-memory block
-    makes no partials to merge, and SUM_F64's result is its partial), and the host's time
-    before the launch is what a one-call histogram of a large array waits for: the
-    rule, then the backend's ``histogram`` (cuda: one lookup and one launch for counts,
-    backend/cuda/quick.py) or ``deterministic_sums``, then the edges' device copy. The same
-    answer, bit for bit (tests/test_cuda_quick.py, tests/test_deterministic.py).
+    built once), no density or axis (the caller's test), integer or float values (bool warns on
+    the general path), and the backend :func:`name_for` picks already loaded and taking device
+    arrays as they are (``DEVICE == "cuda"``); ``weights`` None (counts) or a float32 / float64
+    CuPy array of ``a``'s shape. The general path's other steps change nothing for them (a CuPy
+    array is no dask collection and no NumPy-only input, adapting and restoring leave it as it
+    is, a single in-memory block makes no partials to merge), and the host's time before the
+    launch is what a one-call histogram of a large array waits for: the front door runs their op
+    at once (:func:`hotbin.exec.local.device_histogram`).
     """
     cp = sys.modules.get("cupy")
     if cp is None or type(a) is not cp.ndarray or a.dtype.kind not in "iuf":
@@ -378,18 +372,11 @@ def device_histogram(backend, a, bins, range, weights=None, deterministic=False)
                                 or weights.dtype not in _FLOAT_WEIGHTS):
         return None
     be = _LOADED.get(backend or os.environ.get(ENV) or _claimant((a,)))
-    rule = plain_rule(a.dtype, bins, range)
-    if be is None or be.module.DEVICE != "cuda" or rule is None or rule.exact is not None:
+    if be is None or be.module.DEVICE != "cuda":
         return None
-    if weights is None:
-        hist = be.module.histogram(a, rule)
-    elif deterministic:
-        fixed = getattr(be.module, "deterministic_sums", None)
-        hist = None if fixed is None else fixed(a, rule, weights)
-    else:
-        hist = be.module.histogram(a, rule, weights, SUM_F64)
-    return None if hist is None or hist is NotImplemented else (hist, shared_copy(rule.edges, a))
+    rule = plain_rule(a.dtype, bins, range)
+    return None if rule is None or rule.exact is not None else rule
 
 
-#: weights :func:`device_histogram` sums as they are (others: the general path converts them)
+#: weights :func:`device_rule` takes as they are (others: the general path converts them)
 _FLOAT_WEIGHTS = (np.dtype(np.float32), np.dtype(np.float64))

@@ -17,7 +17,8 @@ class Executor(Protocol):
     """What every executor offers the front doors (:mod:`hotbin.exec.local`): :class:`hotbin.exec.local.Local`,
     :class:`hotbin.exec.dask.Dask` and :class:`hotbin.exec.stream.Stream` implement it (``lazy``: whether
     results are lazy).
-    ``scale_guess`` and ``finite_extents`` have defaults here; Dask also offers ``lazy_edges``."""
+    ``scale_guess``, ``fixed_sums`` and ``finite_extents`` have defaults here; Dask also offers
+    ``lazy_edges``."""
 
     lazy: bool
 
@@ -39,6 +40,12 @@ class Executor(Protocol):
     def scale_guess(self, w) -> int | None:
         """A guess of the fixed-point scale of ``w`` that the sums confirm, or None: the
         scale comes from :meth:`stats` first (:func:`hotbin.exec.local.weighted`)."""
+        return None
+
+    def fixed_sums(self, op, x, w):
+        """The finished ``deterministic=True`` sums of the 1-D histogram ``op`` over ``x`` weighted
+        by ``w``, where the backend guesses and confirms their fixed-point scale on its device
+        without waiting; else None (:func:`hotbin.exec.local.weighted` finds the scale)."""
         return None
 
     def extents(self, arrays, finite=False):

@@ -34,13 +34,13 @@ import numpy as np
 
 from .. import backend as _backends
 from ..core import fixedpoint
-from ..core.arrays import adapt, is_dask, restore
+from ..core.arrays import adapt, is_dask, restore, shared_copy
 from .executor import Executor
-from .ops import block_extent
+from .ops import Op, block_extent, histogram
 from ..core.ranges import percentile_range
 from ..core.reductions import COUNT, checked, fixed, for_weights, seen_of
 
-__all__ = ["Local", "executor", "portable", "weighted"]
+__all__ = ["Local", "executor", "portable", "weighted", "device_histogram"]
 
 
 class Local(Executor):
@@ -106,6 +106,10 @@ class Local(Executor):
     def starts(self, x):
         """The index of each block's first element: one block, at 0 (see :meth:`.dask.Dask.starts`)."""
         return np.zeros(1, np.int64)
+
+    def fixed_sums(self, op, x, w):
+        fused = getattr(self.be.module, "deterministic_sums", None)
+        return None if fused is None else fused(x, op.rules[0], w)
 
     def extents(self, arrays, finite=False):
         """``(lo, hi)`` of each array (of its finite values as float64 with ``finite``);
@@ -174,6 +178,10 @@ def weighted(ex, op, arrays, w, deterministic):
     scale = None
     if deterministic and w.dtype.kind == "f":
         single = len(op.shape) == 1 and not (op.points or op.tally)
+        if single and op.kernel is histogram:  # the backend may guess and confirm on its device
+            done = ex.fixed_sums(op, arrays[0], w)
+            if done is not None:
+                return (done,)
         guess = ex.scale_guess(w) if single else None
         if guess is not None:
             found, scale = _guessed(run(checked(guess)), guess, ex, w, op.shape[0])
@@ -201,3 +209,17 @@ def _guessed(out, guess, ex, w, nbins):
     m = ex.stats(w)[0] if seen is None else seen()
     scale = fixedpoint.scale_for(m, int(w.size))
     return ((result,), None) if scale == guess else (None, scale)
+
+
+def device_histogram(backend, a, bins, range, weights=None, deterministic=False):
+    """``(hist, edges)`` of ``hotbin.histogram(a, bins, range, weights=weights,
+    deterministic=deterministic)`` for the common calls on CuPy arrays, or None: the general
+    path answers. The rule is built at once (:func:`hotbin.backend.device_rule`, which says
+    which calls), and the op runs as every call's does, by the executor through
+    :func:`weighted`: the same answer, bit for bit, without the general path's checks."""
+    rule = _backends.device_rule(backend, a, bins, range, weights)
+    if rule is None:
+        return None
+    ex = executor(backend, a, weights)
+    (hist,) = weighted(ex, Op(histogram, (rule,), (rule.nbins,)), [a], weights, deterministic)
+    return hist, shared_copy(rule.edges, a)
