@@ -21,6 +21,7 @@ from numba.typed import List
 
 from ..backend import load
 from ..core._jit import njit
+from ..core.arrays import xp
 from ..core.binning import histogram_rule
 
 __all__ = ["Crossfilter", "Filters", "Panel", "MAX_BINS"]
@@ -30,7 +31,7 @@ MAX_BINS = 10_000
 #: results of passes kept (each holds a byte per row)
 KEEP = 4
 #: bit 0 of a row's state: it passes every brush but the box (the map shows it); bit 1: every one
-MAP, ALL = 1, 2
+MAP, ALL = np.uint8(1), np.uint8(2)  # uint8: a state masked by them stays a byte a row (CuPy too)
 #: rows a chunk's loop handles at a time: their masks first, then each panel's bins
 BLOCK = 2048
 #: slots after a panel's bins where rows in none of them count, in turn (one slot would make
@@ -150,7 +151,7 @@ class Crossfilter:
         if key is not None and key[0] == filters.map_key:
             return len(cut[0])
         state = self._map_state(filters)
-        return self.n if state is None else int(np.count_nonzero(state & MAP))
+        return self.n if state is None else int(xp(state).count_nonzero(state & MAP))
 
     def subset(self, filters: Filters, arrays):
         """``arrays`` (NumPy, one per row) cut to the rows the map shows, in order (compacted
@@ -194,7 +195,7 @@ class Crossfilter:
         """Per row, True when it passes every brush but the box (the rows the map shows); None
         when there is no such brush. ``extra``: panels to count in the same pass if one is run."""
         state = self._map_state(filters, extra)
-        return None if state is None else (state & MAP).view(bool)
+        return None if state is None else (state & MAP).view(np.bool_)
 
     def _map_state(self, filters: Filters, extra=()):
         """A state of every row under ``filters``' brushes but the box (kept, or a new pass)."""
@@ -208,9 +209,11 @@ class Crossfilter:
 
     def passing(self, filters: Filters) -> np.ndarray:
         """Row numbers (int64, in order) passing every brush and the box."""
-        if filters.empty:
-            return np.arange(self.n, dtype=np.int64)
-        return np.flatnonzero(self._run(filters, [])[0] & ALL).astype(np.int64, copy=False)
+        state = self._run(filters, [])[0] if not filters.empty else None
+        x = xp(self.cols[-1])
+        if state is None:
+            return x.arange(self.n, dtype=np.int64)
+        return x.flatnonzero(state & ALL).astype(np.int64, copy=False)
 
     def _run(self, filters: Filters, panels: list):
         with self._lock:

@@ -14,14 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.binning import histogram_rule
-from .crossfilter import ALL, MAP, Crossfilter, Filters, Panel
+from .crossfilter import Crossfilter, Filters, Panel
 
 __all__ = ["DeviceCrossfilter", "SLAB"]
 
 #: rows binned at a time (their float64 copy and the rule's int64 temporaries: about 3 GB)
 SLAB = 1 << 26
-#: the state bits as uint8 scalars: a state masked by them stays a byte a row
-_MAP, _ALL = np.uint8(MAP), np.uint8(ALL)
 
 
 class DeviceCrossfilter(Crossfilter):
@@ -29,7 +27,8 @@ class DeviceCrossfilter(Crossfilter):
 
     Takes the same arguments (any arrays: host ones are copied to the device once, device
     ones are used as they are). :meth:`histograms` returns NumPy counts; :meth:`subset`,
-    :meth:`map_rows` and :meth:`passing` return CuPy arrays.
+    :meth:`map_rows` and :meth:`passing` return CuPy arrays (the host class's readers of the
+    state bytes work on either library).
     """
 
     def _hold(self, arrays):
@@ -98,20 +97,6 @@ class DeviceCrossfilter(Crossfilter):
         start = np.cumsum([0] + [p.bins for p in panels])
         return state, {p: flat[start[k]:start[k + 1]] for k, p in enumerate(panels)}
 
-    def map_rows(self, filters: Filters, extra=()):
-        """Per row (bool, on the device), True when it passes every brush but the box; None
-        when there is no such brush."""
-        state = self._map_state(filters, extra)
-        return None if state is None else (state & _MAP).view(_cp().bool_)
-
-    def map_count(self, filters: Filters) -> int:
-        """How many rows the map shows under ``filters``."""
-        key, cut = self._subset
-        if key is not None and key[0] == filters.map_key:
-            return len(cut[0])
-        state = self._map_state(filters)
-        return self.n if state is None else int(_cp().count_nonzero(state & _MAP))
-
     def subset(self, filters: Filters, arrays):
         """``arrays`` (one value per row; CuPy, or copied to the device) cut to the rows the
         map shows, in order, on the device; None when every row is shown. The latest subset
@@ -126,13 +111,6 @@ class DeviceCrossfilter(Crossfilter):
         out = [None if a is None else cp.asarray(a)[rows] for a in arrays]
         self._subset = (key, out)
         return out
-
-    def passing(self, filters: Filters):
-        """Row numbers (int64 on the device, in order) passing every brush and the box."""
-        cp = _cp()
-        if filters.empty:
-            return cp.arange(self.n, dtype=cp.int64)
-        return cp.flatnonzero(self._run(filters, [])[0] & _ALL).astype(cp.int64, copy=False)
 
 
 def _cp():
