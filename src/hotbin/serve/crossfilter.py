@@ -24,7 +24,7 @@ from ..core._jit import njit
 from ..core.arrays import xp
 from ..core.binning import histogram_rule
 
-__all__ = ["Crossfilter", "Filters", "Panel", "MAX_BINS"]
+__all__ = ["Crossfilter", "Filters", "Panel", "MAX_BINS", "panel_bins"]
 
 #: the most bins a histogram panel may have
 MAX_BINS = 10_000
@@ -124,12 +124,8 @@ class Crossfilter:
         self._defaults = panels
 
     def _binned(self, p: Panel) -> np.ndarray:
-        """Each row's bin in panel ``p`` (``p.bins`` for none) by the exact rule of
-        ``numpy.histogram(column, p.bins, (p.lo, p.hi))``."""
-        col = self.cols[self.names.index(p.column)]
-        i = load("cpu").bin_index(col, histogram_rule(col, p.bins, (p.lo, p.hi))).astype(np.uint16)
-        i[i == np.uint16(0xFFFF)] = p.bins  # -1: in no bin
-        return i
+        """Each row's bin in panel ``p`` (:func:`panel_bins`)."""
+        return panel_bins(self.cols[self.names.index(p.column)], p.bins, p.lo, p.hi)
 
     def _bins_of(self, p: Panel) -> np.ndarray:
         """The rows' bins of panel ``p``: prebinned, or binned now and kept (the latest KEEP)."""
@@ -269,6 +265,16 @@ class Crossfilter:
         args = (np.array(cols, np.int64), np.array(lo, np.float64), np.array(hi, np.float64),
                 np.array(bit, np.int64), codes, keep, cat_bit, box_bit)
         return args, bits
+
+
+def panel_bins(col, bins: int, lo: float, hi: float):
+    """Each value's bin (uint16; ``bins`` for none) by the exact rule of
+    ``numpy.histogram(col, bins, (lo, hi))`` of float64 values: the cpu backend's ``bin_index``
+    on the host, :meth:`BinRule.index` on a CuPy array's device (widened to float64 there)."""
+    rule = histogram_rule(np.empty(0, np.float64), bins, (lo, hi))
+    x = xp(col)
+    i = load("cpu").bin_index(col, rule) if x is np else rule.index(col.astype(x.float64))
+    return x.where(i < 0, bins, i).astype(np.uint16)
 
 
 @njit(parallel=True, cache=True, nogil=True)

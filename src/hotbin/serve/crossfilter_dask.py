@@ -20,8 +20,7 @@ from numba.typed import List
 
 from ..backend import load
 from ..core.arrays import align_dask, as_dask
-from ..core.binning import histogram_rule
-from .crossfilter import _U16_ROW, ALL, MAP, TRASH, Crossfilter, Filters, _pass
+from .crossfilter import _U16_ROW, ALL, MAP, TRASH, Crossfilter, Filters, _pass, panel_bins
 
 __all__ = ["DaskCrossfilter"]
 
@@ -197,12 +196,9 @@ def _run_block(spec, blocks, with_panels=True):
     hists = hists if with_panels else []
     binned = List.empty_list(_U16_ROW)
     with _LOAD:
-        be = load("cpu")
+        load("cpu")
     for c, bins, lo, hi, _ in hists:
-        rule = histogram_rule(np.empty(0, np.float64), bins, (lo, hi))
-        i = be.bin_index(cols[c], rule).astype(np.uint16)
-        i[i == np.uint16(0xFFFF)] = bins  # -1: in no bin
-        binned.append(i)
+        binned.append(panel_bins(cols[c], bins, lo, hi))
     start = np.cumsum([0] + [h[1] + TRASH for h in hists]).astype(np.int64)
     own = np.array([h[4] for h in hists], np.int64)
     state = np.empty(n, np.uint8)

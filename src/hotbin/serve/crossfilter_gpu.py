@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.binning import histogram_rule
-from .crossfilter import Crossfilter, Filters, Panel
+from .crossfilter import Crossfilter, Filters, Panel, panel_bins
 
 __all__ = ["DeviceCrossfilter", "SLAB"]
 
@@ -58,13 +57,10 @@ class DeviceCrossfilter(Crossfilter):
     def _binned(self, p: Panel):
         """Each row's bin in panel ``p`` (``p.bins`` for none), uint16 on the device: the rule
         of ``numpy.histogram`` of the float64 column, applied a slab at a time."""
-        cp = _cp()
         col = self.cols[self.names.index(p.column)]
-        rule = histogram_rule(np.empty(0, np.float64), p.bins, (p.lo, p.hi))
-        out = cp.empty(col.size, cp.uint16)
+        out = _cp().empty(col.size, np.uint16)
         for s in range(0, col.size, SLAB):
-            i = rule.index(col[s:s + SLAB].astype(cp.float64))
-            out[s:s + SLAB] = cp.where(i < 0, p.bins, i).astype(cp.uint16)
+            out[s:s + SLAB] = panel_bins(col[s:s + SLAB], p.bins, p.lo, p.hi)
         return out
 
     def data_range(self, column: str) -> tuple[float, float]:
