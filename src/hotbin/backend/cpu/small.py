@@ -133,7 +133,7 @@ def _counts(v, rule) -> np.ndarray:
 
 def _extent(a):
     """``(a.min(), a.max())``, NumPy's, as :func:`.reduce.minmax` answers a small array of
-    :func:`call`'s dtypes (without its checks)."""
+    :func:`rule`'s dtypes (without its checks)."""
     return a.min(), a.max()
 
 
