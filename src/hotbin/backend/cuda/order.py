@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.binning import BinRule
-from .runtime import cupy, kernel, launch
+from .runtime import cupy, device_info, kernel, launch
 
 __all__ = ["cells2d", "sorted_pairs", "ci_name_expressions"]
 
@@ -59,7 +59,7 @@ def sorted_pairs(x, y, rx: BinRule, ry: BinRule, weights, by=None):
     words = cp.empty(n, np.uint64)
     kept = cp.zeros(1, np.uint64)
     if n:
-        sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+        sms = device_info(words.device.id)["sms"]
         grid = max(1, min(-(-n // BLOCK), sms * BLOCKS_PER_SM))
         launch(kernel("order.cu", name), grid, BLOCK,
                (x, y, w, code, ex, np.int32(ex.size), np.int32(rx.nbins), np.int32(rx.tail),
