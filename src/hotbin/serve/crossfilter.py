@@ -37,6 +37,8 @@ BLOCK = 2048
 #: slots after a panel's bins where rows in none of them count, in turn (one slot would make
 #: every such row wait for the previous one's increment)
 TRASH = 8
+#: rows a column's extent and a device panel's bins are found at a time (their float64 copies)
+SLAB = 1 << 26
 #: rows are split in this many chunks for the parallel loops
 CHUNKS = 64
 #: the numba type of a panel's binned rows (the pass takes a typed list of them)
@@ -175,11 +177,17 @@ class Crossfilter:
         return self.cols.shape[1]
 
     def data_range(self, column: str) -> tuple[float, float]:
-        """The finite extent of ``column`` (``(0, 1)`` when it has no finite value)."""
+        """The finite extent of ``column`` (``(0, 1)`` when it has no finite value), a slab at a
+        time (a column on the device keeps its dtype; its float64 temporaries stay bounded)."""
         if column not in self._ranges:
             a = self.cols[self.names.index(column)]
-            fin = a[np.isfinite(a)]
-            self._ranges[column] = (float(fin.min()), float(fin.max())) if fin.size else (0.0, 1.0)
+            x, lo, hi = xp(a), np.inf, -np.inf
+            for s in range(0, a.size, SLAB):
+                v = a[s:s + SLAB]
+                fin = x.isfinite(v)
+                lo = min(lo, float(x.where(fin, v, np.inf).min()))
+                hi = max(hi, float(x.where(fin, v, -np.inf).max()))
+            self._ranges[column] = (lo, hi) if lo <= hi else (0.0, 1.0)
         return self._ranges[column]
 
     def histograms(self, filters: Filters, panels) -> list[np.ndarray]:

@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .crossfilter import Crossfilter, Filters, Panel, panel_bins
+from .crossfilter import SLAB, Crossfilter, Filters, Panel, panel_bins
 
-__all__ = ["DeviceCrossfilter", "SLAB"]
-
-#: rows binned at a time (their float64 copy and the rule's int64 temporaries: about 3 GB)
-SLAB = 1 << 26
+__all__ = ["DeviceCrossfilter"]
 
 
 class DeviceCrossfilter(Crossfilter):
@@ -62,23 +59,6 @@ class DeviceCrossfilter(Crossfilter):
         for s in range(0, col.size, SLAB):
             out[s:s + SLAB] = panel_bins(col[s:s + SLAB], p.bins, p.lo, p.hi)
         return out
-
-    def data_range(self, column: str) -> tuple[float, float]:
-        """The finite extent of ``column`` (``(0, 1)`` when it has no finite value)."""
-        if column not in self._ranges:
-            cp = _cp()
-            a = self.cols[self.names.index(column)]
-            lo, hi = np.inf, -np.inf
-            for s in range(0, a.size, SLAB):
-                v = a[s:s + SLAB]
-                if v.dtype.kind == "f":
-                    fin = cp.isfinite(v)
-                    lo = min(lo, float(cp.where(fin, v, np.inf).min()))
-                    hi = max(hi, float(cp.where(fin, v, -np.inf).max()))
-                elif v.size:
-                    lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
-            self._ranges[column] = (lo, hi) if lo <= hi else (0.0, 1.0)
-        return self._ranges[column]
 
     def _count(self, args, own: list, panels: list):
         from ..backend.cuda.crossfilter import crossfilter_pass
