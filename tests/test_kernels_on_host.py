@@ -44,16 +44,23 @@ RUN(run32, float)
 """
 
 
-@pytest.fixture(scope="module")
-def lib(tmp_path_factory):
+def _build(tmp_path_factory, source, std):
+    """The shared library of a harness ``source`` (``KERNELS`` the kernels' folder), built by g++;
+    a skip where there is no g++, a failure (with the compiler's words) where it does not build."""
     cxx = shutil.which("g++")
     if cxx is None:
         pytest.skip("no g++ to build the host stand-in")
     d = tmp_path_factory.mktemp("kernel")
-    (d / "harness.cpp").write_text(HARNESS.replace("KERNELS", str(KERNELS)))
-    subprocess.run([cxx, "-O1", "-shared", "-fPIC", "-std=c++17", str(d / "harness.cpp"), "-o", str(d / "lib.so")],
-                   check=True, capture_output=True)
+    (d / "harness.cpp").write_text(source.replace("KERNELS", str(KERNELS)))
+    got = subprocess.run([cxx, "-O1", "-shared", "-fPIC", f"-std={std}", "-pthread", str(d / "harness.cpp"),
+                          "-o", str(d / "lib.so")], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr[-2000:]
     return ctypes.CDLL(str(d / "lib.so"))
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    return _build(tmp_path_factory, HARNESS, "c++17")
 
 
 def _words(lib, x, y, w, rx, ry, code, ncat):
@@ -156,17 +163,7 @@ extern "C" int run(unsigned grid, unsigned block, unsigned copies, const u64* bc
 
 @pytest.fixture(scope="module")
 def pass_lib(tmp_path_factory):
-    cxx = shutil.which("g++")
-    if cxx is None:
-        pytest.skip("no g++ to build the host stand-in")
-    d = tmp_path_factory.mktemp("crossfilter")
-    (d / "harness.cpp").write_text(PASS_HARNESS.replace("KERNELS", str(KERNELS)))
-    try:
-        subprocess.run([cxx, "-O1", "-shared", "-fPIC", "-std=c++20", "-pthread", str(d / "harness.cpp"),
-                        "-o", str(d / "lib.so")], check=True, capture_output=True, text=True)
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"g++ cannot build the C++20 stand-in: {exc.stderr[-300:]}")
-    return ctypes.CDLL(str(d / "lib.so"))
+    return _build(tmp_path_factory, PASS_HARNESS, "c++20")  # std::barrier
 
 
 _DTYPES = [np.float64, np.float32, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
